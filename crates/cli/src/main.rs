@@ -1,0 +1,2 @@
+//! `skillctl`: the command-line front of agent-skills.
+fn main() {}

@@ -1,0 +1,239 @@
+//! The frontmatter of a `SKILL.md`: the six specification fields, the extension fields other
+//! runtimes define, and every other field kept raw.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use crate::ToolRules;
+
+/// A frontmatter value kept as written, for fields this crate does not type.
+///
+/// Scalars keep their source text (`1.0` stays `"1.0"`, `no` stays `"no"`); a YAML null is
+/// `Null`. Mappings keep their order.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+#[serde(untagged)]
+pub enum RawValue {
+    /// A YAML null (`~`, `null`, or nothing).
+    Null,
+    /// Any other scalar, as written.
+    Scalar(String),
+    /// A sequence.
+    Seq(Vec<RawValue>),
+    /// A mapping, in source order; keys are the source text of scalar keys.
+    Map(Vec<(String, RawValue)>),
+}
+
+/// How a skill wants its instructions run (`context`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ContextMode {
+    /// In the current conversation.
+    Inherit,
+    /// In a forked sub-agent.
+    Fork,
+}
+
+/// Scripts run when a skill is activated (`pre`) and deactivated (`post`); paths relative to
+/// the skill folder.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Hooks {
+    /// Run on activation.
+    pub pre: Vec<String>,
+    /// Run on deactivation.
+    pub post: Vec<String>,
+}
+
+impl Hooks {
+    /// Whether neither list has an entry.
+    pub fn is_empty(&self) -> bool {
+        self.pre.is_empty() && self.post.is_empty()
+    }
+}
+
+/// Where a skill is available. An empty list means "everywhere" for that dimension.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Scope {
+    /// Agent types that may see the skill.
+    pub agents: Vec<String>,
+    /// Tenants that may see the skill.
+    pub tenants: Vec<String>,
+    /// Environments (`production`, `staging`, ...) where the skill is available.
+    pub environments: Vec<String>,
+}
+
+impl Scope {
+    /// Whether no dimension is restricted.
+    pub fn is_unrestricted(&self) -> bool {
+        self.agents.is_empty() && self.tenants.is_empty() && self.environments.is_empty()
+    }
+
+    /// Whether a session with this agent, tenant and environment may see the skill. A
+    /// restricted dimension needs the session to name a listed value.
+    pub fn admits(
+        &self,
+        agent: Option<&str>,
+        tenant: Option<&str>,
+        environment: Option<&str>,
+    ) -> bool {
+        fn ok(list: &[String], value: Option<&str>) -> bool {
+            list.is_empty() || value.is_some_and(|v| list.iter().any(|item| item == v))
+        }
+        ok(&self.agents, agent) && ok(&self.tenants, tenant) && ok(&self.environments, environment)
+    }
+}
+
+/// skillscraft's `security`: a capability manifest.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Security {
+    /// Free-form capability names.
+    pub capabilities: Vec<String>,
+    /// `requiresNetwork`.
+    pub requires_network: Option<bool>,
+    /// `modifiesFiles`.
+    pub modifies_files: Option<bool>,
+    /// `executesCommands`: `false` forbids the skill's scripts.
+    pub executes_commands: Option<bool>,
+    /// `fileSystemScope`, such as `skill-directory`.
+    pub file_system_scope: Option<String>,
+}
+
+/// One tool a skill needs (`tool-binding.dependencies`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct ToolDependency {
+    /// The tool's name.
+    pub tool: String,
+    /// Whether the skill cannot work without it (default true).
+    pub required: bool,
+    /// Why the skill needs it.
+    pub purpose: Option<String>,
+    /// `minVersion`.
+    pub min_version: Option<String>,
+}
+
+/// skillscraft's `tool-binding`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct ToolBinding {
+    /// The tools the skill needs.
+    pub dependencies: Vec<ToolDependency>,
+}
+
+/// A skill this skill depends on (`composition.dependencies`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct SkillDependency {
+    /// `skillName`.
+    pub skill_name: String,
+    /// Why.
+    pub reason: Option<String>,
+    /// Whether the skill works without it.
+    pub optional: bool,
+}
+
+/// skillscraft's `composition`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct Composition {
+    /// Skills loaded before this one.
+    pub dependencies: Vec<SkillDependency>,
+    /// Skills that must not be active at the same time.
+    pub conflicts: Vec<String>,
+    /// `executionOrder`: skill names in the order they should run.
+    pub execution_order: Vec<String>,
+}
+
+/// One entry of skillscraft's `test-scenarios`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+pub struct TestScenario {
+    /// The scenario's name.
+    pub name: Option<String>,
+    /// The prompt or input given.
+    pub input: Option<String>,
+    /// What should happen.
+    pub expected: Option<String>,
+    /// Any other keys, as written.
+    pub extra: Vec<(String, RawValue)>,
+}
+
+/// Everything a `SKILL.md` frontmatter says, read leniently: a field of the wrong shape is
+/// left at its default here and reported as a diagnostic by the parser.
+///
+/// Scalar values keep their source text, so `version: 1.0` reads as `"1.0"`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct Frontmatter {
+    /// `name`.
+    pub name: Option<String>,
+    /// `description`.
+    pub description: Option<String>,
+    /// `license`.
+    pub license: Option<String>,
+    /// `compatibility`.
+    pub compatibility: Option<String>,
+    /// `metadata`: string keys to string values.
+    pub metadata: BTreeMap<String, String>,
+    /// `allowed-tools` (experimental in the spec): the tools the skill may use.
+    pub allowed_tools: Option<ToolRules>,
+    /// `disallowed-tools`: tools denied while the skill is active.
+    pub disallowed_tools: Option<ToolRules>,
+    /// `model`: the model the skill asks for.
+    pub model: Option<String>,
+    /// `context`: `inherit` or `fork`.
+    pub context: Option<ContextMode>,
+    /// `agent`: the sub-agent type to run in.
+    pub agent: Option<String>,
+    /// `hooks`.
+    pub hooks: Hooks,
+    /// `priority`: breaks ties inside a layer, higher first.
+    pub priority: i64,
+    /// `tags`.
+    pub tags: Vec<String>,
+    /// `scope`.
+    pub scope: Scope,
+    /// `argument-hint` (Claude Code).
+    pub argument_hint: Option<String>,
+    /// `user-invocable` (Claude Code).
+    pub user_invocable: Option<bool>,
+    /// `disable-model-invocation` (Claude Code).
+    pub disable_model_invocation: Option<bool>,
+    /// `when_to_use` (Claude Code).
+    pub when_to_use: Option<String>,
+    /// `security` (skillscraft).
+    pub security: Option<Security>,
+    /// `tool-binding` (skillscraft).
+    pub tool_binding: Option<ToolBinding>,
+    /// `composition` (skillscraft).
+    pub composition: Option<Composition>,
+    /// `test-scenarios` (skillscraft).
+    pub test_scenarios: Vec<TestScenario>,
+    /// Every other field, in source order, as written.
+    pub extra: Vec<(String, RawValue)>,
+}
+
+/// The six fields of the Agent Skills specification.
+pub const SPEC_FIELDS: [&str; 6] = [
+    "name",
+    "description",
+    "license",
+    "compatibility",
+    "metadata",
+    "allowed-tools",
+];
+
+/// The extension fields this crate types (beyond the specification's six).
+pub const EXTENSION_FIELDS: [&str; 16] = [
+    "disallowed-tools",
+    "model",
+    "context",
+    "agent",
+    "hooks",
+    "priority",
+    "tags",
+    "scope",
+    "argument-hint",
+    "user-invocable",
+    "disable-model-invocation",
+    "when_to_use",
+    "security",
+    "tool-binding",
+    "composition",
+    "test-scenarios",
+];

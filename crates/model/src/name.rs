@@ -1,0 +1,174 @@
+//! `SkillName`: the name a skill is found by.
+
+use std::borrow::Borrow;
+use std::fmt;
+
+use serde::Serialize;
+
+use crate::ModelError;
+
+/// The longest name the specification allows, in characters.
+pub const MAX_NAME_LEN: usize = 64;
+
+/// The longest name the lenient loader accepts, in characters.
+const MAX_LENIENT_NAME_LEN: usize = 256;
+
+/// A skill's name.
+///
+/// Two constructors, for the two readings of a skill:
+/// - [`SkillName::new`] accepts exactly the specification's names: 1 to 64 characters, lowercase
+///   ASCII letters and digits in groups joined by single hyphens (`^[a-z0-9]+(-[a-z0-9]+)*$`).
+/// - [`SkillName::lenient`] accepts what real loaders accept (`PDF-Processing`, `my_skill`), and
+///   refuses only what would break lookups: empty text, surrounding whitespace, control
+///   characters, `:` (it separates a qualified name's layer), `/` and `\`.
+///
+/// ```
+/// use skills_model::SkillName;
+/// assert!(SkillName::new("pdf-processing").is_ok());
+/// assert!(SkillName::new("PDF-Processing").is_err());
+/// let loose = SkillName::lenient("PDF-Processing").unwrap();
+/// assert!(!loose.is_spec_valid());
+/// ```
+#[derive(Clone, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+#[serde(transparent)]
+pub struct SkillName(Box<str>);
+
+impl SkillName {
+    /// A name that meets the specification.
+    pub fn new(name: &str) -> Result<SkillName, ModelError> {
+        if let Some(reason) = spec_name_problem(name) {
+            return Err(ModelError::InvalidName {
+                name: name.to_owned(),
+                reason,
+            });
+        }
+        Ok(SkillName(name.into()))
+    }
+
+    /// A name a lenient loader can index, even if the specification would refuse it.
+    pub fn lenient(name: &str) -> Result<SkillName, ModelError> {
+        let reason = if name.is_empty() {
+            Some("it is empty")
+        } else if name.chars().count() > MAX_LENIENT_NAME_LEN {
+            Some("it is over 256 characters")
+        } else if name.trim() != name {
+            Some("it has surrounding whitespace")
+        } else if name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, ':' | '/' | '\\'))
+        {
+            Some("it holds a control character, ':', '/' or '\\'")
+        } else {
+            None
+        };
+        match reason {
+            Some(reason) => Err(ModelError::InvalidName {
+                name: name.to_owned(),
+                reason,
+            }),
+            None => Ok(SkillName(name.into())),
+        }
+    }
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether the name also meets the specification.
+    pub fn is_spec_valid(&self) -> bool {
+        spec_name_problem(&self.0).is_none()
+    }
+}
+
+/// Why `name` is not a specification name, or `None` if it is one.
+///
+/// Length is checked in characters, so a long non-ASCII name reports its length first.
+pub fn spec_name_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        return Some("it is empty");
+    }
+    if name.chars().count() > MAX_NAME_LEN {
+        return Some("it is over 64 characters");
+    }
+    let bytes = name.as_bytes();
+    if !bytes
+        .iter()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+    {
+        return Some("only lowercase ASCII letters, digits and hyphens are allowed");
+    }
+    if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
+        return Some("it must not start or end with a hyphen");
+    }
+    if name.contains("--") {
+        return Some("it must not contain consecutive hyphens");
+    }
+    None
+}
+
+impl fmt::Debug for SkillName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for SkillName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl AsRef<str> for SkillName {
+    fn as_ref(&self) -> &str {
+        &self.0
+    }
+}
+
+impl Borrow<str> for SkillName {
+    fn borrow(&self) -> &str {
+        &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spec_names_at_their_boundaries() {
+        for ok in [
+            "a",
+            "1password",
+            "pdf-processing",
+            "a1-b2-c3",
+            &"a".repeat(64),
+        ] {
+            assert!(SkillName::new(ok).is_ok(), "{ok}");
+        }
+        for bad in [
+            "",
+            "-pdf",
+            "pdf-",
+            "pdf--processing",
+            "PDF",
+            "my_skill",
+            "my skill",
+            "café",
+            "技能",
+            "ｐｄｆ",
+            &"a".repeat(65),
+        ] {
+            assert!(SkillName::new(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn lenient_names_refuse_only_what_breaks_lookups() {
+        assert!(SkillName::lenient("PDF Processing").is_ok());
+        assert!(SkillName::lenient("技能").is_ok());
+        for bad in ["", " x", "x ", "a:b", "a/b", "a\\b", "a\nb"] {
+            assert!(SkillName::lenient(bad).is_err(), "{bad:?}");
+        }
+    }
+}

@@ -1,0 +1,71 @@
+//! What the index holds for a skill (`SkillRecord`) and what loading one yields (`Skill`).
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use serde::Serialize;
+
+use crate::{Diagnostic, Frontmatter, Layer, SkillName};
+
+/// Stage one of progressive disclosure: a skill's metadata, as the index holds it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillRecord {
+    /// The name it is found by (from the frontmatter).
+    pub name: SkillName,
+    /// The description, surrounding whitespace removed.
+    pub description: String,
+    /// The layer of the root it was found in.
+    pub layer: Layer,
+    /// The plugin id, for skills of the plugin layer.
+    pub plugin: Option<Arc<str>>,
+    /// The absolute path of its `SKILL.md`.
+    pub path: PathBuf,
+    /// Every frontmatter field, read leniently.
+    pub frontmatter: Arc<Frontmatter>,
+    /// Byte offset of the body in `SKILL.md`.
+    pub body_offset: usize,
+    /// What the parser found.
+    pub diagnostics: Arc<[Diagnostic]>,
+}
+
+impl SkillRecord {
+    /// The folder that holds `SKILL.md`.
+    pub fn dir(&self) -> &std::path::Path {
+        self.path.parent().unwrap_or(&self.path)
+    }
+
+    /// `layer:name`, or `plugin-id:name` for plugin skills.
+    pub fn qualified_name(&self) -> String {
+        match &self.plugin {
+            Some(id) => format!("{id}:{}", self.name),
+            None => format!("{}:{}", self.layer, self.name),
+        }
+    }
+
+    /// Whether any diagnostic is an error (the skill is invalid under the strict reading).
+    pub fn is_valid(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+}
+
+/// A file that belongs to a skill, listed when the skill is loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct SkillFile {
+    /// Path relative to the skill folder, with `/` separators (`scripts/run.py`).
+    pub path: String,
+    /// Size in bytes.
+    pub size: u64,
+}
+
+/// Stage two: a skill with its instructions and the list of its files.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Skill {
+    /// The record it was loaded from.
+    pub record: Arc<SkillRecord>,
+    /// The Markdown body.
+    pub body: String,
+    /// Files under `scripts/`, `references/` and `assets/`, sorted by path.
+    pub files: Vec<SkillFile>,
+    /// `sha256:<hex>` of the whole `SKILL.md`.
+    pub digest: String,
+}

@@ -1,0 +1,323 @@
+//! Tool rules: the entries of `allowed-tools` and `disallowed-tools`, and how they match a call.
+
+use std::fmt;
+
+use serde::{Serialize, Serializer};
+
+use crate::ModelError;
+
+/// What a rule says about a tool's primary argument (the command for `Bash`, the path for
+/// `Read`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Specifier {
+    /// `Tool(text)`: the argument must equal `text`.
+    Exact(Box<str>),
+    /// `Tool(text:*)`: the argument is `text`, or `text` followed by whitespace and more.
+    WordPrefix(Box<str>),
+    /// `Tool(text *)` or `Tool(text*)`: the argument starts with `text` (for ` *`, `text`
+    /// ends with the space).
+    Prefix(Box<str>),
+}
+
+/// One rule: `Tool` or `Tool(specifier)`.
+///
+/// ```
+/// use skills_model::ToolRule;
+/// let rule: ToolRule = "Bash(git status:*)".parse().unwrap();
+/// assert!(rule.matches("bash", Some("git status --short")));
+/// assert!(!rule.matches("Bash", Some("git statusx")));
+/// assert!(!rule.matches("Bash", Some("rm -rf /")));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ToolRule {
+    tool: Box<str>,
+    tool_is_prefix: bool,
+    specifier: Option<Specifier>,
+}
+
+impl ToolRule {
+    /// The tool name as written (without a trailing `*`).
+    pub fn tool(&self) -> &str {
+        &self.tool
+    }
+
+    /// The specifier, if the rule has one.
+    pub fn specifier(&self) -> Option<&Specifier> {
+        self.specifier.as_ref()
+    }
+
+    /// Whether a call of `tool` whose primary argument is `argument` matches this rule.
+    /// Tool names compare case-insensitively; a rule with a specifier never matches a call
+    /// that has no primary argument.
+    pub fn matches(&self, tool: &str, argument: Option<&str>) -> bool {
+        let name_matches = if self.tool_is_prefix {
+            tool.len() >= self.tool.len()
+                && tool.is_char_boundary(self.tool.len())
+                && tool[..self.tool.len()].eq_ignore_ascii_case(&self.tool)
+        } else {
+            tool.eq_ignore_ascii_case(&self.tool)
+        };
+        if !name_matches {
+            return false;
+        }
+        let Some(specifier) = &self.specifier else {
+            return true;
+        };
+        let Some(argument) = argument else {
+            return false;
+        };
+        match specifier {
+            Specifier::Exact(text) => argument == &**text,
+            Specifier::Prefix(text) => argument.starts_with(&**text),
+            Specifier::WordPrefix(text) => match argument.strip_prefix(&**text) {
+                Some(rest) => rest.is_empty() || rest.starts_with(char::is_whitespace),
+                None => false,
+            },
+        }
+    }
+
+    /// The rule with every `${SKILL_DIR}` in its specifier replaced by `skill_dir`.
+    #[must_use]
+    pub fn expand_skill_dir(&self, skill_dir: &str) -> ToolRule {
+        const VAR: &str = "${SKILL_DIR}";
+        let expand = |text: &str| -> Box<str> { text.replace(VAR, skill_dir).into() };
+        let specifier = self.specifier.as_ref().map(|s| match s {
+            Specifier::Exact(t) => Specifier::Exact(expand(t)),
+            Specifier::Prefix(t) => Specifier::Prefix(expand(t)),
+            Specifier::WordPrefix(t) => Specifier::WordPrefix(expand(t)),
+        });
+        ToolRule {
+            specifier,
+            ..self.clone()
+        }
+    }
+}
+
+impl std::str::FromStr for ToolRule {
+    type Err = ModelError;
+
+    fn from_str(text: &str) -> Result<ToolRule, ModelError> {
+        let err = |reason| ModelError::InvalidToolRule {
+            rule: text.to_owned(),
+            reason,
+        };
+        let text_trimmed = text.trim();
+        let (name, specifier) = match text_trimmed.find('(') {
+            None => (text_trimmed, None),
+            Some(open) => {
+                let inner = text_trimmed[open + 1..]
+                    .strip_suffix(')')
+                    .ok_or_else(|| err("a '(' without a closing ')' at the end"))?;
+                (&text_trimmed[..open], Some(parse_specifier(inner)))
+            }
+        };
+        let name = name.trim();
+        if name.is_empty() {
+            return Err(err("the tool name is empty"));
+        }
+        if name.contains(|c: char| c.is_whitespace() || matches!(c, '(' | ')' | ',')) {
+            return Err(err(
+                "the tool name holds whitespace, a parenthesis or a comma",
+            ));
+        }
+        let (tool, tool_is_prefix) = match name.strip_suffix('*') {
+            Some(prefix) => (prefix, true),
+            None => (name, false),
+        };
+        Ok(ToolRule {
+            tool: tool.into(),
+            tool_is_prefix,
+            specifier,
+        })
+    }
+}
+
+fn parse_specifier(inner: &str) -> Specifier {
+    if let Some(prefix) = inner.strip_suffix(":*") {
+        Specifier::WordPrefix(prefix.into())
+    } else if let Some(prefix) = inner.strip_suffix('*') {
+        Specifier::Prefix(prefix.into())
+    } else {
+        Specifier::Exact(inner.into())
+    }
+}
+
+impl fmt::Display for ToolRule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.tool)?;
+        if self.tool_is_prefix {
+            f.write_str("*")?;
+        }
+        match &self.specifier {
+            None => Ok(()),
+            Some(Specifier::Exact(t)) => write!(f, "({t})"),
+            Some(Specifier::Prefix(t)) => write!(f, "({t}*)"),
+            Some(Specifier::WordPrefix(t)) => write!(f, "({t}:*)"),
+        }
+    }
+}
+
+impl Serialize for ToolRule {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
+    }
+}
+
+/// A list of tool rules, as read from `allowed-tools` or `disallowed-tools`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(transparent)]
+pub struct ToolRules(Vec<ToolRule>);
+
+impl ToolRules {
+    /// Reads a rule list written as one string, separated by spaces or commas (the two
+    /// forms people write). Separators inside parentheses belong to the specifier:
+    /// `Bash(git commit -m *), Read` is two rules.
+    ///
+    /// Returns the rules it could read and an error for each entry it could not.
+    pub fn parse_lenient(text: &str) -> (ToolRules, Vec<ModelError>) {
+        let mut rules = Vec::new();
+        let mut errors = Vec::new();
+        for entry in split_entries(text) {
+            match entry.parse::<ToolRule>() {
+                Ok(rule) => rules.push(rule),
+                Err(e) => errors.push(e),
+            }
+        }
+        (ToolRules(rules), errors)
+    }
+
+    /// Reads a YAML-list form: each item one rule (items may themselves hold several
+    /// comma- or space-separated rules, as some authors write).
+    pub fn parse_items<'a>(
+        items: impl IntoIterator<Item = &'a str>,
+    ) -> (ToolRules, Vec<ModelError>) {
+        let mut all = ToolRules::default();
+        let mut errors = Vec::new();
+        for item in items {
+            let (rules, errs) = ToolRules::parse_lenient(item);
+            all.0.extend(rules.0);
+            errors.extend(errs);
+        }
+        (all, errors)
+    }
+
+    /// The rules in order.
+    pub fn rules(&self) -> &[ToolRule] {
+        &self.0
+    }
+
+    /// Whether there are no rules.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether any rule matches the call.
+    pub fn any_matches(&self, tool: &str, argument: Option<&str>) -> bool {
+        self.0.iter().any(|rule| rule.matches(tool, argument))
+    }
+
+    /// Every rule with `${SKILL_DIR}` expanded.
+    #[must_use]
+    pub fn expand_skill_dir(&self, skill_dir: &str) -> ToolRules {
+        ToolRules(
+            self.0
+                .iter()
+                .map(|r| r.expand_skill_dir(skill_dir))
+                .collect(),
+        )
+    }
+}
+
+impl FromIterator<ToolRule> for ToolRules {
+    fn from_iter<I: IntoIterator<Item = ToolRule>>(iter: I) -> ToolRules {
+        ToolRules(iter.into_iter().collect())
+    }
+}
+
+/// Splits at whitespace and commas outside parentheses. Unbalanced parentheses keep the rest
+/// of the text in one entry, so the error names it whole.
+fn split_entries(text: &str) -> Vec<&str> {
+    let mut entries = Vec::new();
+    let mut depth = 0usize;
+    let mut start = None;
+    for (i, c) in text.char_indices() {
+        match c {
+            '(' => {
+                depth += 1;
+                start.get_or_insert(i);
+            }
+            ')' => {
+                depth = depth.saturating_sub(1);
+                start.get_or_insert(i);
+            }
+            c if depth == 0 && (c.is_whitespace() || c == ',') => {
+                if let Some(s) = start.take() {
+                    entries.push(&text[s..i]);
+                }
+            }
+            _ => {
+                start.get_or_insert(i);
+            }
+        }
+    }
+    if let Some(s) = start {
+        entries.push(&text[s..]);
+    }
+    entries
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Vec<String> {
+        let (rules, errors) = ToolRules::parse_lenient(text);
+        assert!(errors.is_empty(), "{errors:?}");
+        rules.rules().iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn reads_space_comma_and_mixed_forms() {
+        assert_eq!(parse("Read Grep  Glob"), ["Read", "Grep", "Glob"]);
+        assert_eq!(parse("Read, Grep,Glob"), ["Read", "Grep", "Glob"]);
+        assert_eq!(
+            parse("Bash(git commit -m *), Read Bash(npm run test:*)"),
+            ["Bash(git commit -m *)", "Read", "Bash(npm run test:*)"]
+        );
+        assert_eq!(parse(""), Vec::<String>::new());
+    }
+
+    #[test]
+    fn reports_unreadable_entries() {
+        let (rules, errors) = ToolRules::parse_lenient("Read Bash(git");
+        assert_eq!(rules.rules().len(), 1);
+        assert_eq!(errors.len(), 1);
+        assert!("(x)".parse::<ToolRule>().is_err());
+    }
+
+    #[test]
+    fn matching_forms() {
+        let rule = |s: &str| s.parse::<ToolRule>().unwrap();
+        assert!(rule("Read").matches("READ", None));
+        assert!(rule("Read").matches("read", Some("/etc/passwd")));
+        assert!(!rule("Read(/a)").matches("Read", None));
+        assert!(rule("Read(/a)").matches("Read", Some("/a")));
+        assert!(!rule("Read(/a)").matches("Read", Some("/a/b")));
+        assert!(rule("Bash(git *)").matches("Bash", Some("git log")));
+        assert!(!rule("Bash(git *)").matches("Bash", Some("git")));
+        assert!(rule("Bash(git:*)").matches("Bash", Some("git")));
+        assert!(rule("Bash(git:*)").matches("Bash", Some("git\tlog")));
+        assert!(!rule("Bash(git:*)").matches("Bash", Some("gitk")));
+        assert!(rule("mcp__github__*").matches("mcp__GitHub__create_issue", None));
+        assert!(!rule("mcp__github__*").matches("mcp__gitlab__x", None));
+    }
+
+    #[test]
+    fn expands_skill_dir() {
+        let rule: ToolRule = "Bash(python ${SKILL_DIR}/scripts/run.py:*)"
+            .parse()
+            .unwrap();
+        let rule = rule.expand_skill_dir("/skills/pdf");
+        assert!(rule.matches("Bash", Some("python /skills/pdf/scripts/run.py --x")));
+    }
+}

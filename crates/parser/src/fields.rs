@@ -1,0 +1,665 @@
+//! Reading the YAML tree into a typed [`Frontmatter`], with the strict rules as diagnostics.
+//!
+//! One pass serves both readings: every value is kept as leniently as it can be (a scalar of
+//! the wrong type keeps its source text, `allowed-tools` may be a list), and every departure
+//! from the specification is a diagnostic.
+
+use skills_model::{
+    spec_name_problem, Composition, ContextMode, Diagnostic, Frontmatter, Hooks, RawValue, Rule,
+    Scope, Security, Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency,
+    ToolRules, EXTENSION_FIELDS, MAX_NAME_LEN, SPEC_FIELDS,
+};
+
+use crate::yaml::{Kind, Node, ScalarType};
+
+const MAX_DESCRIPTION_LEN: usize = 1024;
+const MAX_COMPATIBILITY_LEN: usize = 500;
+
+/// Turns the YAML tree into a frontmatter and diagnostics.
+pub(crate) struct FieldReader<'d> {
+    pub(crate) diagnostics: &'d mut Vec<Diagnostic>,
+    /// Added to YAML line numbers to give file line numbers (the opening `---` is line 1).
+    pub(crate) line_offset: u32,
+    pub(crate) dir_name: &'d str,
+}
+
+/// The shape of a value, for messages.
+fn shape(node: &Node<'_>) -> &'static str {
+    match &node.kind {
+        Kind::Scalar(s) => s.resolve().describe(),
+        Kind::Seq(_) => "a list",
+        Kind::Map(_) => "a mapping",
+    }
+}
+
+fn scalar<'n>(node: &'n Node<'_>) -> Option<(&'n str, ScalarType)> {
+    match &node.kind {
+        Kind::Scalar(s) => Some((s.text.as_ref(), s.resolve())),
+        _ => None,
+    }
+}
+
+/// A non-null scalar's source text.
+fn text(node: &Node<'_>) -> Option<String> {
+    match scalar(node) {
+        Some((_, ScalarType::Null)) | None => None,
+        Some((t, _)) => Some(t.to_owned()),
+    }
+}
+
+/// A scalar (split at commas) or a list of scalars.
+fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
+    match &node.kind {
+        Kind::Scalar(_) => match scalar(node) {
+            Some((_, ScalarType::Null)) => Some(Vec::new()),
+            Some((t, _)) => Some(
+                t.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            None => None,
+        },
+        Kind::Seq(items) => items.iter().map(text).collect(),
+        Kind::Map(_) => None,
+    }
+}
+
+fn boolean(node: &Node<'_>) -> Option<bool> {
+    match scalar(node)? {
+        (t, ScalarType::Bool) => Some(t.eq_ignore_ascii_case("true")),
+        _ => None,
+    }
+}
+
+fn raw(node: &Node<'_>) -> RawValue {
+    match &node.kind {
+        Kind::Scalar(s) if s.resolve() == ScalarType::Null && s.plain => RawValue::Null,
+        Kind::Scalar(s) => RawValue::Scalar(s.text.to_string()),
+        Kind::Seq(items) => RawValue::Seq(items.iter().map(raw).collect()),
+        Kind::Map(entries) => {
+            RawValue::Map(entries.iter().map(|(k, v)| (key_text(k), raw(v))).collect())
+        }
+    }
+}
+
+fn key_text(node: &Node<'_>) -> String {
+    match &node.kind {
+        Kind::Scalar(s) => s.text.to_string(),
+        _ => format!("<{}>", shape(node)),
+    }
+}
+
+fn entries<'n, 'a>(node: &'n Node<'a>) -> Option<&'n [(Node<'a>, Node<'a>)]> {
+    match &node.kind {
+        Kind::Map(entries) => Some(entries),
+        _ => None,
+    }
+}
+
+fn get<'n, 'a>(entries: &'n [(Node<'a>, Node<'a>)], key: &str) -> Option<&'n Node<'a>> {
+    entries
+        .iter()
+        .find(|(k, _)| scalar(k).is_some_and(|(t, _)| t == key))
+        .map(|(_, v)| v)
+}
+
+impl FieldReader<'_> {
+    fn push(&mut self, rule: Rule, severity: Severity, message: String, node: &Node<'_>) {
+        self.diagnostics.push(
+            Diagnostic::new(rule, severity, message)
+                .at(node.line.saturating_add(self.line_offset), node.col),
+        );
+    }
+
+    fn error(&mut self, rule: Rule, message: String, node: &Node<'_>) {
+        self.push(rule, Severity::Error, message, node);
+    }
+
+    fn ext_warning(&mut self, field: &str, expected: &str, node: &Node<'_>) {
+        let message = format!(
+            "`{field}` should be {expected}, not {}; it is ignored",
+            shape(node)
+        );
+        self.push(Rule::ExtensionType, Severity::Warning, message, node);
+    }
+
+    /// Reads the root node. `root` is `None` for an empty frontmatter.
+    pub(crate) fn read(&mut self, root: Option<&Node<'_>>) -> Frontmatter {
+        let mut fm = Frontmatter::default();
+        let entries = match root {
+            None => &[][..],
+            Some(node) => match &node.kind {
+                Kind::Map(entries) => entries.as_slice(),
+                _ => {
+                    let message = format!(
+                        "the frontmatter must be a mapping of fields (`name: ...`), not {}",
+                        shape(node)
+                    );
+                    self.error(Rule::FrontmatterNotMapping, message, node);
+                    return fm;
+                }
+            },
+        };
+        let mut name_seen = false;
+        let mut description_seen = false;
+        for (key, value) in entries {
+            let key_name = key_text(key);
+            let is_spec = SPEC_FIELDS.contains(&key_name.as_str());
+            if !is_spec {
+                let message = if EXTENSION_FIELDS.contains(&key_name.as_str()) {
+                    format!("`{key_name}` is not an Agent Skills specification field (read as an extension)")
+                } else {
+                    format!("unknown field `{key_name}`: not in the Agent Skills specification; kept as data")
+                };
+                self.push(
+                    Rule::FrontmatterUnknownField,
+                    Severity::Warning,
+                    message,
+                    key,
+                );
+            }
+            match key_name.as_str() {
+                "name" => {
+                    name_seen = true;
+                    fm.name = self.name(key, value);
+                }
+                "description" => {
+                    description_seen = true;
+                    fm.description = self.description(key, value);
+                }
+                "license" => fm.license = self.plain_string(Rule::LicenseType, "license", value),
+                "compatibility" => fm.compatibility = self.compatibility(value),
+                "metadata" => fm.metadata = self.metadata(value),
+                "allowed-tools" => fm.allowed_tools = self.allowed_tools(value),
+                "disallowed-tools" => fm.disallowed_tools = self.disallowed_tools(value),
+                "model" => fm.model = self.ext_text("model", value),
+                "agent" => fm.agent = self.ext_text("agent", value),
+                "argument-hint" => fm.argument_hint = self.ext_text("argument-hint", value),
+                "when_to_use" => fm.when_to_use = self.ext_text("when_to_use", value),
+                "context" => fm.context = self.context(value),
+                "hooks" => fm.hooks = self.hooks(value),
+                "priority" => fm.priority = self.priority(value),
+                "tags" => fm.tags = self.ext_list("tags", value),
+                "scope" => fm.scope = self.scope(value),
+                "user-invocable" => fm.user_invocable = self.ext_bool("user-invocable", value),
+                "disable-model-invocation" => {
+                    fm.disable_model_invocation = self.ext_bool("disable-model-invocation", value);
+                }
+                "security" => fm.security = self.security(value),
+                "tool-binding" => fm.tool_binding = self.tool_binding(value),
+                "composition" => fm.composition = self.composition(value),
+                "test-scenarios" => fm.test_scenarios = self.test_scenarios(value),
+                _ => fm.extra.push((key_name, raw(value))),
+            }
+        }
+        let (line, col) = root.map_or((0, 1), |n| (n.line, n.col));
+        let here = Node {
+            kind: Kind::Seq(Vec::new()),
+            line,
+            col,
+        };
+        if !name_seen {
+            self.error(
+                Rule::NameRequired,
+                "missing required field `name`".into(),
+                &here,
+            );
+        }
+        if !description_seen {
+            self.error(
+                Rule::DescriptionRequired,
+                "missing required field `description`: say what the skill does and when to use it"
+                    .into(),
+                &here,
+            );
+        }
+        fm
+    }
+
+    fn name(&mut self, key: &Node<'_>, value: &Node<'_>) -> Option<String> {
+        let Some((text, ty)) = scalar(value) else {
+            self.error(
+                Rule::NameType,
+                format!("`name` must be a string, not {}", shape(value)),
+                value,
+            );
+            return None;
+        };
+        match ty {
+            ScalarType::Null => {
+                self.error(Rule::NameRequired, "`name` is empty".into(), key);
+                return None;
+            }
+            ScalarType::Str => {}
+            other => {
+                let message = format!(
+                    "`name` must be a string, not {}: quote it (`name: \"{text}\"`)",
+                    other.describe()
+                );
+                self.error(Rule::NameType, message, value);
+                self.check_directory(text, value);
+                return Some(text.to_owned());
+            }
+        }
+        if text.is_empty() {
+            self.error(Rule::NameRequired, "`name` is empty".into(), key);
+            return None;
+        }
+        let chars = text.chars().count();
+        if chars > MAX_NAME_LEN {
+            let message = format!("`name` is {chars} characters; the limit is {MAX_NAME_LEN}");
+            self.error(Rule::NameMaxLength, message, value);
+        } else if let Some(problem) = spec_name_problem(text) {
+            let message = format!(
+                "`name` {text:?} is not a valid skill name: {problem} (use lowercase a-z, 0-9 and single hyphens)"
+            );
+            self.error(Rule::NameFormat, message, value);
+        }
+        self.check_directory(text, value);
+        let trimmed = text.trim();
+        (!trimmed.is_empty()).then(|| trimmed.to_owned())
+    }
+
+    fn check_directory(&mut self, name: &str, value: &Node<'_>) {
+        if name != self.dir_name {
+            let message = format!(
+                "`name` {name:?} does not match the directory name {:?}: rename one so they agree",
+                self.dir_name
+            );
+            self.error(Rule::NameMatchesDirectory, message, value);
+        }
+    }
+
+    fn description(&mut self, key: &Node<'_>, value: &Node<'_>) -> Option<String> {
+        let Some((text, ty)) = scalar(value) else {
+            let message = format!("`description` must be a string, not {}", shape(value));
+            self.error(Rule::DescriptionType, message, value);
+            return None;
+        };
+        match ty {
+            ScalarType::Null => {
+                self.error(
+                    Rule::DescriptionRequired,
+                    "`description` is empty".into(),
+                    key,
+                );
+                return None;
+            }
+            ScalarType::Str => {}
+            other => {
+                let message = format!(
+                    "`description` must be a string, not {}: quote it",
+                    other.describe()
+                );
+                self.error(Rule::DescriptionType, message, value);
+                return Some(text.trim().to_owned());
+            }
+        }
+        if text.trim().is_empty() {
+            self.error(
+                Rule::DescriptionRequired,
+                "`description` is blank".into(),
+                key,
+            );
+            return None;
+        }
+        let chars = text.chars().count();
+        if chars > MAX_DESCRIPTION_LEN {
+            let message = format!(
+                "`description` is {chars} characters; the limit is {MAX_DESCRIPTION_LEN}: move detail into the body"
+            );
+            self.error(Rule::DescriptionMaxLength, message, value);
+        }
+        Some(text.trim().to_owned())
+    }
+
+    /// A field that must be a string: other scalars keep their text with an error.
+    fn plain_string(&mut self, rule: Rule, field: &str, value: &Node<'_>) -> Option<String> {
+        match scalar(value) {
+            Some((text, ScalarType::Str)) => Some(text.to_owned()),
+            Some((text, ty)) if ty != ScalarType::Null => {
+                let message = format!(
+                    "`{field}` must be a string, not {}: quote it",
+                    ty.describe()
+                );
+                self.error(rule, message, value);
+                Some(text.to_owned())
+            }
+            _ => {
+                self.error(
+                    rule,
+                    format!("`{field}` must be a string, not {}", shape(value)),
+                    value,
+                );
+                None
+            }
+        }
+    }
+
+    fn compatibility(&mut self, value: &Node<'_>) -> Option<String> {
+        if matches!(scalar(value), Some((_, ScalarType::Null))) {
+            let message = "`compatibility` is empty: remove it or say what the skill needs".into();
+            self.error(Rule::CompatibilityMinLength, message, value);
+            return None;
+        }
+        let text = self.plain_string(Rule::CompatibilityType, "compatibility", value)?;
+        let chars = text.chars().count();
+        if chars == 0 {
+            let message = "`compatibility` is empty: remove it or say what the skill needs".into();
+            self.error(Rule::CompatibilityMinLength, message, value);
+        } else if chars > MAX_COMPATIBILITY_LEN {
+            let message = format!(
+                "`compatibility` is {chars} characters; the limit is {MAX_COMPATIBILITY_LEN}"
+            );
+            self.error(Rule::CompatibilityMaxLength, message, value);
+        }
+        Some(text)
+    }
+
+    fn metadata(&mut self, value: &Node<'_>) -> std::collections::BTreeMap<String, String> {
+        let mut map = std::collections::BTreeMap::new();
+        let Some(entries) = entries(value) else {
+            let message = format!(
+                "`metadata` must be a mapping of string keys to string values, not {}",
+                shape(value)
+            );
+            self.error(Rule::MetadataType, message, value);
+            return map;
+        };
+        for (k, v) in entries {
+            let key = key_text(k);
+            if !matches!(scalar(k), Some((_, ScalarType::Str))) {
+                let message = format!("`metadata` key {key:?} must be a string, not {}", shape(k));
+                self.error(Rule::MetadataValueType, message, k);
+            }
+            match scalar(v) {
+                Some((text, ScalarType::Str)) => {
+                    map.insert(key, text.to_owned());
+                }
+                Some((text, ty)) => {
+                    let message = format!(
+                        "`metadata.{key}` must be a string, not {}: quote it (`{key}: \"{text}\"`)",
+                        ty.describe()
+                    );
+                    self.error(Rule::MetadataValueType, message, v);
+                    if ty != ScalarType::Null {
+                        map.insert(key, text.to_owned());
+                    }
+                }
+                None => {
+                    let message = format!("`metadata.{key}` must be a string, not {}", shape(v));
+                    self.error(Rule::MetadataValueType, message, v);
+                }
+            }
+        }
+        map
+    }
+
+    fn tool_rules(&mut self, field: &str, value: &Node<'_>) -> Option<ToolRules> {
+        let (rules, errors) = match &value.kind {
+            Kind::Scalar(_) => ToolRules::parse_lenient(&text(value)?),
+            Kind::Seq(items) => {
+                let texts: Vec<String> = items.iter().filter_map(text).collect();
+                ToolRules::parse_items(texts.iter().map(String::as_str))
+            }
+            Kind::Map(_) => return None,
+        };
+        for error in errors {
+            self.push(
+                Rule::ToolRuleSyntax,
+                Severity::Warning,
+                format!("`{field}`: {error}"),
+                value,
+            );
+        }
+        Some(rules)
+    }
+
+    fn allowed_tools(&mut self, value: &Node<'_>) -> Option<ToolRules> {
+        match scalar(value) {
+            Some((_, ScalarType::Str)) => {}
+            _ => {
+                let message = format!(
+                    "`allowed-tools` must be one space-separated string (`allowed-tools: Read Grep`), not {}",
+                    shape(value)
+                );
+                self.error(Rule::AllowedToolsType, message, value);
+            }
+        }
+        self.tool_rules("allowed-tools", value)
+    }
+
+    fn disallowed_tools(&mut self, value: &Node<'_>) -> Option<ToolRules> {
+        if matches!(value.kind, Kind::Map(_)) {
+            self.ext_warning("disallowed-tools", "a string or a list", value);
+        }
+        self.tool_rules("disallowed-tools", value)
+    }
+
+    fn ext_text(&mut self, field: &str, value: &Node<'_>) -> Option<String> {
+        let result = text(value);
+        if result.is_none() && !matches!(scalar(value), Some((_, ScalarType::Null))) {
+            self.ext_warning(field, "a string", value);
+        }
+        result
+    }
+
+    fn ext_bool(&mut self, field: &str, value: &Node<'_>) -> Option<bool> {
+        let result = boolean(value);
+        if result.is_none() {
+            self.ext_warning(field, "true or false", value);
+        }
+        result
+    }
+
+    fn ext_list(&mut self, field: &str, value: &Node<'_>) -> Vec<String> {
+        string_list(value).unwrap_or_else(|| {
+            self.ext_warning(field, "a list of strings", value);
+            Vec::new()
+        })
+    }
+
+    fn context(&mut self, value: &Node<'_>) -> Option<ContextMode> {
+        match scalar(value).map(|(t, _)| t) {
+            Some("inherit") => Some(ContextMode::Inherit),
+            Some("fork") => Some(ContextMode::Fork),
+            _ => {
+                self.ext_warning("context", "`inherit` or `fork`", value);
+                None
+            }
+        }
+    }
+
+    fn priority(&mut self, value: &Node<'_>) -> i64 {
+        match scalar(value) {
+            Some((t, ScalarType::Int)) => match t.parse::<i64>() {
+                Ok(p) => p,
+                Err(_) => {
+                    self.ext_warning("priority", "an integer in range", value);
+                    0
+                }
+            },
+            _ => {
+                self.ext_warning("priority", "an integer", value);
+                0
+            }
+        }
+    }
+
+    fn hooks(&mut self, value: &Node<'_>) -> Hooks {
+        let Some(entries) = entries(value) else {
+            self.ext_warning("hooks", "a mapping with `pre` and `post`", value);
+            return Hooks::default();
+        };
+        let mut hooks = Hooks::default();
+        for (k, v) in entries {
+            match key_text(k).as_str() {
+                "pre" => hooks.pre = self.ext_list("hooks.pre", v),
+                "post" => hooks.post = self.ext_list("hooks.post", v),
+                other => self.ext_warning(
+                    &format!("hooks.{other}"),
+                    "absent (only `pre` and `post` exist)",
+                    v,
+                ),
+            }
+        }
+        hooks
+    }
+
+    fn scope(&mut self, value: &Node<'_>) -> Scope {
+        let Some(entries) = entries(value) else {
+            self.ext_warning(
+                "scope",
+                "a mapping of `agents`, `tenants`, `environments`",
+                value,
+            );
+            return Scope::default();
+        };
+        let mut scope = Scope::default();
+        for (k, v) in entries {
+            match key_text(k).as_str() {
+                "agents" => scope.agents = self.ext_list("scope.agents", v),
+                "tenants" => scope.tenants = self.ext_list("scope.tenants", v),
+                "environments" => scope.environments = self.ext_list("scope.environments", v),
+                other => self.ext_warning(&format!("scope.{other}"), "absent", v),
+            }
+        }
+        scope
+    }
+
+    fn security(&mut self, value: &Node<'_>) -> Option<Security> {
+        let Some(entries) = entries(value) else {
+            self.ext_warning("security", "a mapping", value);
+            return None;
+        };
+        let mut s = Security::default();
+        for (k, v) in entries {
+            match key_text(k).as_str() {
+                "capabilities" => s.capabilities = self.ext_list("security.capabilities", v),
+                "requiresNetwork" => {
+                    s.requires_network = self.ext_bool("security.requiresNetwork", v)
+                }
+                "modifiesFiles" => s.modifies_files = self.ext_bool("security.modifiesFiles", v),
+                "executesCommands" => {
+                    s.executes_commands = self.ext_bool("security.executesCommands", v);
+                }
+                "fileSystemScope" => {
+                    s.file_system_scope = self.ext_text("security.fileSystemScope", v);
+                }
+                _ => {}
+            }
+        }
+        Some(s)
+    }
+
+    fn tool_binding(&mut self, value: &Node<'_>) -> Option<ToolBinding> {
+        let deps = entries(value).and_then(|e| get(e, "dependencies"));
+        let Some(Kind::Seq(items)) = deps.map(|d| &d.kind) else {
+            self.ext_warning(
+                "tool-binding",
+                "a mapping with a `dependencies` list",
+                value,
+            );
+            return None;
+        };
+        let mut binding = ToolBinding::default();
+        for item in items {
+            let dep = match (&item.kind, entries(item)) {
+                (Kind::Scalar(_), _) => text(item).map(|tool| ToolDependency {
+                    tool,
+                    required: true,
+                    ..ToolDependency::default()
+                }),
+                (_, Some(e)) => get(e, "tool").and_then(text).map(|tool| ToolDependency {
+                    tool,
+                    required: get(e, "required").and_then(boolean).unwrap_or(true),
+                    purpose: get(e, "purpose").and_then(text),
+                    min_version: get(e, "minVersion").and_then(text),
+                }),
+                _ => None,
+            };
+            match dep {
+                Some(dep) => binding.dependencies.push(dep),
+                None => {
+                    self.ext_warning("tool-binding.dependencies[]", "a mapping with `tool`", item)
+                }
+            }
+        }
+        Some(binding)
+    }
+
+    fn composition(&mut self, value: &Node<'_>) -> Option<Composition> {
+        let Some(entries) = entries(value) else {
+            self.ext_warning("composition", "a mapping", value);
+            return None;
+        };
+        let mut c = Composition::default();
+        for (k, v) in entries {
+            match key_text(k).as_str() {
+                "dependencies" => {
+                    let Kind::Seq(items) = &v.kind else {
+                        self.ext_warning("composition.dependencies", "a list", v);
+                        continue;
+                    };
+                    for item in items {
+                        let dep = match (&item.kind, self::entries(item)) {
+                            (Kind::Scalar(_), _) => text(item).map(|skill_name| SkillDependency {
+                                skill_name,
+                                ..SkillDependency::default()
+                            }),
+                            (_, Some(e)) => get(e, "skillName").and_then(text).map(|skill_name| {
+                                SkillDependency {
+                                    skill_name,
+                                    reason: get(e, "reason").and_then(text),
+                                    optional: get(e, "optional").and_then(boolean).unwrap_or(false),
+                                }
+                            }),
+                            _ => None,
+                        };
+                        match dep {
+                            Some(dep) => c.dependencies.push(dep),
+                            None => self.ext_warning(
+                                "composition.dependencies[]",
+                                "a mapping with `skillName`",
+                                item,
+                            ),
+                        }
+                    }
+                }
+                "conflicts" => c.conflicts = self.ext_list("composition.conflicts", v),
+                "executionOrder" => {
+                    c.execution_order = self.ext_list("composition.executionOrder", v);
+                }
+                _ => {}
+            }
+        }
+        Some(c)
+    }
+
+    fn test_scenarios(&mut self, value: &Node<'_>) -> Vec<TestScenario> {
+        let Kind::Seq(items) = &value.kind else {
+            self.ext_warning("test-scenarios", "a list", value);
+            return Vec::new();
+        };
+        let mut scenarios = Vec::new();
+        for item in items {
+            let Some(e) = entries(item) else {
+                self.ext_warning("test-scenarios[]", "a mapping", item);
+                continue;
+            };
+            let mut scenario = TestScenario::default();
+            for (k, v) in e {
+                match key_text(k).as_str() {
+                    "name" => scenario.name = text(v),
+                    "input" | "prompt" => scenario.input = text(v),
+                    "expected" | "expect" => scenario.expected = text(v),
+                    other => scenario.extra.push((other.to_owned(), raw(v))),
+                }
+            }
+            scenarios.push(scenario);
+        }
+        scenarios
+    }
+}

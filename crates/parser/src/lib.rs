@@ -1,0 +1,285 @@
+//! Parsing and validation of one `SKILL.md`: bytes in, a typed [`Frontmatter`] and every
+//! [`Diagnostic`] out, each placed at a 1-based line and column of the file.
+//!
+//! The parser never touches the filesystem and never panics, whatever the input: it is given
+//! the bytes and the facts about the skill's folder it needs (the folder's name, whether it
+//! has `references/`). One pass yields both readings of a skill: the strict verdict
+//! ([`ParsedSkill::is_valid`]) and the lenient values a loader uses
+//! ([`ParsedSkill::lenient_name`]).
+//!
+//! ```
+//! use skills_parser::{ParseInput, SkillParser};
+//!
+//! let source = b"---\nname: pdf-tools\ndescription: Fill PDF forms. Use when asked.\nmetadata:\n  version: 1.0\n---\n# PDF tools\n";
+//! let parsed = SkillParser::default().parse(&ParseInput::new(source, "pdf-tools"));
+//! // Strictly, an unquoted 1.0 is a number, not a string...
+//! assert!(!parsed.is_valid());
+//! assert_eq!(parsed.diagnostics[0].rule.id(), "metadata.valueType");
+//! assert_eq!((parsed.diagnostics[0].line, parsed.diagnostics[0].column), (Some(5), Some(12)));
+//! // ...but the lenient reading keeps its source text.
+//! assert_eq!(parsed.frontmatter.metadata["version"], "1.0");
+//! assert_eq!(parsed.lenient_name().unwrap().as_str(), "pdf-tools");
+//! assert_eq!(parsed.body(source), "# PDF tools\n");
+//! ```
+
+mod fields;
+mod lint;
+mod split;
+mod yaml;
+
+use skills_model::{Diagnostic, Frontmatter, Rule, SkillName};
+
+/// The default cap on the frontmatter's size: 64 KiB.
+pub const DEFAULT_FRONTMATTER_LIMIT: usize = 64 * 1024;
+/// The default cap on YAML nesting depth.
+pub const DEFAULT_MAX_DEPTH: usize = 32;
+/// The default cap on YAML nodes, alias expansions included.
+pub const DEFAULT_MAX_NODES: usize = 20_000;
+
+/// What the parser is given about one skill.
+#[derive(Debug, Clone, Copy)]
+pub struct ParseInput<'a> {
+    /// The bytes of `SKILL.md`.
+    pub source: &'a [u8],
+    /// The name of the skill's folder (what `name` must equal).
+    pub dir_name: &'a str,
+    /// Whether the folder has a `references/` folder (for the `progressive-disclosure` lint).
+    pub has_references_dir: bool,
+}
+
+impl<'a> ParseInput<'a> {
+    /// Input with no `references/` folder.
+    pub fn new(source: &'a [u8], dir_name: &'a str) -> ParseInput<'a> {
+        ParseInput {
+            source,
+            dir_name,
+            has_references_dir: false,
+        }
+    }
+
+    /// The same input, saying whether the folder has `references/`.
+    #[must_use]
+    pub fn with_references_dir(mut self, present: bool) -> ParseInput<'a> {
+        self.has_references_dir = present;
+        self
+    }
+}
+
+/// The result of parsing one `SKILL.md`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedSkill {
+    /// Every field, read leniently (default when the frontmatter could not be read).
+    pub frontmatter: Frontmatter,
+    /// Byte offset of the body in the source (the source's length when there is no body).
+    pub body_offset: usize,
+    /// Every finding, errors first in file order, then warnings.
+    pub diagnostics: Vec<Diagnostic>,
+}
+
+impl ParsedSkill {
+    /// Whether the skill passes the strict rules (no error diagnostic).
+    pub fn is_valid(&self) -> bool {
+        !self.diagnostics.iter().any(Diagnostic::is_error)
+    }
+
+    /// The name a lenient loader indexes the skill under: the frontmatter's `name` if it can
+    /// be read and a description can be read too. `None` means the skill cannot be loaded.
+    pub fn lenient_name(&self) -> Option<SkillName> {
+        self.frontmatter
+            .description
+            .as_ref()
+            .filter(|d| !d.trim().is_empty())?;
+        SkillName::lenient(self.frontmatter.name.as_deref()?).ok()
+    }
+
+    /// The body: the text after the closing `---` line.
+    pub fn body<'s>(&self, source: &'s [u8]) -> &'s str {
+        let rest = source.get(self.body_offset..).unwrap_or_default();
+        std::str::from_utf8(rest).unwrap_or_default()
+    }
+}
+
+/// The parser, with its limits and whether lint rules run. Cheap to copy; build one and
+/// reuse it.
+#[derive(Debug, Clone, Copy)]
+pub struct SkillParser {
+    lint: bool,
+    frontmatter_limit: usize,
+    max_depth: usize,
+    max_nodes: usize,
+}
+
+impl Default for SkillParser {
+    fn default() -> SkillParser {
+        SkillParser::builder().build()
+    }
+}
+
+/// Configures a [`SkillParser`].
+#[derive(Debug, Clone, Copy)]
+pub struct SkillParserBuilder {
+    parser: SkillParser,
+}
+
+impl SkillParserBuilder {
+    /// Run the lint rules too (default: off).
+    pub fn lint(mut self, yes: bool) -> SkillParserBuilder {
+        self.parser.lint = yes;
+        self
+    }
+
+    /// Cap on the frontmatter's size in bytes (default 64 KiB).
+    pub fn frontmatter_limit(mut self, bytes: usize) -> SkillParserBuilder {
+        self.parser.frontmatter_limit = bytes;
+        self
+    }
+
+    /// Cap on YAML nesting depth (default 32).
+    pub fn max_depth(mut self, depth: usize) -> SkillParserBuilder {
+        self.parser.max_depth = depth;
+        self
+    }
+
+    /// Cap on YAML nodes, alias expansions included (default 20,000).
+    pub fn max_nodes(mut self, nodes: usize) -> SkillParserBuilder {
+        self.parser.max_nodes = nodes;
+        self
+    }
+
+    /// The parser.
+    pub fn build(self) -> SkillParser {
+        self.parser
+    }
+}
+
+impl SkillParser {
+    /// A builder with the defaults.
+    pub fn builder() -> SkillParserBuilder {
+        SkillParserBuilder {
+            parser: SkillParser {
+                lint: false,
+                frontmatter_limit: DEFAULT_FRONTMATTER_LIMIT,
+                max_depth: DEFAULT_MAX_DEPTH,
+                max_nodes: DEFAULT_MAX_NODES,
+            },
+        }
+    }
+
+    /// Parses one `SKILL.md`.
+    pub fn parse(&self, input: &ParseInput<'_>) -> ParsedSkill {
+        let mut diagnostics = Vec::new();
+        let mut parsed = ParsedSkill {
+            frontmatter: Frontmatter::default(),
+            body_offset: input.source.len(),
+            diagnostics: Vec::new(),
+        };
+        let (bom, bytes) = match input.source.strip_prefix(b"\xEF\xBB\xBF") {
+            Some(rest) => (3, rest),
+            None => (0, input.source),
+        };
+        let text = match std::str::from_utf8(bytes) {
+            Ok(text) => text,
+            Err(e) => {
+                let offset = bom + e.valid_up_to();
+                let line = 1 + bytes[..e.valid_up_to()]
+                    .iter()
+                    .filter(|b| **b == b'\n')
+                    .count();
+                let line_start = bytes[..e.valid_up_to()]
+                    .iter()
+                    .rposition(|b| *b == b'\n')
+                    .map_or(0, |p| p + 1);
+                let column = String::from_utf8_lossy(&bytes[line_start..e.valid_up_to()])
+                    .chars()
+                    .count()
+                    + 1;
+                parsed.diagnostics.push(
+                    Diagnostic::error(
+                        Rule::FileEncoding,
+                        format!("the file is not valid UTF-8: bad byte at offset {offset}"),
+                    )
+                    .at(to_u32(line), to_u32(column)),
+                );
+                return parsed;
+            }
+        };
+        let split = match split::split(text, self.frontmatter_limit) {
+            Ok(split) => split,
+            Err(d) => {
+                parsed.diagnostics.push(d);
+                return parsed;
+            }
+        };
+        parsed.body_offset = bom + split.body_offset;
+        let limits = yaml::Limits {
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
+        };
+        match yaml::parse(split.yaml, limits) {
+            Ok(root) => {
+                let mut reader = fields::FieldReader {
+                    diagnostics: &mut diagnostics,
+                    line_offset: 1,
+                    dir_name: input.dir_name,
+                };
+                parsed.frontmatter = reader.read(root.as_ref());
+            }
+            Err(e) => diagnostics.push(yaml_diagnostic(&e, split.yaml)),
+        }
+        if self.lint {
+            let body = &text[split.body_offset..];
+            let body_line = to_u32(1 + text[..split.body_offset].matches('\n').count());
+            let input = lint::LintInput {
+                frontmatter: &parsed.frontmatter,
+                body,
+                body_line,
+                has_references_dir: input.has_references_dir,
+            };
+            lint::lint(&input, &mut diagnostics);
+        }
+        diagnostics.sort_by_key(|d| (d.severity, d.line, d.column));
+        parsed.diagnostics = diagnostics;
+        parsed
+    }
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+/// Turns a YAML error into a diagnostic placed in the file, with a hint for the most common
+/// mistake: an unquoted value holding `: `.
+fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
+    let line = e.line.saturating_add(1);
+    if e.kind == yaml::YamlErrorKind::Limit {
+        return Diagnostic::error(
+            Rule::FrontmatterTooLarge,
+            format!("the frontmatter is too complex: {}", e.message),
+        )
+        .at(line, e.col);
+    }
+    let source_line = yaml
+        .lines()
+        .nth(e.line.saturating_sub(1) as usize)
+        .unwrap_or("");
+    let message = match unquoted_colon_key(source_line) {
+        Some(key) if e.message.contains("mapping values are not allowed") => format!(
+            "invalid YAML: the value of `{key}` contains \": \", which YAML reads as another key; quote the whole value (`{key}: \"...\"`) or use a folded block (`{key}: >-` with the text indented on the next lines)"
+        ),
+        _ => format!("invalid YAML: {}", e.message),
+    };
+    Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, e.col)
+}
+
+/// The key of a `key: value` line whose value is unquoted.
+fn unquoted_colon_key(line: &str) -> Option<&str> {
+    let (key, value) = line.split_once(": ")?;
+    let key = key.trim();
+    let value = value.trim_start();
+    let plain_key = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '_');
+    let unquoted = !value.starts_with(['"', '\'', '|', '>', '[', '{']);
+    (plain_key && unquoted).then_some(key)
+}

@@ -1,0 +1,2 @@
+//! Where skills live: layered roots, discovery of skill folders, and bounded reads of
+//! regular files.

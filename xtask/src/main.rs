@@ -1,0 +1,2 @@
+//! `cargo xtask`: the project's own automation (conformance runs, benchmarks, corpus generation).
+fn main() {}
