@@ -1,2 +1,98 @@
-//! `cargo xtask`: the project's own automation (conformance runs, benchmarks, corpus generation).
-fn main() {}
+//! `cargo xtask`: the project's own automation. `conformance` checks the validator against
+//! the shared conformance suite and the real-world corpus counts.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+use anyhow::{bail, Context, Result};
+
+mod conformance;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  conformance [--shared DIR] [--cases DIR] [--corpus DIR]
+      Run `skillctl validate` over the conformance suite (DIR/conformance, 80 cases) and the
+      real-world corpus (DIR/corpus/real-world/skills) and check the expected verdicts.
+      DIR defaults to $AGENT_SKILLS_SHARED, else ../shared beside the workspace.";
+
+fn main() -> ExitCode {
+    match run() {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("xtask: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<ExitCode> {
+    let mut args = std::env::args().skip(1);
+    let Some(command) = args.next() else {
+        eprintln!("{USAGE}");
+        return Ok(ExitCode::from(2));
+    };
+    let rest: Vec<String> = args.collect();
+    match command.as_str() {
+        "conformance" => conformance::run(&rest),
+        "help" | "--help" | "-h" => {
+            println!("{USAGE}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => bail!("unknown command {other:?}\n\n{USAGE}"),
+    }
+}
+
+/// The workspace root (the parent of this crate).
+pub(crate) fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default()
+}
+
+/// The shared folder: `--shared`, `$AGENT_SKILLS_SHARED`, or `../shared` beside the workspace.
+pub(crate) fn shared_dir(flag: Option<&str>) -> PathBuf {
+    if let Some(dir) = flag {
+        return PathBuf::from(dir);
+    }
+    if let Ok(dir) = std::env::var("AGENT_SKILLS_SHARED") {
+        return PathBuf::from(dir);
+    }
+    workspace_root().join("../shared")
+}
+
+/// Builds `skillctl` (debug) and returns its path.
+pub(crate) fn build_skillctl(release: bool) -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let mut cmd = Command::new(cargo);
+    cmd.current_dir(workspace_root()).args([
+        "build",
+        "--quiet",
+        "-p",
+        "skills-cli",
+        "--bin",
+        "skillctl",
+    ]);
+    if release {
+        cmd.arg("--release");
+    }
+    let status = cmd.status().context("running cargo build")?;
+    if !status.success() {
+        bail!("cargo build of skillctl failed");
+    }
+    let target = std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| workspace_root().join("target"));
+    Ok(target
+        .join(if release { "release" } else { "debug" })
+        .join("skillctl"))
+}
+
+/// Takes `--name VALUE` out of `args`.
+pub(crate) fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
+    args.iter()
+        .position(|a| a == name)
+        .and_then(|i| args.get(i + 1))
+        .map(String::as_str)
+}

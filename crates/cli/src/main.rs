@@ -1,2 +1,47 @@
-//! `skillctl`: the command-line front of agent-skills.
-fn main() {}
+//! `skillctl`: the command-line front of agent-skills. Each subcommand parses its
+//! arguments and calls the libraries; the logic a library user would need lives there.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+mod validate;
+
+/// Validate, list and serve Agent Skills.
+#[derive(Debug, Parser)]
+#[command(name = "skillctl", version, about)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Check skills against the Agent Skills specification.
+    Validate(validate::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() {
+                ExitCode::from(2)
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
+        Command::Validate(args) => validate::run(&args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "skillctl: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,2 +1,24 @@
-//! Where skills live: layered roots, discovery of skill folders, and bounded reads of
-//! regular files.
+//! Where skills live: discovery of skill folders under a root, and bounded reads of
+//! regular files. This crate never parses YAML.
+//!
+//! [`discover`] walks a root with [`DiscoveryOptions`] and returns the skill directories it
+//! finds; [`read_bounded`] is the only way the project opens a skill's files.
+//!
+//! ```
+//! use skills_storage::{discover, read_bounded, DiscoveryOptions};
+//!
+//! let root = tempfile::tempdir().unwrap();
+//! std::fs::create_dir(root.path().join("pdf-tools")).unwrap();
+//! std::fs::write(root.path().join("pdf-tools/SKILL.md"), "---\nname: pdf-tools\n---\n").unwrap();
+//!
+//! let found = discover(root.path(), &DiscoveryOptions::roots());
+//! assert_eq!(found.candidates.len(), 1);
+//! let file = found.candidates[0].skill_file.as_ref().unwrap();
+//! assert!(read_bounded(file, 1 << 20).unwrap().starts_with(b"---"));
+//! ```
+
+mod discover;
+mod read;
+
+pub use discover::{discover, Candidate, Discovery, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE};
+pub use read::{read_bounded, read_prefix, ReadError};

@@ -1,0 +1,169 @@
+//! Bounded reads of regular files: the only way this project opens a skill's files.
+
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::path::Path;
+
+use thiserror::Error;
+
+/// Why a file could not be read.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// Nothing at the path.
+    #[error("no such file")]
+    NotFound,
+    /// Something other than a regular file (a FIFO, a device, a directory, a socket).
+    #[error("not a regular file ({0})")]
+    NotRegular(&'static str),
+    /// Larger than the limit.
+    #[error("the file is {size} bytes, over the limit of {limit} bytes")]
+    TooLarge {
+        /// Size seen (at least `limit + 1`).
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// Any other I/O failure (permissions, a vanished file).
+    #[error("{0}")]
+    Io(#[from] std::io::Error),
+}
+
+impl ReadError {
+    /// A stable code for programs.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ReadError::NotFound => "FILE_NOT_FOUND",
+            ReadError::NotRegular(_) => "FILE_NOT_REGULAR",
+            ReadError::TooLarge { .. } => "FILE_TOO_LARGE",
+            ReadError::Io(_) => "FILE_UNREADABLE",
+        }
+    }
+}
+
+/// What kind of non-regular file a file type is.
+pub(crate) fn describe(ft: std::fs::FileType) -> &'static str {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::FileTypeExt;
+        if ft.is_fifo() {
+            return "a FIFO";
+        }
+        if ft.is_char_device() {
+            return "a character device";
+        }
+        if ft.is_block_device() {
+            return "a block device";
+        }
+        if ft.is_socket() {
+            return "a socket";
+        }
+    }
+    if ft.is_dir() {
+        "a directory"
+    } else if ft.is_symlink() {
+        "a symbolic link"
+    } else {
+        "not a regular file"
+    }
+}
+
+fn open_nonblocking(path: &Path) -> std::io::Result<File> {
+    let mut options = OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        // A FIFO swapped in after any check must not block the open.
+        options.custom_flags(libc::O_NONBLOCK);
+    }
+    options.open(path)
+}
+
+/// Reads at most `limit` bytes of a regular file (symlinks followed). A larger file is
+/// `TooLarge`; a FIFO, device or directory is refused before a byte is read, and the open
+/// itself never blocks.
+pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
+    let mut buf = Vec::new();
+    read_prefix(path, limit, &mut buf)?;
+    if buf.len() as u64 > limit {
+        return Err(ReadError::TooLarge {
+            size: buf.len() as u64,
+            limit,
+        });
+    }
+    Ok(buf)
+}
+
+/// Reads up to `max + 1` bytes of a regular file into `buf` (cleared first) and returns the
+/// file's size as `fstat` reports it. The extra byte tells a caller the file is longer.
+pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
+    buf.clear();
+    let meta = std::fs::metadata(path).map_err(not_found_or_io)?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(describe(meta.file_type())));
+    }
+    let file = open_nonblocking(path).map_err(not_found_or_io)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(describe(meta.file_type())));
+    }
+    let size = meta.len();
+    let want = size.min(max.saturating_add(1));
+    buf.reserve(usize::try_from(want).unwrap_or(0));
+    file.take(max.saturating_add(1)).read_to_end(buf)?;
+    Ok(size)
+}
+
+fn not_found_or_io(e: std::io::Error) -> ReadError {
+    if e.kind() == std::io::ErrorKind::NotFound {
+        ReadError::NotFound
+    } else {
+        ReadError::Io(e)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_within_the_limit_and_refuses_past_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        std::fs::write(&path, b"12345").unwrap();
+        assert_eq!(read_bounded(&path, 5).unwrap(), b"12345");
+        assert!(matches!(
+            read_bounded(&path, 4),
+            Err(ReadError::TooLarge { limit: 4, .. })
+        ));
+        assert!(matches!(
+            read_bounded(&dir.path().join("nope"), 4),
+            Err(ReadError::NotFound)
+        ));
+        assert!(matches!(
+            read_bounded(dir.path(), 4),
+            Err(ReadError::NotRegular("a directory"))
+        ));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn refuses_devices_and_fifos_without_blocking() {
+        assert!(matches!(
+            read_bounded(Path::new("/dev/zero"), 10),
+            Err(ReadError::NotRegular("a character device"))
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("fifo");
+        let status = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(status.success());
+        assert!(matches!(
+            read_bounded(&fifo, 10),
+            Err(ReadError::NotRegular("a FIFO"))
+        ));
+    }
+}
