@@ -1,5 +1,12 @@
 //! agent-skills: Agent Skills (`SKILL.md` packages) for long-running agent processes.
 //!
-//! This facade re-exports the workspace's public API.
+//! This facade re-exports the workspace's public API: the model types, the parser, storage
+//! and the index. The README, below, is compiled as part of the documentation tests.
+#![doc = include_str!("../README.md")]
+
+pub use skills_index::{check_candidate, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 pub use skills_model::*;
 pub use skills_parser::{ParseInput, ParsedSkill, SkillParser, SkillParserBuilder};
+pub use skills_storage::{
+    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, ReadError,
+};

@@ -1,0 +1,30 @@
+//! The example skills shipped in `examples/skills` validate cleanly through the facade.
+
+use std::path::Path;
+
+use agent_skills::{
+    check_candidate, discover, DiscoveryOptions, SkillParser, DEFAULT_SKILL_FILE_LIMIT,
+};
+
+#[test]
+fn example_skills_are_valid() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
+    let found = discover(&root, &DiscoveryOptions::roots());
+    assert!(found.problems.is_empty());
+    let parser = SkillParser::builder().lint(true).build();
+    let names: Vec<String> = found
+        .candidates
+        .iter()
+        .map(|c| {
+            let report = check_candidate(c, &parser, DEFAULT_SKILL_FILE_LIMIT);
+            assert!(
+                report.is_valid(),
+                "{}: {:?}",
+                c.dir.display(),
+                report.diagnostics
+            );
+            report.name().unwrap().to_owned()
+        })
+        .collect();
+    assert_eq!(names, ["changelog-entry", "commit-messages"]);
+}
