@@ -1,29 +1,43 @@
-//! The live skill index: built in parallel from the layered roots of `skills-storage`,
-//! published as immutable snapshots that readers take without a lock, and reloaded when
-//! files change.
+//! The live skill index: built in parallel from layered roots, published as immutable
+//! snapshots that readers take without a lock, and reloaded when files change.
 //!
-//! For now it holds the step every later part builds on: checking one skill directory on
-//! disk ([`check_candidate`]), which reads `SKILL.md` with a bound, parses it and adds the
-//! diagnostics only the filesystem can give (a misnamed or unreadable file).
+//! [`SkillIndex`] owns the roots and a writer; [`SkillIndex::snapshot`] hands out the
+//! current [`Snapshot`] without waiting. A bare name resolves to the highest layer's skill
+//! (then higher `priority`, then path order); every loser stays visible as shadowed.
 //!
 //! ```
-//! use skills_index::{check_candidate, DEFAULT_SKILL_FILE_LIMIT};
-//! use skills_parser::SkillParser;
-//! use skills_storage::{discover, DiscoveryOptions};
+//! use skills_index::SkillIndex;
+//! use skills_model::Layer;
 //!
-//! let root = tempfile::tempdir().unwrap();
-//! std::fs::create_dir(root.path().join("pdf-tools")).unwrap();
-//! std::fs::write(
-//!     root.path().join("pdf-tools/SKILL.md"),
-//!     "---\nname: pdf-tools\ndescription: Fill PDF forms. Use when asked.\n---\nBody\n",
-//! )
-//! .unwrap();
-//! let found = discover(root.path(), &DiscoveryOptions::roots());
-//! let report = check_candidate(&found.candidates[0], &SkillParser::default(), DEFAULT_SKILL_FILE_LIMIT);
-//! assert!(report.is_valid());
-//! assert_eq!(report.name(), Some("pdf-tools"));
+//! let tmp = tempfile::tempdir().unwrap();
+//! let (personal, project) = (tmp.path().join("personal"), tmp.path().join("project"));
+//! for (root, text) in [(&personal, "Personal deploy."), (&project, "Project deploy.")] {
+//!     std::fs::create_dir_all(root.join("deploy")).unwrap();
+//!     let skill = format!("---\nname: deploy\ndescription: {text} Use when deploying.\n---\nSteps.\n");
+//!     std::fs::write(root.join("deploy/SKILL.md"), skill).unwrap();
+//! }
+//! let index = SkillIndex::builder()
+//!     .root(Layer::Personal, &personal)
+//!     .root(Layer::Project, &project)
+//!     .build()
+//!     .unwrap();
+//! let snapshot = index.snapshot();
+//! assert_eq!(snapshot.get("deploy").unwrap().layer, Layer::Personal);
+//! assert_eq!(snapshot.get("project:deploy").unwrap().layer, Layer::Project);
+//! assert_eq!(snapshot.shadowed()[0].shadowed_by, "personal:deploy");
+//! assert_eq!(index.load("deploy").unwrap().body, "Steps.\n");
 //! ```
 
 mod check;
+mod error;
+mod events;
+mod index;
+mod load;
+mod snapshot;
+mod watch;
 
 pub use check::{check_candidate, dir_name, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+pub use error::IndexError;
+pub use events::{ChangeEvent, ChangeKind};
+pub use index::{RootSpec, SkillIndex, SkillIndexBuilder};
+pub use snapshot::{PathDiagnostic, Shadowed, Snapshot};

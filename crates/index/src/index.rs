@@ -1,0 +1,486 @@
+//! `SkillIndex`: the roots, the writer that rebuilds and publishes snapshots, plugin
+//! registration and subscribers. Readers only ever touch the `ArcSwap`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use crossbeam_channel::{Receiver, Sender};
+use parking_lot::Mutex;
+use rayon::prelude::*;
+use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
+use skills_parser::SkillParser;
+use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE};
+
+use crate::events::{diff, ChangeEvent};
+use crate::snapshot::{PathDiagnostic, Snapshot};
+use crate::{check_candidate, IndexError, DEFAULT_SKILL_FILE_LIMIT};
+
+/// One root folder of skills and the layer it belongs to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RootSpec {
+    /// The layer.
+    pub layer: Layer,
+    /// The folder (made absolute when the index is built).
+    pub path: PathBuf,
+    /// The plugin id, for plugin roots.
+    pub plugin: Option<Arc<str>>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Config {
+    pub(crate) order: [Layer; 4],
+    pub(crate) strict: bool,
+    pub(crate) depth: usize,
+    pub(crate) debounce: Duration,
+    pub(crate) parser: SkillParser,
+    pub(crate) file_limit: u64,
+}
+
+/// Configures and builds a [`SkillIndex`].
+#[derive(Debug, Clone)]
+pub struct SkillIndexBuilder {
+    roots: Vec<RootSpec>,
+    config: Config,
+    watch: bool,
+}
+
+impl SkillIndexBuilder {
+    /// Adds a root of `layer`. Roots of one layer are searched in the order given.
+    pub fn root(mut self, layer: Layer, path: impl Into<PathBuf>) -> SkillIndexBuilder {
+        self.roots.push(RootSpec {
+            layer,
+            path: path.into(),
+            plugin: None,
+        });
+        self
+    }
+
+    /// Adds a plugin root known at start (more can be registered at run time).
+    pub fn plugin(mut self, id: &str, path: impl Into<PathBuf>) -> SkillIndexBuilder {
+        self.roots.push(RootSpec {
+            layer: Layer::Plugin,
+            path: path.into(),
+            plugin: Some(id.into()),
+        });
+        self
+    }
+
+    /// The layer precedence, highest first (default: enterprise, personal, project, plugin).
+    pub fn layer_order(mut self, order: [Layer; 4]) -> SkillIndexBuilder {
+        self.config.order = order;
+        self
+    }
+
+    /// Index only skills that pass the strict rules (default: lenient).
+    pub fn strict(mut self, yes: bool) -> SkillIndexBuilder {
+        self.config.strict = yes;
+        self
+    }
+
+    /// How deep below a root skills are searched: 1 (the default) is the specification's
+    /// layout; at most 6.
+    pub fn depth(mut self, depth: usize) -> SkillIndexBuilder {
+        self.config.depth = depth.clamp(1, MAX_ROOT_DEPTH);
+        self
+    }
+
+    /// Watch the roots and reload on change (default: off).
+    pub fn watch(mut self, yes: bool) -> SkillIndexBuilder {
+        self.watch = yes;
+        self
+    }
+
+    /// How long the watcher waits for a burst of events to end (default 50 ms).
+    pub fn debounce(mut self, window: Duration) -> SkillIndexBuilder {
+        self.config.debounce = window;
+        self
+    }
+
+    /// Builds the index: scans every root in parallel and publishes generation 1.
+    pub fn build(self) -> Result<SkillIndex, IndexError> {
+        let shared = Arc::new(Shared {
+            current: ArcSwap::from_pointee(Snapshot::empty()),
+            writer: Mutex::new(Writer {
+                roots: Vec::new(),
+                generation: 0,
+            }),
+            subscribers: Mutex::new(Vec::new()),
+            config: self.config,
+        });
+        {
+            let mut writer = shared.writer.lock();
+            for mut spec in self.roots {
+                spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
+                writer.roots.push(RootState {
+                    spec,
+                    entries: BTreeMap::new(),
+                });
+            }
+            shared.rescan_all(&mut writer);
+        }
+        let watcher = if self.watch {
+            Some(crate::watch::start(Arc::clone(&shared))?)
+        } else {
+            None
+        };
+        Ok(SkillIndex { shared, watcher })
+    }
+}
+
+/// The live index of skills.
+///
+/// [`snapshot`](SkillIndex::snapshot) never blocks: it loads an `Arc` published by the
+/// writer. Rebuilds (a watcher batch, [`reload_now`](SkillIndex::reload_now), plugin
+/// registration) are serialised on a writer lock readers never see. Dropping the index
+/// stops its watcher thread.
+#[derive(Debug)]
+pub struct SkillIndex {
+    shared: Arc<Shared>,
+    watcher: Option<crate::watch::WatchHandle>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    current: ArcSwap<Snapshot>,
+    pub(crate) writer: Mutex<Writer>,
+    subscribers: Mutex<Vec<Sender<ChangeEvent>>>,
+    pub(crate) config: Config,
+}
+
+#[derive(Debug)]
+pub(crate) struct Writer {
+    pub(crate) roots: Vec<RootState>,
+    generation: u64,
+}
+
+#[derive(Debug)]
+pub(crate) struct RootState {
+    pub(crate) spec: RootSpec,
+    /// Skill folder → what was last read there.
+    entries: BTreeMap<PathBuf, Entry>,
+}
+
+#[derive(Debug, Clone)]
+struct Entry {
+    /// The last good record (kept when a later edit breaks the file).
+    record: Option<Arc<SkillRecord>>,
+    file: PathBuf,
+    diagnostics: Vec<Diagnostic>,
+}
+
+impl SkillIndex {
+    /// A builder with no roots.
+    pub fn builder() -> SkillIndexBuilder {
+        SkillIndexBuilder {
+            roots: Vec::new(),
+            config: Config {
+                order: Layer::ALL,
+                strict: false,
+                depth: 1,
+                debounce: Duration::from_millis(50),
+                parser: SkillParser::default(),
+                file_limit: DEFAULT_SKILL_FILE_LIMIT,
+            },
+            watch: false,
+        }
+    }
+
+    /// The current snapshot. Never blocks, never fails.
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        self.shared.current.load_full()
+    }
+
+    /// Rescans every root now and publishes the result (for hosts that watch nothing).
+    pub fn reload_now(&self) -> Arc<Snapshot> {
+        let mut writer = self.shared.writer.lock();
+        self.shared.rescan_all(&mut writer);
+        self.snapshot()
+    }
+
+    /// Adds a plugin's skill folder and publishes the result. Its skills are reachable as
+    /// `<id>:<name>`.
+    pub fn register_plugin(
+        &self,
+        id: &str,
+        root: impl Into<PathBuf>,
+    ) -> Result<Arc<Snapshot>, IndexError> {
+        let valid = !id.is_empty()
+            && id.len() <= 64
+            && id
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        if !valid {
+            return Err(IndexError::Plugin {
+                id: id.into(),
+                reason: "ids are 1-64 characters of a-z, 0-9, '-', '_', '.'",
+            });
+        }
+        if Layer::ALL.iter().any(|l| l.as_str() == id) {
+            return Err(IndexError::Plugin {
+                id: id.into(),
+                reason: "a layer name cannot be a plugin id",
+            });
+        }
+        {
+            let mut writer = self.shared.writer.lock();
+            if writer
+                .roots
+                .iter()
+                .any(|r| r.spec.plugin.as_deref() == Some(id))
+            {
+                return Err(IndexError::Plugin {
+                    id: id.into(),
+                    reason: "already registered",
+                });
+            }
+            let path = root.into();
+            let spec = RootSpec {
+                layer: Layer::Plugin,
+                path: std::path::absolute(&path).unwrap_or(path),
+                plugin: Some(id.into()),
+            };
+            let mut state = RootState {
+                spec,
+                entries: BTreeMap::new(),
+            };
+            state.entries = self.shared.scan_root(&state, &BTreeMap::new());
+            writer.roots.push(state);
+            self.shared.publish(&mut writer, &[]);
+        }
+        self.roots_changed();
+        Ok(self.snapshot())
+    }
+
+    /// Removes a plugin's skills and publishes the result.
+    pub fn unregister_plugin(&self, id: &str) -> Result<Arc<Snapshot>, IndexError> {
+        {
+            let mut writer = self.shared.writer.lock();
+            let before = writer.roots.len();
+            writer
+                .roots
+                .retain(|r| r.spec.plugin.as_deref() != Some(id));
+            if writer.roots.len() == before {
+                return Err(IndexError::Plugin {
+                    id: id.into(),
+                    reason: "not registered",
+                });
+            }
+            self.shared.publish(&mut writer, &[]);
+        }
+        self.roots_changed();
+        Ok(self.snapshot())
+    }
+
+    fn roots_changed(&self) {
+        if let Some(w) = &self.watcher {
+            w.roots_changed();
+        }
+    }
+
+    /// The roots, in the order they were given.
+    pub fn roots(&self) -> Vec<RootSpec> {
+        self.shared
+            .writer
+            .lock()
+            .roots
+            .iter()
+            .map(|r| r.spec.clone())
+            .collect()
+    }
+
+    /// A channel of change events, from the next publication on.
+    pub fn subscribe(&self) -> Receiver<ChangeEvent> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        self.shared.subscribers.lock().push(tx);
+        rx
+    }
+
+    /// Loads a skill's body, file list and digest (stage two), cached for the current
+    /// snapshot's generation.
+    pub fn load(&self, name: &str) -> Result<Arc<Skill>, IndexError> {
+        crate::load::load(&self.snapshot(), name, self.shared.config.file_limit)
+    }
+
+    /// Feeds the watcher an event as if the file system had sent it (tests use this to
+    /// simulate an event-queue overflow).
+    #[doc(hidden)]
+    pub fn inject_event(&self, event: notify::Event) {
+        if let Some(w) = &self.watcher {
+            w.inject(event);
+        }
+    }
+}
+
+impl Shared {
+    pub(crate) fn discovery(&self) -> DiscoveryOptions {
+        DiscoveryOptions::roots().with_max_depth(self.config.depth)
+    }
+
+    /// Reads one root from scratch (in parallel), keeping last good records from `previous`.
+    fn scan_root(
+        &self,
+        root: &RootState,
+        previous: &BTreeMap<PathBuf, Entry>,
+    ) -> BTreeMap<PathBuf, Entry> {
+        if !root.spec.path.is_dir() {
+            return BTreeMap::new();
+        }
+        let found = discover(&root.spec.path, &self.discovery());
+        for (dir, e) in &found.problems {
+            tracing::warn!(dir = %dir.display(), error = %e, "cannot list folder");
+        }
+        found
+            .candidates
+            .par_iter()
+            .map(|c| {
+                (
+                    c.dir.clone(),
+                    self.read_entry(&root.spec, c, previous.get(&c.dir)),
+                )
+            })
+            .collect()
+    }
+
+    fn read_entry(
+        &self,
+        spec: &RootSpec,
+        candidate: &Candidate,
+        previous: Option<&Entry>,
+    ) -> Entry {
+        let report = check_candidate(candidate, &self.config.parser, self.config.file_limit);
+        let mut diagnostics = report.diagnostics;
+        let record = report.parsed.as_ref().and_then(|parsed| {
+            if self.config.strict && !parsed.is_valid() {
+                return None;
+            }
+            let name = parsed.lenient_name()?;
+            Some(Arc::new(SkillRecord {
+                name,
+                description: parsed.frontmatter.description.clone().unwrap_or_default(),
+                layer: spec.layer,
+                plugin: spec.plugin.clone(),
+                path: report.file.clone(),
+                frontmatter: Arc::new(parsed.frontmatter.clone()),
+                body_offset: parsed.body_offset,
+                diagnostics: diagnostics.clone().into(),
+            }))
+        });
+        let record = match (record, previous.and_then(|p| p.record.clone())) {
+            (Some(r), _) => Some(r),
+            (None, Some(last_good)) => {
+                diagnostics.push(Diagnostic::new(
+                    Rule::FileUnreadable,
+                    Severity::Info,
+                    "this version cannot be loaded; the last good version stays indexed until it is fixed",
+                ));
+                Some(last_good)
+            }
+            (None, None) => None,
+        };
+        Entry {
+            record,
+            file: report.file,
+            diagnostics,
+        }
+    }
+
+    pub(crate) fn rescan_all(&self, writer: &mut Writer) {
+        for i in 0..writer.roots.len() {
+            let previous = std::mem::take(&mut writer.roots[i].entries);
+            writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
+        }
+        self.publish(writer, &[]);
+    }
+
+    /// Rescans one root (by path) from scratch.
+    pub(crate) fn rescan_root(&self, writer: &mut Writer, root: &Path) {
+        if let Some(i) = writer.roots.iter().position(|r| r.spec.path == root) {
+            let previous = std::mem::take(&mut writer.roots[i].entries);
+            writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
+        }
+    }
+
+    /// Re-reads the given skill folders of a root: a folder with `SKILL.md` is (re)read, a
+    /// folder without one is dropped.
+    pub(crate) fn refresh_dirs(&self, writer: &mut Writer, root: &Path, dirs: &[PathBuf]) {
+        let Some(state) = writer.roots.iter_mut().find(|r| r.spec.path == root) else {
+            return;
+        };
+        let spec = state.spec.clone();
+        let updates: Vec<(PathBuf, Option<Entry>)> = dirs
+            .par_iter()
+            .map(|dir| {
+                let file = dir.join(SKILL_FILE);
+                let present = std::fs::symlink_metadata(&file).is_ok();
+                if !present {
+                    return (dir.clone(), None);
+                }
+                let candidate = Candidate {
+                    dir: dir.clone(),
+                    skill_file: Some(file),
+                    misnamed: None,
+                };
+                let entry = self.read_entry(&spec, &candidate, state.entries.get(dir));
+                (dir.clone(), Some(entry))
+            })
+            .collect();
+        for (dir, entry) in updates {
+            match entry {
+                Some(e) => {
+                    state.entries.insert(dir, e);
+                }
+                None => {
+                    state.entries.remove(&dir);
+                }
+            }
+        }
+    }
+
+    /// Builds a snapshot from every root's entries, publishes it, and tells subscribers.
+    pub(crate) fn publish(&self, writer: &mut Writer, changed_dirs: &[PathBuf]) {
+        let mut records = Vec::new();
+        let mut diagnostics = Vec::new();
+        for root in &writer.roots {
+            for entry in root.entries.values() {
+                if let Some(r) = &entry.record {
+                    records.push(Arc::clone(r));
+                }
+                diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
+                    path: entry.file.clone(),
+                    diagnostic: d.clone(),
+                }));
+            }
+        }
+        writer.generation += 1;
+        let snapshot = Arc::new(Snapshot::build(
+            writer.generation,
+            records,
+            diagnostics,
+            &self.config.order,
+        ));
+        let old = self.current.swap(Arc::clone(&snapshot));
+        let events = diff(&old, &snapshot, changed_dirs);
+        tracing::debug!(
+            generation = writer.generation,
+            skills = snapshot.len(),
+            events = events.len(),
+            "published snapshot"
+        );
+        if events.is_empty() {
+            return;
+        }
+        let mut subscribers = self.subscribers.lock();
+        subscribers.retain(|tx| events.iter().all(|e| tx.send(e.clone()).is_ok()));
+    }
+}
+
+impl Drop for SkillIndex {
+    fn drop(&mut self) {
+        if let Some(w) = self.watcher.take() {
+            w.stop();
+        }
+    }
+}

@@ -1,0 +1,165 @@
+//! Snapshots: one immutable, internally consistent view of every root, with precedence
+//! resolved. Readers hold an `Arc<Snapshot>`; nothing in it ever changes.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
+
+use serde::Serialize;
+use skills_model::{Diagnostic, Layer, Skill, SkillRecord};
+
+/// A diagnostic and the `SKILL.md` (or folder) it concerns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathDiagnostic {
+    /// The file or folder.
+    pub path: PathBuf,
+    /// The finding.
+    #[serde(flatten)]
+    pub diagnostic: Diagnostic,
+}
+
+/// A skill that lost its bare name to another.
+#[derive(Debug, Clone)]
+pub struct Shadowed {
+    /// The losing skill.
+    pub record: Arc<SkillRecord>,
+    /// The qualified name of the skill that wins the name.
+    pub shadowed_by: String,
+}
+
+/// One published state of the index.
+#[derive(Debug)]
+pub struct Snapshot {
+    generation: u64,
+    /// Every indexed record, winners and losers.
+    records: Vec<Arc<SkillRecord>>,
+    /// Indices of the winners, sorted by name.
+    resolved: Vec<usize>,
+    by_name: HashMap<Box<str>, usize>,
+    by_qualified: HashMap<Box<str>, usize>,
+    shadowed: Vec<Shadowed>,
+    diagnostics: Vec<PathDiagnostic>,
+    /// Bodies loaded on demand for this generation, one slot per record.
+    pub(crate) bodies: Vec<OnceLock<Arc<Skill>>>,
+}
+
+impl Snapshot {
+    /// Resolves precedence over `records`. `order` ranks layers (index 0 wins).
+    pub(crate) fn build(
+        generation: u64,
+        mut records: Vec<Arc<SkillRecord>>,
+        diagnostics: Vec<PathDiagnostic>,
+        order: &[Layer; 4],
+    ) -> Snapshot {
+        let rank = |layer: Layer| {
+            order
+                .iter()
+                .position(|l| *l == layer)
+                .unwrap_or(order.len())
+        };
+        // Winners first: layer, then priority (higher first), then path.
+        records.sort_by(|a, b| {
+            (
+                rank(a.layer),
+                std::cmp::Reverse(a.frontmatter.priority),
+                &a.path,
+            )
+                .cmp(&(
+                    rank(b.layer),
+                    std::cmp::Reverse(b.frontmatter.priority),
+                    &b.path,
+                ))
+        });
+        let mut by_name: HashMap<Box<str>, usize> = HashMap::with_capacity(records.len());
+        let mut by_qualified: HashMap<Box<str>, usize> = HashMap::with_capacity(records.len());
+        let mut shadowed = Vec::new();
+        for (i, record) in records.iter().enumerate() {
+            by_qualified
+                .entry(record.qualified_name().into())
+                .or_insert(i);
+            match by_name.get(record.name.as_str()) {
+                None => {
+                    by_name.insert(record.name.as_str().into(), i);
+                }
+                Some(&winner) => shadowed.push(Shadowed {
+                    record: Arc::clone(record),
+                    shadowed_by: records[winner].qualified_name(),
+                }),
+            }
+        }
+        let mut resolved: Vec<usize> = by_name.values().copied().collect();
+        resolved.sort_by(|a, b| records[*a].name.cmp(&records[*b].name));
+        let bodies = records.iter().map(|_| OnceLock::new()).collect();
+        Snapshot {
+            generation,
+            records,
+            resolved,
+            by_name,
+            by_qualified,
+            shadowed,
+            diagnostics,
+            bodies,
+        }
+    }
+
+    /// An empty snapshot of generation 0.
+    pub(crate) fn empty() -> Snapshot {
+        Snapshot::build(0, Vec::new(), Vec::new(), &Layer::ALL)
+    }
+
+    /// The generation: it grows by one with every published change.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// The resolved skills (one per bare name), sorted by name.
+    pub fn skills(&self) -> impl ExactSizeIterator<Item = &Arc<SkillRecord>> + '_ {
+        self.resolved.iter().map(|i| &self.records[*i])
+    }
+
+    /// How many names resolve.
+    pub fn len(&self) -> usize {
+        self.resolved.len()
+    }
+
+    /// Whether no skill is indexed.
+    pub fn is_empty(&self) -> bool {
+        self.resolved.is_empty()
+    }
+
+    /// Looks up a bare name (`deploy`) or a qualified one (`project:deploy`,
+    /// `<plugin-id>:deploy`). Allocates nothing.
+    pub fn get(&self, name: &str) -> Option<&Arc<SkillRecord>> {
+        self.index_of(name).map(|i| &self.records[i])
+    }
+
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        if name.contains(':') {
+            self.by_qualified.get(name).copied()
+        } else {
+            self.by_name.get(name).copied()
+        }
+    }
+
+    /// The skills that lost their bare name, with who shadows each.
+    pub fn shadowed(&self) -> &[Shadowed] {
+        &self.shadowed
+    }
+
+    /// Every diagnostic of every skill folder, with its path.
+    pub fn diagnostics(&self) -> &[PathDiagnostic] {
+        &self.diagnostics
+    }
+
+    /// Every record, winners and shadowed ones.
+    pub fn records(&self) -> &[Arc<SkillRecord>] {
+        &self.records
+    }
+
+    /// Whether the record at `path` wins its name.
+    pub(crate) fn wins(&self, record: &SkillRecord) -> bool {
+        self.by_name
+            .get(record.name.as_str())
+            .is_some_and(|i| self.records[*i].path == record.path)
+    }
+}
