@@ -6,7 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod list;
+mod roots;
 mod validate;
+mod watch;
 
 /// Validate, list and serve Agent Skills.
 #[derive(Debug, Parser)]
@@ -20,6 +23,12 @@ struct Cli {
 enum Command {
     /// Check skills against the Agent Skills specification.
     Validate(validate::Args),
+    /// List the skills of every root, after precedence.
+    List(list::ListArgs),
+    /// Show one skill: record, body, files and digest.
+    Show(list::ShowArgs),
+    /// Print change events as JSON lines while skills change on disk.
+    Watch(watch::WatchArgs),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +45,9 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Validate(args) => validate::run(&args),
+        Command::List(args) => list::list(&args),
+        Command::Show(args) => list::show(&args),
+        Command::Watch(args) => watch::watch(&args),
     };
     match result {
         Ok(code) => code,

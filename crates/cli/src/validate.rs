@@ -1,6 +1,6 @@
 //! `skillctl validate`: the strict validator's command line (human and JSON output).
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -34,7 +34,8 @@ pub(crate) struct Args {
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let parser = SkillParser::builder().lint(args.lint).build();
     let mut reports = Vec::new();
-    let mut seen = HashSet::new();
+    let mut pending: Vec<(PathBuf, Candidate, usize)> = Vec::new();
+    let mut positions: HashMap<PathBuf, usize> = HashMap::new();
     let mut missing_path = false;
     for path in &args.paths {
         let Ok(meta) = std::fs::metadata(path) else {
@@ -72,14 +73,31 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         for candidate in candidates {
             let key =
                 std::fs::canonicalize(&candidate.dir).unwrap_or_else(|_| candidate.dir.clone());
-            if seen.insert(key) {
-                reports.push(check_candidate(
-                    &candidate,
-                    &parser,
-                    DEFAULT_SKILL_FILE_LIMIT,
-                ));
+            match positions.get(&key).map(|i| &mut pending[*i]) {
+                // A skill reached twice (through a link) is checked once, under the folder
+                // whose name is its real one when there is such a path, so the verdict does
+                // not depend on the order of the paths.
+                Some((k, existing, _)) => {
+                    if k.file_name() == candidate.dir.file_name()
+                        && existing.dir.file_name() != k.file_name()
+                    {
+                        *existing = candidate;
+                    }
+                }
+                None => {
+                    positions.insert(key.clone(), pending.len());
+                    pending.push((key, candidate, reports.len()));
+                }
             }
         }
+    }
+    let mut checked: Vec<(usize, SkillReport)> = pending
+        .into_iter()
+        .map(|(_, c, at)| (at, check_candidate(&c, &parser, DEFAULT_SKILL_FILE_LIMIT)))
+        .collect();
+    // Keep reports in the order their paths were given, missing-path reports included.
+    for (offset, (at, report)) in checked.drain(..).enumerate() {
+        reports.insert((at + offset).min(reports.len()), report);
     }
     let text = match args.format {
         Format::Human => human(&reports),
@@ -179,14 +197,14 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic) {
     let _ = writeln!(out, "{}[{}]: {}", d.severity, d.rule, d.message);
     let file = report.file.display();
     let (Some(line), Some(column)) = (d.line, d.column) else {
-        let _ = writeln!(out, "  --> {file}\n");
+        let _ = writeln!(out, " --> {file}\n");
         return;
     };
-    let _ = writeln!(out, "  --> {file}:{line}:{column}");
+    let width = line.to_string().len();
+    let _ = writeln!(out, "{:width$}--> {file}:{line}:{column}", "");
     let text = String::from_utf8_lossy(&report.source);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if let Some(source_line) = text.lines().nth(line.saturating_sub(1) as usize) {
-        let width = line.to_string().len();
         let shown: String = source_line.chars().take(200).collect();
         let pad: String = shown
             .chars()

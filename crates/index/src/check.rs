@@ -40,7 +40,7 @@ impl SkillReport {
     pub fn missing(path: &Path, message: impl Into<String>) -> SkillReport {
         SkillReport {
             dir: path.to_path_buf(),
-            file: path.join(skills_storage::SKILL_FILE),
+            file: path.to_path_buf(),
             source: Vec::new(),
             parsed: None,
             diagnostics: vec![Diagnostic::error(Rule::FileMissing, message)],

@@ -66,6 +66,17 @@ fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
     }
 }
 
+/// An integer in any core-schema form: decimal, `0x` hex or `0o` octal.
+fn parse_int(text: &str) -> Option<i64> {
+    if let Some(hex) = text.strip_prefix("0x") {
+        i64::from_str_radix(hex, 16).ok()
+    } else if let Some(oct) = text.strip_prefix("0o") {
+        i64::from_str_radix(oct, 8).ok()
+    } else {
+        text.parse().ok()
+    }
+}
+
 fn boolean(node: &Node<'_>) -> Option<bool> {
     match scalar(node)? {
         (t, ScalarType::Bool) => Some(t.eq_ignore_ascii_case("true")),
@@ -194,26 +205,18 @@ impl FieldReader<'_> {
                 _ => fm.extra.push((key_name, raw(value))),
             }
         }
-        let (line, col) = root.map_or((0, 1), |n| (n.line, n.col));
-        let here = Node {
-            kind: Kind::Seq(Vec::new()),
-            line,
-            col,
-        };
+        // A missing field has no place in the file.
         if !name_seen {
-            self.error(
+            self.diagnostics.push(Diagnostic::error(
                 Rule::NameRequired,
-                "missing required field `name`".into(),
-                &here,
-            );
+                "missing required field `name`",
+            ));
         }
         if !description_seen {
-            self.error(
+            self.diagnostics.push(Diagnostic::error(
                 Rule::DescriptionRequired,
-                "missing required field `description`: say what the skill does and when to use it"
-                    .into(),
-                &here,
-            );
+                "missing required field `description`: say what the skill does and when to use it",
+            ));
         }
         fm
     }
@@ -474,9 +477,9 @@ impl FieldReader<'_> {
 
     fn priority(&mut self, value: &Node<'_>) -> i64 {
         match scalar(value) {
-            Some((t, ScalarType::Int)) => match t.parse::<i64>() {
-                Ok(p) => p,
-                Err(_) => {
+            Some((t, ScalarType::Int)) => match parse_int(t) {
+                Some(p) => p,
+                None => {
                     self.ext_warning("priority", "an integer in range", value);
                     0
                 }

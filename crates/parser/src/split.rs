@@ -20,7 +20,10 @@ pub(crate) struct Split<'a> {
 pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
     let first_end = text.find('\n').map_or(text.len(), |i| i + 1);
     if trim_eol(&text[..first_end]) != "---" {
-        let message = if text.trim_start().starts_with("---") {
+        let first = trim_eol(&text[..first_end]);
+        let message = if first.starts_with("---") {
+            "the first line must be exactly `---` (no other characters, no trailing spaces)"
+        } else if text.trim_start().starts_with("---") {
             "the file must start with a `---` line: remove what comes before it"
         } else {
             "no frontmatter: the file must start with a `---` line, then YAML, then `---`"
@@ -45,11 +48,17 @@ pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
         }
         pos = line_end;
     }
-    Err(Diagnostic::error(
-        Rule::FrontmatterUnclosed,
-        "the frontmatter is never closed: add a line `---` after the last field",
-    )
-    .at(1, 1))
+    let near_miss = text[yaml_start..]
+        .lines()
+        .position(|l| l.trim() == "---")
+        .map(|i| i + 2);
+    let message = match near_miss {
+        Some(line) => format!(
+            "the frontmatter is never closed: line {line} looks like `---` but has other characters or spaces; the closing line must be exactly `---`"
+        ),
+        None => "the frontmatter is never closed: add a line `---` after the last field".to_owned(),
+    };
+    Err(Diagnostic::error(Rule::FrontmatterUnclosed, message).at(1, 1))
 }
 
 fn too_large(limit: usize) -> Diagnostic {

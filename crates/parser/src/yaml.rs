@@ -12,6 +12,11 @@ use std::collections::HashSet;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
 
+/// Most bytes of scalar text that alias expansions may add to the tree. The node cap alone
+/// does not bound memory: an alias to a long scalar is one node but a full copy of its text
+/// (in the tree, and again in every owned value later read from it).
+const MAX_ALIAS_BYTES: usize = 1 << 20;
+
 /// Limits on what a frontmatter may expand to.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Limits {
@@ -194,6 +199,7 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node<'_>>, Yaml
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut anchors: Vec<(usize, Node<'_>)> = Vec::new();
     let mut nodes = 0usize;
+    let mut alias_bytes = 0usize;
     let mut root: Option<Node<'_>> = None;
     let mut documents = 0usize;
     let limit = |message: String, (line, col): (u32, u32)| YamlError {
@@ -249,11 +255,18 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node<'_>>, Yaml
                 let Some((_, target)) = anchors.iter().rev().find(|(a, _)| *a == id) else {
                     return Err(syntax("an alias to an unknown anchor".into(), at));
                 };
-                let size = count(target, limits.max_nodes.saturating_sub(nodes) + 1);
+                let (size, bytes) = count(target, limits.max_nodes.saturating_sub(nodes) + 1);
                 nodes += size;
+                alias_bytes += bytes;
                 if nodes > limits.max_nodes {
                     return Err(limit(
                         format!("aliases expand past {} nodes", limits.max_nodes),
+                        at,
+                    ));
+                }
+                if alias_bytes > MAX_ALIAS_BYTES {
+                    return Err(limit(
+                        format!("aliases expand past {MAX_ALIAS_BYTES} bytes of text"),
                         at,
                     ));
                 }
@@ -342,17 +355,19 @@ pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node<'_>>, Yaml
     Ok(root)
 }
 
-/// Counts nodes in `node`, stopping once `cap` is reached.
-fn count(node: &Node<'_>, cap: usize) -> usize {
+/// Counts nodes in `node` and the bytes of their scalar text, stopping once `cap` nodes are
+/// reached.
+fn count(node: &Node<'_>, cap: usize) -> (usize, usize) {
     let mut total = 0;
+    let mut bytes = 0;
     let mut work = vec![node];
     while let Some(n) = work.pop() {
         total += 1;
         if total >= cap {
-            return total;
+            return (total, bytes);
         }
         match &n.kind {
-            Kind::Scalar(_) => {}
+            Kind::Scalar(s) => bytes += s.text.len(),
             Kind::Seq(items) => work.extend(items),
             Kind::Map(entries) => {
                 for (k, v) in entries {
@@ -362,7 +377,7 @@ fn count(node: &Node<'_>, cap: usize) -> usize {
             }
         }
     }
-    total
+    (total, bytes)
 }
 
 fn check_duplicates(entries: &[(Node<'_>, Node<'_>)]) -> Result<(), (String, (u32, u32))> {

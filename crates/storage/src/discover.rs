@@ -172,10 +172,14 @@ fn follow_link(path: &Path, regions: &mut Vec<PathBuf>) -> Option<PathBuf> {
     if !target.is_dir() {
         return None;
     }
-    if regions
-        .iter()
-        .any(|r| target.starts_with(r) || r.starts_with(&target))
-    {
+    // Inside a region already walked: a duplicate, or a loop back into it. An ancestor of
+    // the root would walk the root again. A link that merely contains a region entered
+    // through another link is followed; callers deduplicate skills found twice.
+    let inside_walked = regions.iter().any(|r| target.starts_with(r));
+    let contains_root = regions
+        .first()
+        .is_some_and(|root| root.starts_with(&target));
+    if inside_walked || contains_root {
         return None;
     }
     regions.push(target.clone());

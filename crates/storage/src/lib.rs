@@ -19,6 +19,13 @@
 
 mod discover;
 mod read;
+mod roots;
+mod source;
 
 pub use discover::{discover, Candidate, Discovery, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE};
 pub use read::{read_bounded, read_prefix, ReadError};
+pub use roots::{
+    default_roots, project_root, Preset, RootOrigin, RootsConfig, RootsConfigBuilder, RootsError,
+    SkillRoot, ENV_VARS,
+};
+pub use source::{EmbeddedSource, FsSource, MemorySource, SkillSource};

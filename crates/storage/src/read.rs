@@ -19,7 +19,7 @@ pub enum ReadError {
     /// Larger than the limit.
     #[error("the file is {size} bytes, over the limit of {limit} bytes")]
     TooLarge {
-        /// Size seen (at least `limit + 1`).
+        /// The file's size.
         size: u64,
         /// The limit.
         limit: u64,
@@ -85,10 +85,10 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
 /// itself never blocks.
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut buf = Vec::new();
-    read_prefix(path, limit, &mut buf)?;
+    let size = read_prefix(path, limit, &mut buf)?;
     if buf.len() as u64 > limit {
         return Err(ReadError::TooLarge {
-            size: buf.len() as u64,
+            size: size.max(buf.len() as u64),
             limit,
         });
     }

@@ -1,0 +1,166 @@
+//! `skillctl list` and `skillctl show`: what the index holds.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use serde_json::json;
+use skills_model::SkillRecord;
+
+use crate::roots::RootArgs;
+use crate::validate::Format;
+
+/// List the skills every root provides, after precedence.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ListArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// Also list the skills that lost their name to a higher layer.
+    #[arg(long)]
+    shadowed: bool,
+    /// Only skills with this tag.
+    #[arg(long)]
+    tag: Option<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+/// Show one skill: its record, body, files and digest.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ShowArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// A bare name (`deploy`) or a qualified one (`project:deploy`).
+    name: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+fn record_json(r: &SkillRecord) -> serde_json::Value {
+    json!({
+        "name": r.name,
+        "qualified_name": r.qualified_name(),
+        "description": r.description,
+        "layer": r.layer,
+        "plugin": r.plugin,
+        "path": r.path,
+        "priority": r.frontmatter.priority,
+        "tags": r.frontmatter.tags,
+    })
+}
+
+pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
+    let index = args.roots.build_index(false)?;
+    let snap = index.snapshot();
+    let keep = |r: &SkillRecord| {
+        args.tag
+            .as_ref()
+            .is_none_or(|t| r.frontmatter.tags.contains(t))
+    };
+    let mut out = std::io::stdout().lock();
+    match args.format {
+        Format::Json => {
+            let skills: Vec<_> = snap
+                .skills()
+                .filter(|r| keep(r))
+                .map(|r| record_json(r))
+                .collect();
+            let shadowed: Vec<_> = snap
+                .shadowed()
+                .iter()
+                .filter(|s| keep(&s.record))
+                .map(|s| {
+                    json!({
+                        "name": s.record.name,
+                        "qualified_name": s.record.qualified_name(),
+                        "layer": s.record.layer,
+                        "plugin": s.record.plugin,
+                        "path": s.record.path,
+                        "shadowed_by": s.shadowed_by,
+                    })
+                })
+                .collect();
+            let doc = json!({
+                "generation": snap.generation(),
+                "skills": skills,
+                "shadowed": shadowed,
+                "diagnostics": snap.diagnostics(),
+            });
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            let width = snap
+                .skills()
+                .map(|r| r.qualified_name().len())
+                .max()
+                .unwrap_or(0);
+            for r in snap.skills().filter(|r| keep(r)) {
+                let description: String = r.description.chars().take(100).collect();
+                writeln!(out, "{:width$}  {description}", r.qualified_name())?;
+            }
+            if args.shadowed {
+                for s in snap.shadowed().iter().filter(|s| keep(&s.record)) {
+                    writeln!(
+                        out,
+                        "{:width$}  (shadowed by {})",
+                        s.record.qualified_name(),
+                        s.shadowed_by
+                    )?;
+                }
+            }
+            let errors = snap
+                .diagnostics()
+                .iter()
+                .filter(|d| d.diagnostic.is_error())
+                .count();
+            writeln!(
+                out,
+                "{} skills ({} shadowed, {} errors in skill files; `skillctl validate` shows them)",
+                snap.len(),
+                snap.shadowed().len(),
+                errors
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
+    let index = args.roots.build_index(false)?;
+    let skill = match index.load(&args.name) {
+        Ok(skill) => skill,
+        Err(e) => {
+            let _ = writeln!(std::io::stderr(), "skillctl: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let r = &skill.record;
+    match args.format {
+        Format::Json => {
+            let mut doc = record_json(r);
+            doc["frontmatter"] = serde_json::to_value(&*r.frontmatter)?;
+            doc["body"] = json!(skill.body);
+            doc["files"] = serde_json::to_value(&skill.files)?;
+            doc["digest"] = json!(skill.digest);
+            doc["diagnostics"] = serde_json::to_value(&*r.diagnostics)?;
+            serde_json::to_writer_pretty(&mut out, &doc)?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            writeln!(out, "{} ({})", r.qualified_name(), r.path.display())?;
+            writeln!(out, "{}", r.description)?;
+            writeln!(out, "digest: {}", skill.digest)?;
+            for f in &skill.files {
+                writeln!(out, "file: {} ({} bytes)", f.path, f.size)?;
+            }
+            writeln!(out, "\n{}", skill.body)?;
+        }
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,72 @@
+//! The root options every index command shares (`--root`, `--no-defaults`, `--app`,
+//! `--preset`, `--depth`, `--strict`), and building the index from them.
+
+use anyhow::{bail, Context, Result};
+use skills_index::SkillIndex;
+use skills_model::Layer;
+use skills_storage::{default_roots, Preset, RootsConfig};
+
+#[derive(Debug, clap::Args)]
+pub(crate) struct RootArgs {
+    /// A root: LAYER=DIR, where LAYER is enterprise, personal, project or plugin:ID.
+    #[arg(long = "root", value_name = "LAYER=DIR")]
+    roots: Vec<String>,
+    /// Read only the roots given with --root.
+    #[arg(long)]
+    no_defaults: bool,
+    /// A host application name: adds ~/.NAME/skills and <project>/.NAME/skills.
+    #[arg(long, value_name = "NAME")]
+    app: Option<String>,
+    /// Also read another agent's folders: claude or codex (repeatable).
+    #[arg(long, value_name = "NAME")]
+    preset: Vec<String>,
+    /// How deep below a root to search for skills (1 to 6).
+    #[arg(long, default_value_t = 1)]
+    depth: usize,
+    /// Index only skills that pass the strict rules.
+    #[arg(long)]
+    strict: bool,
+}
+
+impl RootArgs {
+    pub(crate) fn build_index(&self, watch: bool) -> Result<SkillIndex> {
+        if !(1..=6).contains(&self.depth) {
+            bail!("--depth must be between 1 and 6");
+        }
+        let mut builder = SkillIndex::builder()
+            .depth(self.depth)
+            .strict(self.strict)
+            .watch(watch);
+        if !self.no_defaults {
+            let mut config = RootsConfig::builder().app_name(self.app.clone());
+            for p in &self.preset {
+                config = config.preset(
+                    p.parse::<Preset>()
+                        .map_err(|e| anyhow::anyhow!("--preset {p}: {e}"))?,
+                );
+            }
+            let config = config.build().context("default roots")?;
+            for root in default_roots(&config) {
+                builder = match &root.plugin {
+                    Some(id) => builder.plugin(id, root.path),
+                    None => builder.root(root.layer, root.path),
+                };
+            }
+        }
+        for spec in &self.roots {
+            let (layer, dir) = spec
+                .split_once('=')
+                .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
+            builder = match layer.strip_prefix("plugin:") {
+                Some(id) => builder.plugin(id, dir),
+                None => builder.root(
+                    layer
+                        .parse::<Layer>()
+                        .with_context(|| format!("--root {spec:?}"))?,
+                    dir,
+                ),
+            };
+        }
+        Ok(builder.build()?)
+    }
+}

@@ -1,0 +1,56 @@
+//! `skillctl watch`: change events as JSON lines, until SIGINT, SIGTERM or (with
+//! `--exit-on-eof`) the end of standard input.
+
+use std::io::{Read as _, Write as _};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+use serde_json::json;
+
+use crate::roots::RootArgs;
+
+/// Print change events as JSON lines while skills change on disk.
+#[derive(Debug, clap::Args)]
+pub(crate) struct WatchArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// Exit when standard input closes (for hosts that spawn skillctl as a child).
+    #[arg(long)]
+    exit_on_eof: bool,
+}
+
+pub(crate) fn watch(args: &WatchArgs) -> Result<ExitCode> {
+    let (stop_tx, stop_rx) = crossbeam_channel::bounded::<()>(1);
+    let signal_tx = stop_tx.clone();
+    ctrlc::set_handler(move || {
+        let _ = signal_tx.try_send(());
+    })
+    .context("installing the signal handler")?;
+    if args.exit_on_eof {
+        std::thread::spawn(move || {
+            let mut sink = [0u8; 4096];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+            let _ = stop_tx.try_send(());
+        });
+    }
+    let index = args.roots.build_index(true)?;
+    let events = index.subscribe();
+    let snap = index.snapshot();
+    let mut out = std::io::stdout().lock();
+    let ready = json!({"event": "ready", "generation": snap.generation(), "skills": snap.len()});
+    writeln!(out, "{ready}")?;
+    out.flush()?;
+    loop {
+        crossbeam_channel::select! {
+            recv(events) -> event => {
+                let Ok(event) = event else { break };
+                writeln!(out, "{}", serde_json::to_string(&event)?)?;
+                out.flush()?;
+            }
+            recv(stop_rx) -> _ => break,
+        }
+    }
+    drop(index);
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,675 @@
+//! Sources of skills: the filesystem ([`FsSource`]), memory ([`MemorySource`], for tests and
+//! generated skills) and files compiled into a binary ([`EmbeddedSource`]), behind one trait,
+//! [`SkillSource`].
+//!
+//! Every source is addressed by relative paths with `/` separators (`pdf-tools/SKILL.md`).
+//! `.` and empty components are ignored; a path that is absolute or holds a `..` component
+//! is refused by every source as [`ReadError::NotFound`], so no path can leave the source.
+//! File listings leave out hidden entries (names starting with `.`) and `node_modules`.
+//!
+//! ```
+//! use skills_storage::{MemorySource, SkillSource};
+//!
+//! let source = MemorySource::from_files([
+//!     ("pdf-tools/SKILL.md", "---\nname: pdf-tools\n---\n"),
+//!     ("pdf-tools/scripts/fill.py", "print('hi')\n"),
+//! ]);
+//! assert_eq!(source.skill_dirs(), ["pdf-tools"]);
+//! assert!(source.read("pdf-tools/SKILL.md", 1 << 20).unwrap().starts_with(b"---"));
+//! assert!(source.read("../etc/passwd", 1 << 20).is_err());
+//! ```
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+use std::sync::OnceLock;
+
+use crate::{discover, read_bounded, Discovery, DiscoveryOptions, ReadError, SKILL_FILE};
+
+/// The deepest a file listing goes below a skill folder.
+const MAX_FILE_DEPTH: usize = 32;
+
+/// Where skills come from: the filesystem, memory, or a binary.
+///
+/// Paths are relative with `/` separators; `.` and empty components are ignored, and a path
+/// that is absolute or holds `..` names nothing (reads fail with [`ReadError::NotFound`]).
+pub trait SkillSource: Send + Sync + std::fmt::Debug {
+    /// Skill folders this source holds, by relative folder path (`pdf-tools`, `group/x`), in
+    /// path order (component by component, as `Path` orders). The root itself, when it is a
+    /// skill, is `.`.
+    fn skill_dirs(&self) -> Vec<String>;
+    /// Reads a file of the source, by relative path with `/` separators
+    /// (`pdf-tools/SKILL.md`), at most `limit` bytes (else [`ReadError::TooLarge`]).
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError>;
+    /// Files under a skill folder (relative to the folder, `/`-separated, sorted in path
+    /// order) with their sizes in bytes; hidden entries and `node_modules` are left out.
+    fn files(&self, skill_dir: &str) -> Vec<(String, u64)>;
+    /// Whether a folder exists in the source (e.g. `pdf-tools/references`).
+    fn is_dir(&self, path: &str) -> bool;
+    /// The filesystem path of the source's root, when it has one.
+    fn fs_root(&self) -> Option<&Path> {
+        None
+    }
+}
+
+/// `path` in canonical form (no `.` or empty components, no leading or trailing `/`; the
+/// root is `""`), or `None` when it is absolute, holds `..`, a backslash or a NUL, or a
+/// component the platform would read as more than a plain name (a Windows drive).
+fn normalize(path: &str) -> Option<String> {
+    if path.starts_with('/') || path.contains(['\\', '\0']) {
+        return None;
+    }
+    let mut out = String::with_capacity(path.len());
+    for part in path.split('/') {
+        if part.is_empty() || part == "." {
+            continue;
+        }
+        let mut components = Path::new(part).components();
+        if !matches!(
+            (components.next(), components.next()),
+            (Some(Component::Normal(_)), None)
+        ) {
+            return None;
+        }
+        if !out.is_empty() {
+            out.push('/');
+        }
+        out.push_str(part);
+    }
+    Some(out)
+}
+
+/// Path order: component by component, as `Path` compares (`a/x` before `a-b/x`).
+fn path_order(a: &str, b: &str) -> Ordering {
+    a.split('/').cmp(b.split('/'))
+}
+
+/// Whether a listing shows an entry of this name.
+fn listed_name(name: &str) -> bool {
+    !name.starts_with('.') && name != "node_modules"
+}
+
+/// The name of a skill folder as listed: its relative path, `.` for the root itself.
+fn dir_label(rel: String) -> String {
+    if rel.is_empty() {
+        ".".to_owned()
+    } else {
+        rel
+    }
+}
+
+/// Skills on disk under a root, found with [`discover`] and read with [`read_bounded`].
+///
+/// Symbolic links are followed as discovery and bounded reads follow them; only the relative
+/// paths given to the source are checked, not where links lead.
+#[derive(Debug, Clone)]
+pub struct FsSource {
+    root: PathBuf,
+    options: DiscoveryOptions,
+}
+
+impl FsSource {
+    /// The skills under `root`, walked with `options`.
+    pub fn new(root: PathBuf, options: DiscoveryOptions) -> FsSource {
+        FsSource { root, options }
+    }
+
+    /// The root folder.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// A full walk of the root, with misnamed skill files and unreadable folders.
+    pub fn discovery(&self) -> Discovery {
+        discover(&self.root, &self.options)
+    }
+
+    fn resolve(&self, path: &str) -> Option<PathBuf> {
+        let rel = normalize(path)?;
+        let mut full = self.root.clone();
+        full.extend(rel.split('/').filter(|p| !p.is_empty()));
+        Some(full)
+    }
+}
+
+impl SkillSource for FsSource {
+    /// Folders holding `SKILL.md`; one with only a misnamed `skill.md` is left out (see
+    /// [`FsSource::discovery`]). The root itself, when the options include it, is `.`.
+    fn skill_dirs(&self) -> Vec<String> {
+        let found = self.discovery();
+        for (path, error) in &found.problems {
+            if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
+                tracing::debug!(root = %self.root.display(), "skill root does not exist");
+            } else {
+                tracing::warn!(path = %path.display(), %error, "cannot list a skill folder");
+            }
+        }
+        found
+            .candidates
+            .into_iter()
+            .filter(|c| c.skill_file.is_some())
+            .filter_map(|c| {
+                let rel = c.dir.strip_prefix(&self.root).ok()?;
+                let mut parts = Vec::new();
+                for part in rel.components() {
+                    match part {
+                        Component::Normal(name) => parts.push(name.to_str()?),
+                        Component::CurDir => {}
+                        _ => return None,
+                    }
+                }
+                Some(dir_label(parts.join("/")))
+            })
+            .collect()
+    }
+
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let full = self.resolve(path).ok_or(ReadError::NotFound)?;
+        read_bounded(&full, limit)
+    }
+
+    fn files(&self, skill_dir: &str) -> Vec<(String, u64)> {
+        let Some(base) = self.resolve(skill_dir) else {
+            return Vec::new();
+        };
+        let mut out = Vec::new();
+        list_files(&base, &mut out);
+        out.sort_by(|a, b| path_order(&a.0, &b.0));
+        out
+    }
+
+    fn is_dir(&self, path: &str) -> bool {
+        self.resolve(path).is_some_and(|p| p.is_dir())
+    }
+
+    fn fs_root(&self) -> Option<&Path> {
+        Some(&self.root)
+    }
+}
+
+/// Lists the regular files under `base`, hidden entries and `node_modules` left out. Links
+/// are followed; a link to a folder inside or around one already entered (the skill folder
+/// itself included) is not, which cuts loops and keeps each file once.
+fn list_files(base: &Path, out: &mut Vec<(String, u64)>) {
+    let Ok(canonical) = std::fs::canonicalize(base) else {
+        return;
+    };
+    let mut regions = vec![canonical];
+    let mut stack = vec![(base.to_path_buf(), String::new(), 0usize)];
+    while let Some((dir, prefix, depth)) = stack.pop() {
+        let mut entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
+            Err(error) => {
+                tracing::debug!(dir = %dir.display(), %error, "cannot list a skill's folder");
+                continue;
+            }
+        };
+        // Name order, so which of two overlapping links is followed does not depend on the
+        // filesystem's listing order.
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            let file_name = entry.file_name();
+            let Some(name) = file_name.to_str() else {
+                tracing::debug!(path = %entry.path().display(), "file name is not UTF-8, left out");
+                continue;
+            };
+            if !listed_name(name) {
+                continue;
+            }
+            let rel = if prefix.is_empty() {
+                name.to_owned()
+            } else {
+                format!("{prefix}/{name}")
+            };
+            let Ok(file_type) = entry.file_type() else {
+                continue;
+            };
+            let path = entry.path();
+            let meta = if file_type.is_symlink() {
+                match std::fs::metadata(&path) {
+                    Ok(meta) => meta,
+                    Err(_) => continue,
+                }
+            } else {
+                match entry.metadata() {
+                    Ok(meta) => meta,
+                    Err(_) => continue,
+                }
+            };
+            if meta.is_file() {
+                out.push((rel, meta.len()));
+            } else if meta.is_dir() && depth < MAX_FILE_DEPTH {
+                if file_type.is_symlink() {
+                    let Ok(target) = std::fs::canonicalize(&path) else {
+                        continue;
+                    };
+                    if regions
+                        .iter()
+                        .any(|r| target.starts_with(r) || r.starts_with(&target))
+                    {
+                        continue;
+                    }
+                    regions.push(target);
+                }
+                stack.push((path, rel, depth + 1));
+            }
+        }
+    }
+}
+
+// What memory and embedded sources share: a map from normalized path to contents.
+
+fn map_skill_dirs<B>(map: &BTreeMap<String, B>) -> Vec<String> {
+    let mut dirs: Vec<String> = map
+        .keys()
+        .filter_map(|key| key.strip_suffix(SKILL_FILE)?.strip_suffix('/'))
+        .map(str::to_owned)
+        .collect();
+    dirs.sort_by(|a, b| path_order(a, b));
+    dirs
+}
+
+fn map_is_dir<B>(map: &BTreeMap<String, B>, path: &str) -> bool {
+    let Some(rel) = normalize(path) else {
+        return false;
+    };
+    if rel.is_empty() {
+        return true;
+    }
+    let prefix = format!("{rel}/");
+    map.range(prefix.clone()..)
+        .next()
+        .is_some_and(|(key, _)| key.starts_with(&prefix))
+}
+
+fn map_read<B: AsRef<[u8]>>(
+    map: &BTreeMap<String, B>,
+    path: &str,
+    limit: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let rel = normalize(path).ok_or(ReadError::NotFound)?;
+    match map.get(&rel) {
+        Some(bytes) => {
+            let bytes = bytes.as_ref();
+            let size = bytes.len() as u64;
+            if size > limit {
+                Err(ReadError::TooLarge { size, limit })
+            } else {
+                Ok(bytes.to_vec())
+            }
+        }
+        None if map_is_dir(map, &rel) => Err(ReadError::NotRegular("a directory")),
+        None => Err(ReadError::NotFound),
+    }
+}
+
+fn map_files<B: AsRef<[u8]>>(map: &BTreeMap<String, B>, skill_dir: &str) -> Vec<(String, u64)> {
+    let Some(rel) = normalize(skill_dir) else {
+        return Vec::new();
+    };
+    let prefix = if rel.is_empty() {
+        rel
+    } else {
+        format!("{rel}/")
+    };
+    let mut out: Vec<(String, u64)> = map
+        .range(prefix.clone()..)
+        .take_while(|(key, _)| key.starts_with(&prefix))
+        .map(|(key, bytes)| (&key[prefix.len()..], bytes.as_ref().len() as u64))
+        .filter(|(file, _)| file.split('/').all(listed_name))
+        .map(|(file, size)| (file.to_owned(), size))
+        .collect();
+    out.sort_by(|a, b| path_order(&a.0, &b.0));
+    out
+}
+
+/// Builds the map of a source from its entries: paths normalized, invalid ones dropped with a
+/// warning, a later entry of the same path replacing an earlier one.
+fn build_map<B>(entries: impl IntoIterator<Item = (String, B)>) -> BTreeMap<String, B> {
+    let mut map = BTreeMap::new();
+    for (path, bytes) in entries {
+        match normalize(&path) {
+            Some(rel) if !rel.is_empty() => {
+                map.insert(rel, bytes);
+            }
+            _ => tracing::warn!(path, "skill source entry has an invalid path, left out"),
+        }
+    }
+    map
+}
+
+fn debug_map<B: AsRef<[u8]>>(
+    f: &mut fmt::Formatter<'_>,
+    name: &str,
+    map: &BTreeMap<String, B>,
+) -> fmt::Result {
+    f.debug_struct(name)
+        .field(
+            "files",
+            &map.iter()
+                .map(|(path, bytes)| (path.as_str(), bytes.as_ref().len()))
+                .collect::<Vec<_>>(),
+        )
+        .finish()
+}
+
+/// Skills held in memory, for tests and generated skills. A skill folder is any folder below
+/// the root holding `SKILL.md`, at any depth (skills inside skills included).
+#[derive(Clone, Default)]
+pub struct MemorySource {
+    files: BTreeMap<String, Vec<u8>>,
+}
+
+impl MemorySource {
+    /// A source of these files, by relative path with `/` separators. A path that is
+    /// absolute, holds `..` or names the root is left out (with a warning); a path given
+    /// twice keeps its last contents.
+    pub fn from_files<P, B>(files: impl IntoIterator<Item = (P, B)>) -> MemorySource
+    where
+        P: Into<String>,
+        B: Into<Vec<u8>>,
+    {
+        MemorySource {
+            files: build_map(files.into_iter().map(|(p, b)| (p.into(), b.into()))),
+        }
+    }
+}
+
+impl fmt::Debug for MemorySource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_map(f, "MemorySource", &self.files)
+    }
+}
+
+impl SkillSource for MemorySource {
+    fn skill_dirs(&self) -> Vec<String> {
+        map_skill_dirs(&self.files)
+    }
+
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        map_read(&self.files, path, limit)
+    }
+
+    fn files(&self, skill_dir: &str) -> Vec<(String, u64)> {
+        map_files(&self.files, skill_dir)
+    }
+
+    fn is_dir(&self, path: &str) -> bool {
+        map_is_dir(&self.files, path)
+    }
+}
+
+/// Skills compiled into a binary with `include_bytes!`/`include_str!`. A skill folder is any
+/// folder below the root holding `SKILL.md`, at any depth. `new` is `const`, so a source can
+/// be a `static`:
+///
+/// ```
+/// use skills_storage::{EmbeddedSource, SkillSource};
+///
+/// static SKILLS: EmbeddedSource = EmbeddedSource::new(&[
+///     ("hello/SKILL.md", b"---\nname: hello\ndescription: Greets.\n---\nSay hello.\n"),
+/// ]);
+/// assert_eq!(SKILLS.skill_dirs(), ["hello"]);
+/// ```
+pub struct EmbeddedSource {
+    entries: &'static [(&'static str, &'static [u8])],
+    map: OnceLock<BTreeMap<String, &'static [u8]>>,
+}
+
+impl EmbeddedSource {
+    /// A source of these files, by relative path with `/` separators. Paths are checked on
+    /// first use: one that is absolute, holds `..` or names the root is left out (with a
+    /// warning); a path given twice keeps its last contents.
+    pub const fn new(files: &'static [(&'static str, &'static [u8])]) -> EmbeddedSource {
+        EmbeddedSource {
+            entries: files,
+            map: OnceLock::new(),
+        }
+    }
+
+    fn map(&self) -> &BTreeMap<String, &'static [u8]> {
+        self.map.get_or_init(|| {
+            build_map(
+                self.entries
+                    .iter()
+                    .map(|&(path, bytes)| (path.to_owned(), bytes)),
+            )
+        })
+    }
+}
+
+impl fmt::Debug for EmbeddedSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        debug_map(f, "EmbeddedSource", self.map())
+    }
+}
+
+impl SkillSource for EmbeddedSource {
+    fn skill_dirs(&self) -> Vec<String> {
+        map_skill_dirs(self.map())
+    }
+
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        map_read(self.map(), path, limit)
+    }
+
+    fn files(&self, skill_dir: &str) -> Vec<(String, u64)> {
+        map_files(self.map(), skill_dir)
+    }
+
+    fn is_dir(&self, path: &str) -> bool {
+        map_is_dir(self.map(), path)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The same skills for every kind of source: two skills at depth one, a folder that is
+    /// not a skill, and hidden and `node_modules` entries inside a skill.
+    const FILES: &[(&str, &[u8])] = &[
+        ("b-tool/SKILL.md", b"---\nname: b-tool\n---\nB\n"),
+        ("pdf-tools/SKILL.md", b"---\nname: pdf-tools\n---\nBody\n"),
+        ("pdf-tools/references/forms.md", b"# Forms\n"),
+        ("pdf-tools/scripts/fill.py", b"print('fill')\n"),
+        ("pdf-tools/scripts/.cache", b"x"),
+        ("pdf-tools/.secret/key", b"k"),
+        ("pdf-tools/node_modules/dep/index.js", b"js"),
+        ("pdf-tools/a-b.txt", b"12345"),
+        ("notes/readme.md", b"not a skill"),
+    ];
+
+    static EMBEDDED: EmbeddedSource = EmbeddedSource::new(FILES);
+
+    fn on_disk(root: &Path, files: &[(&str, &[u8])]) {
+        for (path, bytes) in files {
+            let full = root.join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, bytes).unwrap();
+        }
+    }
+
+    /// What every source must answer alike for [`FILES`].
+    fn check_source(source: &dyn SkillSource) {
+        assert_eq!(source.skill_dirs(), ["b-tool", "pdf-tools"], "{source:?}");
+        assert_eq!(
+            source.read("pdf-tools/SKILL.md", 1024).unwrap(),
+            b"---\nname: pdf-tools\n---\nBody\n"
+        );
+        assert_eq!(
+            source.read("./pdf-tools//scripts/fill.py", 1024).unwrap(),
+            b"print('fill')\n"
+        );
+        assert_eq!(source.read("pdf-tools/a-b.txt", 5).unwrap(), b"12345");
+        assert!(matches!(
+            source.read("pdf-tools/a-b.txt", 4),
+            Err(ReadError::TooLarge { size: 5, limit: 4 })
+        ));
+        assert!(matches!(
+            source.read("pdf-tools/missing.md", 1024),
+            Err(ReadError::NotFound)
+        ));
+        assert!(matches!(
+            source.read("pdf-tools/scripts", 1024),
+            Err(ReadError::NotRegular("a directory"))
+        ));
+        for escape in [
+            "../outside.txt",
+            "pdf-tools/../../outside.txt",
+            "pdf-tools/../b-tool/SKILL.md",
+            "/etc/passwd",
+            "pdf-tools\\SKILL.md",
+            "pdf-tools/SKILL.md\0",
+        ] {
+            assert!(
+                matches!(source.read(escape, 1024), Err(ReadError::NotFound)),
+                "{escape:?} in {source:?}"
+            );
+            assert!(!source.is_dir(escape));
+        }
+        assert_eq!(
+            source.files("pdf-tools"),
+            [
+                ("SKILL.md".to_owned(), 29),
+                ("a-b.txt".to_owned(), 5),
+                ("references/forms.md".to_owned(), 8),
+                ("scripts/fill.py".to_owned(), 14),
+            ]
+        );
+        assert_eq!(source.files("pdf-tools/"), source.files("./pdf-tools"));
+        assert!(source.files("nope").is_empty());
+        assert!(source.files("..").is_empty());
+        assert!(source.files("../pdf-tools").is_empty());
+        assert!(source.is_dir("pdf-tools/references"));
+        assert!(source.is_dir("notes"));
+        assert!(source.is_dir(""));
+        assert!(source.is_dir("."));
+        assert!(!source.is_dir("pdf-tools/SKILL.md"));
+        assert!(!source.is_dir("pdf-tool"));
+        assert!(!source.is_dir(".."));
+    }
+
+    #[test]
+    fn paths_are_normalized_or_refused() {
+        assert_eq!(normalize("a/b").as_deref(), Some("a/b"));
+        assert_eq!(normalize("./a//b/").as_deref(), Some("a/b"));
+        assert_eq!(normalize("").as_deref(), Some(""));
+        assert_eq!(normalize(".").as_deref(), Some(""));
+        for bad in ["/a", "..", "a/..", "a/../b", "a\\b", "a\0"] {
+            assert_eq!(normalize(bad), None, "{bad:?}");
+        }
+        assert_eq!(path_order("a/x", "a-b/x"), Ordering::Less);
+    }
+
+    #[test]
+    fn filesystem_source() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(&root, FILES);
+        std::fs::write(tmp.path().join("outside.txt"), "secret").unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        check_source(&source);
+        assert_eq!(source.fs_root(), Some(root.as_path()));
+        assert_eq!(source.root(), root);
+    }
+
+    #[test]
+    fn filesystem_source_details() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("SKILL.md", b"root skill"),
+                ("group/x/SKILL.md", b"x"),
+                ("misnamed/skill.md", b"m"),
+            ],
+        );
+        let nested = FsSource::new(root.clone(), DiscoveryOptions::roots().with_max_depth(2));
+        assert_eq!(nested.skill_dirs(), ["group/x"]);
+        assert!(nested
+            .discovery()
+            .candidates
+            .iter()
+            .any(|c| c.misnamed.is_some()));
+        let validate = FsSource::new(root.clone(), DiscoveryOptions::validate());
+        assert_eq!(validate.skill_dirs(), [".", "group/x"]);
+        assert_eq!(validate.read("./SKILL.md", 100).unwrap(), b"root skill");
+        let missing = FsSource::new(tmp.path().join("not-yet"), DiscoveryOptions::roots());
+        assert!(missing.skill_dirs().is_empty());
+        assert!(missing.files(".").is_empty());
+        assert!(!missing.is_dir(""));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn filesystem_listing_follows_links_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[("s/SKILL.md", b"s"), ("s/assets/logo.svg", b"<svg/>")],
+        );
+        on_disk(tmp.path(), &[("shared/common.md", b"common")]);
+        std::os::unix::fs::symlink(tmp.path().join("shared"), root.join("s/shared")).unwrap();
+        std::os::unix::fs::symlink(root.join("s"), root.join("s/assets/loop")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("shared/common.md"), root.join("s/link.md"))
+            .unwrap();
+        let source = FsSource::new(root, DiscoveryOptions::roots());
+        assert_eq!(
+            source.files("s"),
+            [
+                ("SKILL.md".to_owned(), 1),
+                ("assets/logo.svg".to_owned(), 6),
+                ("link.md".to_owned(), 6),
+                ("shared/common.md".to_owned(), 6),
+            ]
+        );
+    }
+
+    #[test]
+    fn memory_source() {
+        let source = MemorySource::from_files(FILES.iter().copied());
+        check_source(&source);
+        assert_eq!(source.fs_root(), None);
+    }
+
+    #[test]
+    fn embedded_source() {
+        check_source(&EMBEDDED);
+        assert_eq!(EMBEDDED.fs_root(), None);
+        assert!(format!("{EMBEDDED:?}").contains("pdf-tools/SKILL.md"));
+    }
+
+    #[test]
+    fn map_sources_find_skills_at_any_depth_and_drop_bad_paths() {
+        let source = MemorySource::from_files([
+            ("SKILL.md", "a root SKILL.md is not a skill folder"),
+            ("group/x/SKILL.md", "x"),
+            ("group/x/inner/SKILL.md", "inner"),
+            ("a-b/SKILL.md", "ab"),
+            ("a/SKILL.md", "a"),
+            ("../escape/SKILL.md", "no"),
+            ("/abs/SKILL.md", "no"),
+            ("", "no"),
+            ("dup/SKILL.md", "first"),
+            ("dup/SKILL.md", "second"),
+        ]);
+        assert_eq!(
+            source.skill_dirs(),
+            ["a", "a-b", "dup", "group/x", "group/x/inner"]
+        );
+        assert_eq!(source.read("dup/SKILL.md", 100).unwrap(), b"second");
+        assert!(!source.is_dir("escape"));
+        assert!(!source.is_dir("abs"));
+        assert_eq!(
+            source.files("group/x"),
+            [("SKILL.md".to_owned(), 1), ("inner/SKILL.md".to_owned(), 5)]
+        );
+        let sources: Vec<Box<dyn SkillSource>> =
+            vec![Box::new(source.clone()), Box::new(EmbeddedSource::new(&[]))];
+        assert!(sources[1].skill_dirs().is_empty());
+    }
+}
