@@ -4,7 +4,10 @@
 //! and the index. The README, below, is compiled as part of the documentation tests.
 #![doc = include_str!("../README.md")]
 
-pub use skills_index::{check_candidate, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+pub use skills_index::{
+    check_candidate, ChangeEvent, ChangeKind, IndexError, PathDiagnostic, RootSpec, Shadowed,
+    SkillIndex, SkillIndexBuilder, SkillReport, Snapshot, DEFAULT_SKILL_FILE_LIMIT,
+};
 pub use skills_model::*;
 pub use skills_parser::{ParseInput, ParsedSkill, SkillParser, SkillParserBuilder};
 pub use skills_storage::{
