@@ -46,27 +46,3 @@ impl IndexError {
         }
     }
 }
-
-/// The closest of `names` to `wanted` by edit distance, if it is close enough to suggest.
-pub(crate) fn suggest<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (wanted.chars().count() / 3).max(2);
-    names
-        .map(|n| (edit_distance(wanted, n), n))
-        .filter(|(d, _)| *d <= limit)
-        .min()
-        .map(|(_, n)| n.to_owned())
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let cost = usize::from(ca != *cb);
-            cur[j + 1] = (prev[j] + cost).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
-}

@@ -9,7 +9,6 @@ use skills_model::{Skill, SkillFile};
 use skills_parser::{ParseInput, SkillParser};
 use skills_storage::read_bounded;
 
-use crate::error::suggest;
 use crate::{IndexError, Snapshot};
 
 /// The folders whose files a loaded skill lists.
@@ -24,7 +23,7 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
         let names = snapshot.skills().map(|r| r.name.as_str());
         return Err(IndexError::NotFound {
             name: name.into(),
-            suggestion: suggest(name, names),
+            suggestion: skills_model::closest_name(name, names),
         });
     };
     if let Some(skill) = snapshot.bodies[i].get() {

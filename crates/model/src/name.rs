@@ -107,6 +107,37 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
     None
 }
 
+/// The closest of `names` to `wanted` by edit distance, when it is close enough to suggest
+/// ("did you mean ...?"): within a third of `wanted`'s length, and at least 2 edits.
+///
+/// ```
+/// assert_eq!(skills_model::closest_name("pdf-tool", ["pdf-tools", "docx"].into_iter()).as_deref(), Some("pdf-tools"));
+/// assert_eq!(skills_model::closest_name("zzz", ["pdf-tools"].into_iter()), None);
+/// ```
+pub fn closest_name<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
+    let limit = (wanted.chars().count() / 3).max(2);
+    names
+        .map(|n| (edit_distance(wanted, n), n))
+        .filter(|(d, _)| *d <= limit)
+        .min()
+        .map(|(_, n)| n.to_owned())
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            cur[j + 1] = (prev[j] + usize::from(ca != *cb))
+                .min(prev[j + 1] + 1)
+                .min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
 impl fmt::Debug for SkillName {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Debug::fmt(&self.0, f)

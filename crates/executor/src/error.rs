@@ -1,0 +1,133 @@
+//! The executor's error type. Every variant has a stable code that `skillctl session` and
+//! hosts put in front of the model.
+
+use thiserror::Error;
+
+use crate::ScriptError;
+
+/// Errors of the runtime tools and the session.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum ExecError {
+    /// No visible skill has this name.
+    #[error("no skill named {name:?}{}", suggestion.as_ref().map(|s| format!("; did you mean {s:?}?")).unwrap_or_default())]
+    NotFound {
+        /// The name asked for.
+        name: String,
+        /// The closest visible name, when one is close.
+        suggestion: Option<String>,
+    },
+    /// The call needs an active skill (or names one that is not active).
+    #[error("{0}")]
+    NotActive(String),
+    /// `skills_unload` named skills that are not on top of the stack.
+    #[error("unload {} first: skills are unloaded from the top of the stack", must_first.join(", "))]
+    UnloadOrder {
+        /// The skills above the named ones, which must go first.
+        must_first: Vec<String>,
+    },
+    /// Loading would exceed the cap on active skills.
+    #[error("loading would make {requested} skills active; at most {cap} may be active at once: load fewer, or unload some first")]
+    TooManyActive {
+        /// The cap.
+        cap: usize,
+        /// How many would be active.
+        requested: usize,
+    },
+    /// The skill conflicts with an active (or co-loaded) skill.
+    #[error("{skill:?} conflicts with active skill {with:?}: unload {with:?} first")]
+    Conflict {
+        /// The skill being loaded.
+        skill: String,
+        /// The skill it conflicts with.
+        with: String,
+    },
+    /// A required composition dependency is not available.
+    #[error("{skill:?} depends on {dependency:?}, which is not available")]
+    DependencyMissing {
+        /// The skill being loaded.
+        skill: String,
+        /// The missing dependency.
+        dependency: String,
+    },
+    /// A required tool of `tool-binding` is not provided by the host.
+    #[error("{skill:?} needs the tool {tool:?}, which this host does not provide")]
+    ToolBindingMissing {
+        /// The skill being loaded.
+        skill: String,
+        /// The missing tool.
+        tool: String,
+    },
+    /// A path given to `skills_read` or `skills_run_script` is refused.
+    #[error("{path:?}: {reason}")]
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// Why it is refused.
+        reason: String,
+    },
+    /// A file is over the read limit.
+    #[error("{path:?} is {size} bytes, over the limit of {limit} bytes")]
+    FileTooLarge {
+        /// The path as given.
+        path: String,
+        /// Its size.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// The skill's layer is not trusted to run scripts or hooks.
+    #[error("{skill:?} comes from the {layer} layer, which is not trusted to run scripts or hooks; the host can trust it (skillctl session --trust {layer})")]
+    Untrusted {
+        /// The skill.
+        skill: String,
+        /// Its layer.
+        layer: String,
+    },
+    /// The skill's `security` manifest says it executes no commands.
+    #[error("{0:?} declares `security.executesCommands: false`: its scripts cannot run")]
+    ScriptsForbidden(String),
+    /// The script could not be started.
+    #[error(transparent)]
+    Script(#[from] ScriptError),
+    /// A host tool call was denied.
+    #[error("{0}")]
+    ToolNotAllowed(String),
+    /// The audit sink could not record the event, so the call was refused.
+    #[error("the audit log cannot be written, so the call is refused: {0}")]
+    Audit(String),
+    /// The tool input is malformed.
+    #[error("invalid input: {0}")]
+    BadInput(String),
+    /// No runtime tool has this name.
+    #[error("no runtime tool named {0:?}")]
+    UnknownTool(String),
+    /// The skill's files could not be read.
+    #[error("{0}")]
+    Load(String),
+}
+
+impl ExecError {
+    /// A stable, upper-case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            ExecError::NotFound { .. } => "SKILL_NOT_FOUND",
+            ExecError::NotActive(_) => "SKILL_NOT_ACTIVE",
+            ExecError::UnloadOrder { .. } => "SKILL_UNLOAD_ORDER",
+            ExecError::TooManyActive { .. } => "SKILL_TOO_MANY_ACTIVE",
+            ExecError::Conflict { .. } => "SKILL_CONFLICT",
+            ExecError::DependencyMissing { .. } => "SKILL_DEPENDENCY_MISSING",
+            ExecError::ToolBindingMissing { .. } => "SKILL_TOOL_BINDING_MISSING",
+            ExecError::InvalidPath { .. } => "SKILL_PATH_INVALID",
+            ExecError::FileTooLarge { .. } => "SKILL_FILE_TOO_LARGE",
+            ExecError::Untrusted { .. } => "SKILL_UNTRUSTED",
+            ExecError::ScriptsForbidden(_) => "SKILL_SCRIPTS_FORBIDDEN",
+            ExecError::Script(_) => "SKILL_SCRIPT_FAILED",
+            ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
+            ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
+            ExecError::BadInput(_) => "SKILL_BAD_INPUT",
+            ExecError::UnknownTool(_) => "SKILL_UNKNOWN_TOOL",
+            ExecError::Load(_) => "SKILL_LOAD_FAILED",
+        }
+    }
+}

@@ -1,0 +1,179 @@
+//! The host's policy: which layers may run scripts, how many skills may be active, how
+//! instructions reach the model, and the limits of reads and scripts.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use skills_model::Layer;
+
+/// How a loaded skill's instructions reach the model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery {
+    /// In the `skills_load` result (with `base_path`).
+    ToolResult,
+    /// In the top-level instructions (`Session::instructions`), rebuilt every turn.
+    TopLevel,
+}
+
+/// What happens to a host tool call when no active skill restricts tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultDecision {
+    /// Allow it (the default).
+    Allow,
+    /// Deny it.
+    Deny,
+}
+
+/// The host's policy. Build one with [`Policy::builder`].
+#[derive(Debug, Clone)]
+pub struct Policy {
+    pub(crate) trusted: Vec<Layer>,
+    pub(crate) max_active: usize,
+    pub(crate) delivery: Delivery,
+    pub(crate) read_limit: u64,
+    pub(crate) narrow_reads: bool,
+    pub(crate) script_timeout: Duration,
+    pub(crate) output_limit: usize,
+    pub(crate) workdirs: Vec<PathBuf>,
+    pub(crate) host_tools: Option<Vec<String>>,
+    pub(crate) default_decision: DefaultDecision,
+    /// Lowercased tool name → the input fields that hold its primary argument, in order.
+    pub(crate) primary_args: HashMap<String, Vec<String>>,
+}
+
+impl Default for Policy {
+    fn default() -> Policy {
+        Policy::builder().build()
+    }
+}
+
+/// Configures a [`Policy`].
+#[derive(Debug, Clone)]
+pub struct PolicyBuilder {
+    policy: Policy,
+}
+
+impl Policy {
+    /// The defaults: every layer but `project` trusted, 8 active skills, instructions in
+    /// tool results, reads up to 200,000 bytes, scripts for 60 s with 1 MiB of output each
+    /// way, calls allowed when no skill restricts them, and `Bash` → `command`,
+    /// `Read`/`Write`/`Edit` → `file_path` or `path` as primary arguments.
+    pub fn builder() -> PolicyBuilder {
+        let mut primary_args = HashMap::new();
+        primary_args.insert("bash".to_owned(), vec!["command".to_owned()]);
+        for tool in ["read", "write", "edit"] {
+            primary_args.insert(
+                tool.to_owned(),
+                vec!["file_path".to_owned(), "path".to_owned()],
+            );
+        }
+        PolicyBuilder {
+            policy: Policy {
+                trusted: vec![Layer::Enterprise, Layer::Personal, Layer::Plugin],
+                max_active: 8,
+                delivery: Delivery::ToolResult,
+                read_limit: 200_000,
+                narrow_reads: false,
+                script_timeout: Duration::from_secs(60),
+                output_limit: 1 << 20,
+                workdirs: Vec::new(),
+                host_tools: None,
+                default_decision: DefaultDecision::Allow,
+                primary_args,
+            },
+        }
+    }
+
+    /// Whether skills of `layer` may run scripts and hooks.
+    pub fn trusts(&self, layer: Layer) -> bool {
+        self.trusted.contains(&layer)
+    }
+}
+
+impl PolicyBuilder {
+    /// Trusts a layer to run scripts and hooks.
+    pub fn trust(mut self, layer: Layer) -> PolicyBuilder {
+        if !self.policy.trusted.contains(&layer) {
+            self.policy.trusted.push(layer);
+        }
+        self
+    }
+
+    /// Withdraws trust from a layer.
+    pub fn distrust(mut self, layer: Layer) -> PolicyBuilder {
+        self.policy.trusted.retain(|l| *l != layer);
+        self
+    }
+
+    /// The cap on active skills per session (at least 1).
+    pub fn max_active(mut self, n: usize) -> PolicyBuilder {
+        self.policy.max_active = n.max(1);
+        self
+    }
+
+    /// How instructions reach the model.
+    pub fn delivery(mut self, delivery: Delivery) -> PolicyBuilder {
+        self.policy.delivery = delivery;
+        self
+    }
+
+    /// The largest file `skills_read` serves.
+    pub fn read_limit(mut self, bytes: u64) -> PolicyBuilder {
+        self.policy.read_limit = bytes;
+        self
+    }
+
+    /// Serve only files directly under `scripts/`, `references/` and `assets/`.
+    pub fn narrow_reads(mut self, yes: bool) -> PolicyBuilder {
+        self.policy.narrow_reads = yes;
+        self
+    }
+
+    /// The default script timeout.
+    pub fn script_timeout(mut self, timeout: Duration) -> PolicyBuilder {
+        self.policy.script_timeout = timeout;
+        self
+    }
+
+    /// The cap on each of a script's stdout and stderr.
+    pub fn output_limit(mut self, bytes: usize) -> PolicyBuilder {
+        self.policy.output_limit = bytes;
+        self
+    }
+
+    /// A folder outside the skills where scripts may run.
+    pub fn allow_workdir(mut self, dir: impl Into<PathBuf>) -> PolicyBuilder {
+        self.policy.workdirs.push(dir.into());
+        self
+    }
+
+    /// The tools this host provides (for `tool-binding`); unset means "not checked".
+    pub fn host_tools<I: IntoIterator<Item = S>, S: Into<String>>(
+        mut self,
+        tools: I,
+    ) -> PolicyBuilder {
+        self.policy.host_tools = Some(tools.into_iter().map(Into::into).collect());
+        self
+    }
+
+    /// What happens to a call when no active skill restricts tools.
+    pub fn default_decision(mut self, decision: DefaultDecision) -> PolicyBuilder {
+        self.policy.default_decision = decision;
+        self
+    }
+
+    /// Declares the input field that holds a tool's primary argument (what `Tool(...)`
+    /// specifiers match).
+    pub fn primary_arg(mut self, tool: &str, field: &str) -> PolicyBuilder {
+        self.policy
+            .primary_args
+            .insert(tool.to_ascii_lowercase(), vec![field.to_owned()]);
+        self
+    }
+
+    /// The policy.
+    pub fn build(self) -> Policy {
+        self.policy
+    }
+}
