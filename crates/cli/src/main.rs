@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod list;
 mod roots;
+mod session;
 mod validate;
 mod watch;
 
@@ -29,6 +30,8 @@ enum Command {
     Show(list::ShowArgs),
     /// Print change events as JSON lines while skills change on disk.
     Watch(watch::WatchArgs),
+    /// Serve the runtime tools as JSON lines on stdin and stdout.
+    Session(session::SessionArgs),
 }
 
 fn main() -> ExitCode {
@@ -48,6 +51,7 @@ fn main() -> ExitCode {
         Command::List(args) => list::list(&args),
         Command::Show(args) => list::show(&args),
         Command::Watch(args) => watch::watch(&args),
+        Command::Session(args) => session::run(&args),
     };
     match result {
         Ok(code) => code,

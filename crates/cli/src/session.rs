@@ -1,0 +1,149 @@
+//! `skillctl session`: the executor over JSON lines, so a host in any language can drive
+//! it. One request per line on stdin, one response per line on stdout.
+
+use std::io::{BufRead as _, Write as _};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result};
+use serde_json::{json, Value};
+use skills_executor::{AuditSink, Executor, JsonlFileSink, NullSink, Policy, SessionContext};
+use skills_model::Layer;
+
+use crate::roots::RootArgs;
+
+/// Serve the runtime tools as JSON lines on stdin and stdout.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SessionArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// Append audit events to this file (JSON lines).
+    #[arg(long, value_name = "FILE")]
+    audit: Option<std::path::PathBuf>,
+    /// fsync the audit file after every event.
+    #[arg(long)]
+    audit_fsync: bool,
+    /// Trust a layer to run scripts and hooks (repeatable; project is untrusted by default).
+    #[arg(long, value_name = "LAYER")]
+    trust: Vec<Layer>,
+    /// The cap on active skills.
+    #[arg(long, default_value_t = 8)]
+    max_active: usize,
+    /// The agent type (for skills' `scope`).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The tenant (for skills' `scope`).
+    #[arg(long)]
+    tenant: Option<String>,
+    /// The environment (for skills' `scope`).
+    #[arg(long)]
+    environment: Option<String>,
+    /// Declare a tool's primary argument for check_tool: TOOL=FIELD (repeatable).
+    #[arg(long, value_name = "TOOL=FIELD")]
+    primary_arg: Vec<String>,
+}
+
+pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
+    let index = Arc::new(args.roots.build_index(false)?);
+    let mut policy = Policy::builder().max_active(args.max_active);
+    for layer in &args.trust {
+        policy = policy.trust(*layer);
+    }
+    for spec in &args.primary_arg {
+        let (tool, field) = spec
+            .split_once('=')
+            .with_context(|| format!("--primary-arg {spec:?}: expected TOOL=FIELD"))?;
+        policy = policy.primary_arg(tool, field);
+    }
+    let sink: Arc<dyn AuditSink> = match &args.audit {
+        Some(path) => Arc::new(
+            JsonlFileSink::open(path)
+                .with_context(|| format!("opening the audit file {}", path.display()))?
+                .with_fsync(args.audit_fsync),
+        ),
+        None => Arc::new(NullSink),
+    };
+    let executor = Executor::builder(index)
+        .policy(policy.build())
+        .audit_sink(sink)
+        .build();
+    let mut context = SessionContext::builder();
+    if let Some(a) = &args.agent {
+        context = context.agent(a);
+    }
+    if let Some(t) = &args.tenant {
+        context = context.tenant(t);
+    }
+    if let Some(e) = &args.environment {
+        context = context.environment(e);
+    }
+    let session = executor.session(context.build());
+    // Whatever ends the loop (end of input, a broken pipe), the task guard deactivates
+    // every skill, audited.
+    let _task = session.task();
+    let stdin = std::io::stdin();
+    let mut out = std::io::stdout().lock();
+    for line in stdin.lock().lines() {
+        let line = line.context("reading stdin")?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let response = respond(&session, &line);
+        writeln!(out, "{response}")?;
+        out.flush()?;
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn error(id: &Value, code: &str, message: &str) -> Value {
+    json!({"id": id, "ok": false, "error": {"code": code, "message": message}})
+}
+
+fn respond(session: &skills_executor::Session, line: &str) -> Value {
+    let request: Value = match serde_json::from_str(line) {
+        Ok(v) => v,
+        Err(e) => {
+            return error(
+                &Value::Null,
+                "SKILL_BAD_REQUEST",
+                &format!("not a JSON request: {e}"),
+            )
+        }
+    };
+    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    let Some(tool) = request.get("tool").and_then(Value::as_str) else {
+        return error(
+            &id,
+            "SKILL_BAD_REQUEST",
+            "a request needs \"tool\" (a string) and \"input\"",
+        );
+    };
+    let input = request.get("input").cloned().unwrap_or(Value::Null);
+    match tool {
+        "check_tool" => {
+            let Some(name) = input.get("tool").and_then(Value::as_str) else {
+                return error(
+                    &id,
+                    "SKILL_BAD_INPUT",
+                    "check_tool needs input.tool (a string)",
+                );
+            };
+            let call_input = input.get("input").cloned().unwrap_or(Value::Null);
+            let d = session.check_tool(name, &call_input);
+            let decision = if d.allowed { "allow" } else { "deny" };
+            json!({"id": id, "ok": true, "output": {"decision": decision, "reason": d.reason}})
+        }
+        "tool_definitions" => json!({"id": id, "ok": true, "output": session.tool_definitions()}),
+        "instructions" => {
+            let budget = input
+                .get("budget")
+                .and_then(Value::as_u64)
+                .and_then(|b| usize::try_from(b).ok());
+            json!({"id": id, "ok": true, "output": {"instructions": session.instructions(budget)}})
+        }
+        _ => match session.call_tool(tool, input) {
+            Ok(output) => json!({"id": id, "ok": true, "output": output}),
+            Err(e) => error(&id, e.code(), &e.to_string()),
+        },
+    }
+}
