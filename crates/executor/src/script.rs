@@ -1,11 +1,42 @@
 //! The script runner: one script as a real child process, with argv (never a shell), a
 //! cleared environment, a timeout that kills the whole process group, and capped output.
 //!
-//! (Stub: the interface is fixed; the implementation is being written.)
+//! # How a run works
+//!
+//! * The program is the interpreter for the script's extension (see [`interpreter_for`]),
+//!   given the script's absolute path and then the arguments; without a known extension the
+//!   script itself is executed and must carry an executable bit. Arguments go straight into
+//!   argv: no shell ever sees them. The interpreter is looked up on the `PATH` the child
+//!   gets (so a `PATH` passed in the request's environment applies to it too).
+//! * The environment is cleared except for `PATH`, `HOME` and `LANG` (copied from this
+//!   process when set), then the request's pairs are added (and may override those).
+//! * stdin is `/dev/null`; stdout and stderr are pipes, each drained by its own thread
+//!   into a buffer shared with the caller. A reader keeps at most `output_limit` bytes and
+//!   keeps reading (and discarding) past it, so the child never blocks on a full pipe.
+//! * On unix the child leads a new process group (`process_group(0)`). A watcher thread
+//!   blocks until the child has exited; the caller waits for that with
+//!   `recv_timeout(timeout)`, so nothing sleeps or polls. On Linux and Android the watcher
+//!   uses `waitid(WEXITED | WNOWAIT)`, which leaves the child unreaped: its PID (and so
+//!   the process group ID) cannot be reused before the caller has killed the group and
+//!   reaped it. Elsewhere the watcher reaps the child itself.
+//! * Whether the child exited or the timeout fired, the whole group gets `SIGKILL` (on a
+//!   timeout the child itself too, in case it left the group): background grandchildren
+//!   die, and with them the last write ends of the pipes. The readers are then given a
+//!   short grace period ([`READER_GRACE`]) to reach end of file; a process that escaped
+//!   the group (`setsid`) and still holds a pipe cannot hold up the run beyond that, and
+//!   whatever was read so far is returned.
+//! * Off unix there are no process groups: the child is polled with `try_wait` and killed
+//!   on its own at the timeout; the readers' grace period still bounds the run.
 
+use std::io::{self, Read};
 use std::path::Path;
-use std::time::Duration;
+use std::process::{Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::sync::Arc;
+use std::thread;
+use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
 use serde::Serialize;
 use thiserror::Error;
 
@@ -48,7 +79,9 @@ pub struct ScriptOutput {
 #[non_exhaustive]
 pub enum ScriptError {
     /// No interpreter for the extension, and the file is not executable.
-    #[error("{0}: not executable and no interpreter is known for its extension (.py, .sh, .js, .rb)")]
+    #[error(
+        "{0}: not executable and no interpreter is known for its extension (.py, .sh, .js, .rb)"
+    )]
     NotExecutable(String),
     /// The process could not be spawned.
     #[error("cannot start {path}: {source}")]
@@ -72,7 +105,439 @@ pub fn interpreter_for(script: &Path) -> Option<&'static str> {
     }
 }
 
+/// Variables copied from this process into the child's otherwise empty environment.
+const PASSED_THROUGH: &[&str] = &[
+    "PATH",
+    "HOME",
+    "LANG",
+    // Windows programs commonly fail to start without it.
+    #[cfg(windows)]
+    "SYSTEMROOT",
+];
+
+/// How long the pipe readers get, once the process group is dead, to reach end of file.
+/// Only a process that left the group while holding a pipe makes this matter.
+const READER_GRACE: Duration = Duration::from_millis(500);
+
+/// The size of one read from a pipe.
+const CHUNK: usize = 64 * 1024;
+
 /// Runs one script to completion or timeout.
 pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptError> {
-    Err(ScriptError::NotExecutable(request.script.display().to_string()))
+    let script = std::path::absolute(request.script).map_err(|e| spawn_error(request.script, e))?;
+    let mut command = command_for(&script, request)?;
+
+    let started = Instant::now();
+    let mut child = command
+        .spawn()
+        .map_err(|e| match interpreter_for(&script) {
+            Some(interpreter) => spawn_error(
+                &script,
+                io::Error::new(e.kind(), format!("{interpreter}: {e}")),
+            ),
+            None => spawn_error(&script, e),
+        })?;
+
+    let limit = request.output_limit;
+    let stdout = Capture::start(child.stdout.take(), limit, "script-stdout");
+    let stderr = Capture::start(child.stderr.take(), limit, "script-stderr");
+    let (stdout, stderr) = match (stdout, stderr) {
+        (Ok(stdout), Ok(stderr)) => (stdout, stderr),
+        (Err(e), _) | (_, Err(e)) => {
+            sys::abort(&mut child);
+            return Err(spawn_error(&script, e));
+        }
+    };
+
+    let waited = sys::wait(child, request.timeout).map_err(|e| spawn_error(&script, e))?;
+
+    let deadline = Instant::now()
+        .checked_add(READER_GRACE)
+        .unwrap_or_else(Instant::now);
+    let (stdout, stdout_cut) = stdout.finish(deadline, limit);
+    let (stderr, stderr_cut) = stderr.finish(deadline, limit);
+
+    let exit_code = waited.status.and_then(|status| status.code());
+    Ok(ScriptOutput {
+        exit_code,
+        stdout,
+        stderr,
+        truncated: stdout_cut || stderr_cut,
+        // A child that exited on its own just as the timer fired was not killed by it.
+        timed_out: waited.timed_out && exit_code.is_none(),
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+    })
+}
+
+/// The command for a script: interpreter or the file itself, argv, environment, working
+/// directory, stdio and (on unix) a process group of its own.
+fn command_for(script: &Path, request: &ScriptRequest<'_>) -> Result<Command, ScriptError> {
+    let metadata = std::fs::metadata(script).map_err(|e| spawn_error(script, e))?;
+    let mut command = match interpreter_for(script) {
+        Some(interpreter) => {
+            let mut command = Command::new(interpreter);
+            command.arg(script);
+            command
+        }
+        None if sys::is_executable(&metadata) => Command::new(script),
+        None => return Err(ScriptError::NotExecutable(script.display().to_string())),
+    };
+    command.args(request.args);
+
+    command.env_clear();
+    for &name in PASSED_THROUGH {
+        if let Some(value) = std::env::var_os(name) {
+            command.env(name, value);
+        }
+    }
+    for (name, value) in request.env {
+        command.env(name, value);
+    }
+
+    command
+        .current_dir(request.workdir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    sys::configure(&mut command);
+    Ok(command)
+}
+
+fn spawn_error(script: &Path, source: io::Error) -> ScriptError {
+    ScriptError::Spawn {
+        path: script.display().to_string(),
+        source,
+    }
+}
+
+/// How the wait for the child ended.
+#[derive(Debug)]
+struct Waited {
+    /// The child's status, when it could be collected.
+    status: Option<ExitStatus>,
+    /// Whether the timeout fired before the child exited.
+    timed_out: bool,
+}
+
+/// What a pipe reader has collected so far.
+#[derive(Debug, Default)]
+struct Captured {
+    /// At most the limit's worth of bytes.
+    data: Vec<u8>,
+    /// Whether bytes past the limit were discarded.
+    truncated: bool,
+    /// Set when the caller has taken `data`: anything read later is discarded.
+    taken: bool,
+}
+
+/// One pipe drained by its own thread.
+#[derive(Debug)]
+struct Capture {
+    shared: Arc<Mutex<Captured>>,
+    /// Disconnected once the reader thread is done (end of file or a read error).
+    done: Receiver<()>,
+}
+
+impl Capture {
+    /// Starts a thread that reads `pipe` to its end, keeping at most `limit` bytes.
+    fn start<R: Read + Send + 'static>(
+        pipe: Option<R>,
+        limit: usize,
+        name: &str,
+    ) -> io::Result<Self> {
+        let shared = Arc::new(Mutex::new(Captured::default()));
+        let (done_tx, done) = mpsc::channel::<()>();
+        if let Some(mut pipe) = pipe {
+            let buffer = Arc::clone(&shared);
+            thread::Builder::new()
+                .name(name.to_owned())
+                .spawn(move || {
+                    let _done = done_tx;
+                    let mut chunk = vec![0_u8; CHUNK];
+                    loop {
+                        match pipe.read(&mut chunk) {
+                            Ok(0) => break,
+                            Ok(n) => {
+                                let mut captured = buffer.lock();
+                                if captured.taken {
+                                    continue;
+                                }
+                                let keep = n.min(limit.saturating_sub(captured.data.len()));
+                                captured.data.extend_from_slice(&chunk[..keep]);
+                                if keep < n {
+                                    captured.truncated = true;
+                                }
+                            }
+                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                            Err(_) => break,
+                        }
+                    }
+                })?;
+        }
+        Ok(Self { shared, done })
+    }
+
+    /// Waits for the reader until `deadline` at the latest, then takes what it has read,
+    /// as text of at most `limit` bytes, and whether anything was cut.
+    fn finish(self, deadline: Instant, limit: usize) -> (String, bool) {
+        // `Disconnected` means the reader is done; `Timeout` that something outside the
+        // process group still holds the pipe: take what there is.
+        let _ = self
+            .done
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        let (data, truncated) = {
+            let mut captured = self.shared.lock();
+            captured.taken = true;
+            (std::mem::take(&mut captured.data), captured.truncated)
+        };
+        into_text(data, truncated, limit)
+    }
+}
+
+/// Lossy UTF-8 of at most `limit` bytes. When the bytes were cut at the limit, a character
+/// cut in half at the end is dropped rather than turned into U+FFFD; if replacement
+/// characters still make the text longer than the limit, it is cut at a character boundary.
+fn into_text(mut data: Vec<u8>, mut truncated: bool, limit: usize) -> (String, bool) {
+    if truncated {
+        trim_incomplete_char(&mut data);
+    }
+    let mut text = match String::from_utf8(data) {
+        Ok(text) => text,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    };
+    if text.len() > limit {
+        let mut end = limit;
+        while !text.is_char_boundary(end) {
+            end -= 1;
+        }
+        text.truncate(end);
+        truncated = true;
+    }
+    (text, truncated)
+}
+
+/// Drops a UTF-8 sequence left incomplete at the end of `data`.
+fn trim_incomplete_char(data: &mut Vec<u8>) {
+    let len = data.len();
+    // An incomplete sequence is at most 3 bytes long: its lead byte is among the last 3.
+    for back in 1..=len.min(3) {
+        let byte = data[len - back];
+        if byte & 0xC0 == 0x80 {
+            continue; // a continuation byte: look further back for the lead
+        }
+        let needed = match byte {
+            0xF0..=0xF7 => 4,
+            0xE0..=0xEF => 3,
+            0xC0..=0xDF => 2,
+            _ => 1,
+        };
+        if needed > back {
+            data.truncate(len - back);
+        }
+        return;
+    }
+}
+
+#[cfg(unix)]
+mod sys {
+    //! Process groups, `SIGKILL` through rustix, and a watcher thread for the exit.
+
+    use std::fs::Metadata;
+    use std::io;
+    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+    use std::sync::mpsc::{self, RecvTimeoutError};
+    use std::thread;
+    use std::time::Duration;
+
+    use rustix::io::Errno;
+    use rustix::process::{kill_process, kill_process_group, Pid, Signal};
+
+    use super::Waited;
+
+    /// Puts the child in a new process group of its own (its PID is the group ID).
+    pub(super) fn configure(command: &mut Command) {
+        command.process_group(0);
+    }
+
+    /// A regular file with at least one executable bit.
+    pub(super) fn is_executable(metadata: &Metadata) -> bool {
+        metadata.is_file() && metadata.permissions().mode() & 0o111 != 0
+    }
+
+    /// Kills the child and its group and reaps the child.
+    pub(super) fn abort(child: &mut Child) {
+        let pid = Pid::from_child(child);
+        kill(pid, true);
+        let _ = child.wait();
+    }
+
+    /// `SIGKILL` to the process group led by `pid` and, with `child_too`, to `pid` itself
+    /// (which may have left the group). "No such process" is the expected outcome when
+    /// the group is already empty.
+    fn kill(pid: Pid, child_too: bool) {
+        if child_too {
+            if let Err(e) = kill_process(pid, Signal::KILL) {
+                if e != Errno::SRCH {
+                    tracing::warn!(pid = pid.as_raw_nonzero().get(), error = %e, "cannot kill the script");
+                }
+            }
+        }
+        if let Err(e) = kill_process_group(pid, Signal::KILL) {
+            if e != Errno::SRCH {
+                tracing::warn!(pgid = pid.as_raw_nonzero().get(), error = %e, "cannot kill the script's process group");
+            }
+        }
+    }
+
+    /// Waits for the child to exit, for `timeout` at most; then kills the whole process
+    /// group (and on a timeout the child itself) and reaps the child.
+    ///
+    /// The watcher thread only observes the exit (`waitid` with `WNOWAIT`): the child stays
+    /// unreaped, so its PID, which is the group ID, cannot be reused by an unrelated process
+    /// before the group has been killed.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+        use rustix::process::{waitid, WaitId, WaitIdOptions};
+
+        let pid = Pid::from_child(&child);
+        let (exited_tx, exited) = mpsc::channel::<()>();
+        let watcher = thread::Builder::new()
+            .name("script-wait".to_owned())
+            .spawn(move || loop {
+                match waitid(
+                    WaitId::Pid(pid),
+                    WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+                ) {
+                    Ok(_) => {
+                        let _ = exited_tx.send(());
+                        break;
+                    }
+                    Err(e) if e == Errno::INTR => {}
+                    // Cannot happen for an unreaped child of ours; dropping the sender makes
+                    // the caller kill the child rather than wait for ever.
+                    Err(_) => break,
+                }
+            });
+        if let Err(e) = watcher {
+            abort(&mut child);
+            return Err(e);
+        }
+
+        let outcome = exited.recv_timeout(timeout);
+        kill(pid, outcome.is_err());
+        let status = child.wait().ok();
+        Ok(Waited {
+            status,
+            timed_out: matches!(outcome, Err(RecvTimeoutError::Timeout)),
+        })
+    }
+
+    /// Waits for the child to exit, for `timeout` at most; then kills the whole process
+    /// group (and on a timeout the child itself) and collects the child's status.
+    ///
+    /// Here the watcher thread reaps the child itself (`waitid` with `WNOWAIT` is not
+    /// reliable everywhere), so there is a tiny window in which the group ID could be
+    /// reused; PIDs are not recycled that fast in practice.
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+        let pid = Pid::from_child(&child);
+        let (status_tx, status) = mpsc::channel();
+        let watcher = thread::Builder::new()
+            .name("script-wait".to_owned())
+            .spawn(move || {
+                let _ = status_tx.send(child.wait());
+            });
+        if let Err(e) = watcher {
+            // The child went down with the thread's closure, unreaped: kill it anyway.
+            kill(pid, true);
+            return Err(e);
+        }
+
+        match status.recv_timeout(timeout) {
+            Ok(result) => {
+                kill(pid, false);
+                Ok(Waited {
+                    status: result.ok(),
+                    timed_out: false,
+                })
+            }
+            Err(RecvTimeoutError::Timeout) => {
+                kill(pid, true);
+                let result = status.recv_timeout(Duration::from_secs(5)).ok();
+                Ok(Waited {
+                    status: result.and_then(Result::ok),
+                    timed_out: true,
+                })
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                kill(pid, true);
+                Ok(Waited {
+                    status: None,
+                    timed_out: false,
+                })
+            }
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod sys {
+    //! Fallback without process groups: only the child itself is killed at the timeout,
+    //! and its exit is polled.
+
+    use std::fs::Metadata;
+    use std::io;
+    use std::process::{Child, Command};
+    use std::thread;
+    use std::time::{Duration, Instant};
+
+    use super::Waited;
+
+    /// How often the child is polled.
+    const POLL: Duration = Duration::from_millis(10);
+
+    /// Nothing to configure without process groups.
+    pub(super) fn configure(_command: &mut Command) {}
+
+    /// Without executable bits, any regular file is left to the OS to run (or refuse).
+    pub(super) fn is_executable(metadata: &Metadata) -> bool {
+        metadata.is_file()
+    }
+
+    /// Kills and reaps the child.
+    pub(super) fn abort(child: &mut Child) {
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+
+    /// Polls the child until it exits or `timeout` has passed, then kills it.
+    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+        let deadline = Instant::now().checked_add(timeout);
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => {
+                    return Ok(Waited {
+                        status: Some(status),
+                        timed_out: false,
+                    })
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    abort(&mut child);
+                    return Err(e);
+                }
+            }
+            if deadline.is_some_and(|deadline| Instant::now() >= deadline) {
+                let _ = child.kill();
+                let status = child.wait().ok();
+                return Ok(Waited {
+                    status,
+                    timed_out: true,
+                });
+            }
+            thread::sleep(POLL);
+        }
+    }
 }

@@ -1,0 +1,440 @@
+//! Tests of the script runner against real child processes: argv without a shell, the
+//! cleared environment, the working directory, interpreters and executable files, the
+//! timeout that kills the whole process group, capped output and pipes held open by
+//! grandchildren.
+#![cfg(unix)]
+
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::thread;
+use std::time::{Duration, Instant};
+
+use skills_executor::{run_script, ScriptError, ScriptOutput, ScriptRequest};
+
+const MIB: usize = 1024 * 1024;
+
+/// Writes `body` to `dir/name` with the given permission bits.
+fn write_script(dir: &Path, name: &str, body: &str, mode: u32) -> PathBuf {
+    let path = dir.join(name);
+    fs::write(&path, body).unwrap();
+    fs::set_permissions(&path, fs::Permissions::from_mode(mode)).unwrap();
+    path
+}
+
+/// A request with the given script and arguments, no extra environment, the script's
+/// directory as working directory, a 20 s timeout and a 1 MiB output limit.
+fn request<'a>(script: &'a Path, args: &'a [String]) -> ScriptRequest<'a> {
+    ScriptRequest {
+        script,
+        args,
+        env: &[],
+        workdir: script.parent().unwrap(),
+        timeout: Duration::from_secs(20),
+        output_limit: MIB,
+    }
+}
+
+fn run(request: &ScriptRequest<'_>) -> ScriptOutput {
+    match run_script(request) {
+        Ok(output) => output,
+        Err(e) => panic!("run_script failed: {e}"),
+    }
+}
+
+fn strings(items: &[&str]) -> Vec<String> {
+    items.iter().map(|s| (*s).to_owned()).collect()
+}
+
+/// Whether `pid` is a live process: `kill -0` succeeds and (on Linux, where an unreaped
+/// zombie still answers `kill -0`, e.g. under a PID 1 that does not reap) it is no zombie.
+fn alive(pid: &str) -> bool {
+    let signalled = Command::new("kill")
+        .args(["-0", pid])
+        .stderr(std::process::Stdio::null())
+        .status()
+        .map(|status| status.success())
+        .unwrap_or(false);
+    if !signalled {
+        return false;
+    }
+    match fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the parenthesised command name.
+        Ok(stat) => {
+            !matches!(stat.rsplit(')').next().map(str::trim_start), Some(s) if s.starts_with('Z'))
+        }
+        Err(_) => !Path::new("/proc/self").exists(),
+    }
+}
+
+/// Asserts that `pid` is gone within a few seconds (reaping by init may lag).
+fn assert_dies(pid: &str) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while alive(pid) {
+        assert!(Instant::now() < deadline, "process {pid} survived the run");
+        thread::yield_now();
+    }
+}
+
+/// Reads a PID a script wrote to `path`.
+fn read_pid(path: &Path) -> String {
+    let pid =
+        fs::read_to_string(path).unwrap_or_else(|e| panic!("no PID file {}: {e}", path.display()));
+    let pid = pid.trim().to_owned();
+    assert!(
+        !pid.is_empty() && pid.bytes().all(|b| b.is_ascii_digit()),
+        "bad PID {pid:?}"
+    );
+    pid
+}
+
+#[test]
+fn sh_script_receives_argv_verbatim() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "args.sh",
+        "for a in \"$@\"; do printf '[%s]\\n' \"$a\"; done\n",
+        0o644,
+    );
+    let args = strings(&[
+        "plain",
+        "with space",
+        "  padded  ",
+        "$HOME",
+        "`id`",
+        "$(touch pwned)",
+        "a;b|c&d",
+        "*",
+        "'single' \"double\"",
+        "",
+        "> redirected",
+        "line\nbreak",
+        "ünïcødé",
+    ]);
+    let output = run(&request(&script, &args));
+    let expected: String = args.iter().map(|a| format!("[{a}]\n")).collect();
+    assert_eq!(output.stdout, expected);
+    assert_eq!(output.stderr, "");
+    assert_eq!(output.exit_code, Some(0));
+    assert!(!output.timed_out && !output.truncated);
+    assert!(!dir.path().join("pwned").exists());
+    assert!(!dir.path().join("redirected").exists());
+}
+
+#[test]
+fn exit_code_and_stderr_are_propagated() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "fail.sh",
+        "echo out\necho oops >&2\nexit 7\n",
+        0o644,
+    );
+    let output = run(&request(&script, &[]));
+    assert_eq!(output.exit_code, Some(7));
+    assert_eq!(output.stdout, "out\n");
+    assert_eq!(output.stderr, "oops\n");
+    assert!(!output.timed_out);
+}
+
+#[test]
+fn environment_is_cleared() {
+    // Only this test touches this variable; std serialises its own environment access.
+    std::env::set_var("SKILLS_SCRIPT_TEST_SECRET", "leaked");
+    assert!(
+        std::env::var_os("PATH").is_some(),
+        "the test needs PATH set"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "env.sh",
+        "printf 'secret=%s\\n' \"${SKILLS_SCRIPT_TEST_SECRET-unset}\"\n\
+         printf 'path=%s\\n' \"${PATH-unset}\"\n\
+         printf 'given=%s\\n' \"${GIVEN-unset}\"\n\
+         printf 'lang=%s\\n' \"${LANG-unset}\"\n\
+         env | cut -d= -f1 | sort\n",
+        0o644,
+    );
+    let env = vec![
+        ("GIVEN".to_owned(), "a value with spaces".to_owned()),
+        ("LANG".to_owned(), "C.TEST".to_owned()),
+    ];
+    let mut req = request(&script, &[]);
+    req.env = &env;
+    let output = run(&req);
+    assert_eq!(output.exit_code, Some(0), "stderr: {}", output.stderr);
+
+    let mut lines = output.stdout.lines();
+    assert_eq!(lines.next(), Some("secret=unset"));
+    assert_eq!(
+        lines.next(),
+        Some(format!("path={}", std::env::var("PATH").unwrap()).as_str())
+    );
+    assert_eq!(lines.next(), Some("given=a value with spaces"));
+    assert_eq!(lines.next(), Some("lang=C.TEST"));
+    // Whatever `env` sees besides what bash itself exports is one of the allowed names.
+    for name in lines {
+        assert!(
+            ["PATH", "HOME", "LANG", "GIVEN", "PWD", "SHLVL", "_", "OLDPWD"].contains(&name),
+            "unexpected variable {name} in {}",
+            output.stdout
+        );
+    }
+}
+
+#[test]
+fn workdir_is_respected() {
+    let scripts = tempfile::tempdir().unwrap();
+    let workdir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        scripts.path(),
+        "pwd.sh",
+        "pwd -P\necho made > made.txt\n",
+        0o644,
+    );
+    let mut req = request(&script, &[]);
+    req.workdir = workdir.path();
+    let output = run(&req);
+    assert_eq!(output.exit_code, Some(0), "stderr: {}", output.stderr);
+    let expected = workdir.path().canonicalize().unwrap();
+    assert_eq!(output.stdout.trim_end(), expected.to_str().unwrap());
+    assert_eq!(
+        fs::read_to_string(workdir.path().join("made.txt")).unwrap(),
+        "made\n"
+    );
+    assert!(!scripts.path().join("made.txt").exists());
+}
+
+#[test]
+fn python_script_runs_with_python3() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "hello.py",
+        "import sys\nprint(repr(sys.argv[1:]))\nsys.exit(3)\n",
+        0o644,
+    );
+    let args = strings(&["a b", "$x", "--flag"]);
+    let output = run(&request(&script, &args));
+    assert_eq!(
+        output.stdout, "['a b', '$x', '--flag']\n",
+        "stderr: {}",
+        output.stderr
+    );
+    assert_eq!(output.exit_code, Some(3));
+}
+
+#[test]
+fn executable_without_extension_runs_directly() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "tool",
+        "#!/bin/sh\necho \"direct $# $1\"\n",
+        0o755,
+    );
+    let args = strings(&["one arg"]);
+    let output = run(&request(&script, &args));
+    assert_eq!(
+        output.stdout, "direct 1 one arg\n",
+        "stderr: {}",
+        output.stderr
+    );
+    assert_eq!(output.exit_code, Some(0));
+}
+
+#[test]
+fn non_executable_unknown_extension_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["data.txt", "tool"] {
+        let script = write_script(dir.path(), name, "#!/bin/sh\necho should not run\n", 0o644);
+        match run_script(&request(&script, &[])) {
+            Err(ScriptError::NotExecutable(path)) => assert!(path.ends_with(name), "{path}"),
+            other => panic!("{name}: expected NotExecutable, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn missing_script_is_a_spawn_error() {
+    let dir = tempfile::tempdir().unwrap();
+    for name in ["absent.sh", "absent"] {
+        let script = dir.path().join(name);
+        match run_script(&request(&script, &[])) {
+            Err(ScriptError::Spawn { path, .. }) => assert!(path.ends_with(name), "{path}"),
+            other => panic!("{name}: expected Spawn, got {other:?}"),
+        }
+    }
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("child.pid");
+    let script = write_script(
+        dir.path(),
+        "slow.sh",
+        "sleep 60 &\necho $! > \"$1\"\necho started\nsleep 30\necho never\n",
+        0o644,
+    );
+    let args = vec![pid_file.to_str().unwrap().to_owned()];
+    let mut req = request(&script, &args);
+    req.timeout = Duration::from_millis(300);
+
+    let started = Instant::now();
+    let output = run(&req);
+    let elapsed = started.elapsed();
+
+    assert!(output.timed_out);
+    assert_eq!(output.exit_code, None);
+    assert_eq!(output.stdout, "started\n");
+    assert!(elapsed >= Duration::from_millis(300), "{elapsed:?}");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert!(
+        output.duration_ms >= 300 && output.duration_ms < 5000,
+        "{}",
+        output.duration_ms
+    );
+    assert_dies(&read_pid(&pid_file));
+}
+
+#[test]
+fn flood_of_stdout_is_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "flood.sh",
+        "yes | head -c 50000000\necho done >&2\n",
+        0o644,
+    );
+    let mut req = request(&script, &[]);
+    req.timeout = Duration::from_secs(60);
+
+    let started = Instant::now();
+    let output = run(&req);
+    let elapsed = started.elapsed();
+
+    assert!(output.truncated);
+    assert!(!output.timed_out);
+    assert_eq!(output.exit_code, Some(0));
+    assert_eq!(output.stdout.len(), MIB);
+    assert!(output.stdout.starts_with("y\ny\n"));
+    assert_eq!(output.stderr, "done\n");
+    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
+}
+
+#[test]
+fn flood_of_stderr_from_python_is_capped() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "flood.py",
+        "import sys\nline = 'x' * 1023 + '\\n'\nfor _ in range(20 * 1024):\n    sys.stderr.write(line)\nprint('ok')\n",
+        0o644,
+    );
+    let mut req = request(&script, &[]);
+    req.timeout = Duration::from_secs(60);
+    let output = run(&req);
+    assert!(output.truncated);
+    assert_eq!(output.exit_code, Some(0));
+    assert_eq!(output.stdout, "ok\n");
+    assert_eq!(output.stderr.len(), MIB);
+}
+
+#[test]
+fn output_is_lossy_utf8_cut_at_a_character_boundary() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(
+        dir.path(),
+        "bytes.sh",
+        "printf 'a\\377b'\nprintf '\\303\\251\\303\\251\\303\\251' >&2\n",
+        0o644,
+    );
+    let mut req = request(&script, &[]);
+    req.output_limit = 5;
+    let output = run(&req);
+    // Not cut: the invalid byte becomes U+FFFD (3 bytes), 5 bytes in all.
+    assert_eq!(output.stdout, "a\u{FFFD}b");
+    // Cut at 5 bytes, in the middle of the third `é`: the half character is dropped.
+    assert_eq!(output.stderr, "éé");
+    assert!(output.truncated);
+}
+
+#[test]
+fn grandchild_holding_stdout_does_not_block_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("bg.pid");
+    let script = write_script(
+        dir.path(),
+        "bg.sh",
+        "sleep 30 &\necho $! > \"$1\"\necho done\n",
+        0o644,
+    );
+    let args = vec![pid_file.to_str().unwrap().to_owned()];
+
+    let started = Instant::now();
+    let output = run(&request(&script, &args));
+    let elapsed = started.elapsed();
+
+    assert_eq!(output.exit_code, Some(0));
+    assert!(!output.timed_out);
+    assert_eq!(output.stdout, "done\n");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert_dies(&read_pid(&pid_file));
+}
+
+#[test]
+fn python_subprocess_inheriting_stdout_is_killed() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("sub.pid");
+    let script = write_script(
+        dir.path(),
+        "spawn.py",
+        "import subprocess, sys\n\
+         child = subprocess.Popen(['sleep', '30'])\n\
+         open(sys.argv[1], 'w').write(str(child.pid))\n\
+         print('spawned', flush=True)\n",
+        0o644,
+    );
+    let args = vec![pid_file.to_str().unwrap().to_owned()];
+
+    let started = Instant::now();
+    let output = run(&request(&script, &args));
+    let elapsed = started.elapsed();
+
+    assert_eq!(output.exit_code, Some(0), "stderr: {}", output.stderr);
+    assert_eq!(output.stdout, "spawned\n");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+    assert_dies(&read_pid(&pid_file));
+}
+
+#[test]
+fn grandchild_escaping_the_group_cannot_hold_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("escaped.pid");
+    // `setsid` puts the sleeper in a session (and group) of its own, out of reach of the
+    // group kill, while it keeps the stdout pipe open.
+    let script = write_script(
+        dir.path(),
+        "escape.sh",
+        "setsid sleep 30 &\necho $! > \"$1\"\necho done\n",
+        0o644,
+    );
+    let args = vec![pid_file.to_str().unwrap().to_owned()];
+
+    let started = Instant::now();
+    let output = run(&request(&script, &args));
+    let elapsed = started.elapsed();
+
+    let pid = read_pid(&pid_file);
+    let _ = Command::new("kill").args(["-9", &pid]).status();
+
+    assert_eq!(output.exit_code, Some(0));
+    assert!(!output.timed_out);
+    assert_eq!(output.stdout, "done\n");
+    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
+}
