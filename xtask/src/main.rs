@@ -9,6 +9,8 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 mod conformance;
+mod gen_corpus;
+mod prompt_compare;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -16,7 +18,11 @@ commands:
   conformance [--shared DIR] [--cases DIR] [--corpus DIR]
       Run `skillctl validate` over the conformance suite (DIR/conformance, 80 cases) and the
       real-world corpus (DIR/corpus/real-world/skills) and check the expected verdicts.
-      DIR defaults to $AGENT_SKILLS_SHARED, else ../shared beside the workspace.";
+      DIR defaults to $AGENT_SKILLS_SHARED, else ../shared beside the workspace.
+  prompt-compare [--shared DIR] [--corpus DIR] [--limit N]
+      Compare our <available_skills> byte for byte with `agentskills to-prompt` (PyPI
+      skills-ref, installed with pip when missing) over N corpus folders (default 300,
+      0 = all) that the reference accepts.";
 
 fn main() -> ExitCode {
     match run() {
@@ -37,6 +43,8 @@ fn run() -> Result<ExitCode> {
     let rest: Vec<String> = args.collect();
     match command.as_str() {
         "conformance" => conformance::run(&rest),
+        "gen-corpus" => gen_corpus::run(&rest),
+        "prompt-compare" => prompt_compare::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
