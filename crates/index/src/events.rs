@@ -53,22 +53,24 @@ fn event(kind: ChangeKind, r: &SkillRecord, generation: u64) -> ChangeEvent {
     }
 }
 
-/// The events that turn `old` into `new`, keyed by `SKILL.md` path.
+/// Which skill a record is, across snapshots: its `SKILL.md` and the root's layer and plugin
+/// (one folder can be reached through two roots, as two skills).
+type Key<'a> = (Layer, Option<&'a str>, &'a Path);
+
+fn key(r: &SkillRecord) -> Key<'_> {
+    (r.layer, r.plugin.as_deref(), r.path.as_path())
+}
+
+/// The events that turn `old` into `new`, keyed by `SKILL.md` path (and root).
 pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> Vec<ChangeEvent> {
     let g = new.generation();
-    let old_by_path: HashMap<&Path, &Arc<SkillRecord>> = old
-        .records()
-        .iter()
-        .map(|r| (r.path.as_path(), r))
-        .collect();
-    let new_by_path: HashMap<&Path, &Arc<SkillRecord>> = new
-        .records()
-        .iter()
-        .map(|r| (r.path.as_path(), r))
-        .collect();
+    let old_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
+        old.records().iter().map(|r| (key(r), r)).collect();
+    let new_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
+        new.records().iter().map(|r| (key(r), r)).collect();
     let mut events = Vec::new();
     for r in new.records() {
-        match old_by_path.get(r.path.as_path()) {
+        match old_by_key.get(&key(r)) {
             None => events.push(event(ChangeKind::Added, r, g)),
             Some(o) => {
                 let touched = changed_dirs.iter().any(|d| r.path.starts_with(d));
@@ -84,7 +86,7 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
         }
     }
     for r in old.records() {
-        if !new_by_path.contains_key(r.path.as_path()) {
+        if !new_by_key.contains_key(&key(r)) {
             events.push(event(ChangeKind::Removed, r, g));
         }
     }

@@ -2,7 +2,7 @@
 //! registration and subscribers. Readers only ever touch the `ArcSwap`.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -12,7 +12,7 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
-use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE};
+use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH};
 
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{PathDiagnostic, Snapshot};
@@ -110,22 +110,24 @@ impl SkillIndexBuilder {
             subscribers: Mutex::new(Vec::new()),
             config: self.config,
         });
-        {
-            let mut writer = shared.writer.lock();
-            for mut spec in self.roots {
-                spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
-                writer.roots.push(RootState {
-                    spec,
-                    entries: BTreeMap::new(),
-                });
-            }
-            shared.rescan_all(&mut writer);
+        let mut writer = shared.writer.lock();
+        for mut spec in self.roots {
+            spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
+            writer.roots.push(RootState {
+                spec,
+                entries: BTreeMap::new(),
+            });
         }
+        // Watch first, then scan: a change made in between is then read twice, never missed.
+        // The watcher thread waits for the writer lock before it publishes anything.
         let watcher = if self.watch {
-            Some(crate::watch::start(Arc::clone(&shared))?)
+            let roots: Vec<PathBuf> = writer.roots.iter().map(|r| r.spec.path.clone()).collect();
+            Some(crate::watch::start(Arc::clone(&shared), &roots)?)
         } else {
             None
         };
+        shared.rescan_all(&mut writer);
+        drop(writer);
         Ok(SkillIndex { shared, watcher })
     }
 }
@@ -403,9 +405,21 @@ impl Shared {
         }
     }
 
-    /// Re-reads the given skill folders of a root: a folder with `SKILL.md` is (re)read, a
-    /// folder without one is dropped.
+    /// Re-reads the given skill folders of a root as a full scan would read them: a folder
+    /// with `SKILL.md` (or a misnamed `skill.md`) is (re)read; a folder without one, or one
+    /// that discovery skips (hidden, `node_modules`, `target`), is dropped. A folder reached
+    /// through a link needs the whole root (discovery skips links into regions already
+    /// walked), so the root is rescanned instead.
     pub(crate) fn refresh_dirs(&self, writer: &mut Writer, root: &Path, dirs: &[PathBuf]) {
+        let through_link = |d: &PathBuf| {
+            d.ancestors()
+                .take_while(|a| *a != root)
+                .any(|a| std::fs::symlink_metadata(a).is_ok_and(|m| m.file_type().is_symlink()))
+        };
+        if dirs.iter().any(through_link) {
+            self.rescan_root(writer, root);
+            return;
+        }
         let Some(state) = writer.roots.iter_mut().find(|r| r.spec.path == root) else {
             return;
         };
@@ -413,15 +427,19 @@ impl Shared {
         let updates: Vec<(PathBuf, Option<Entry>)> = dirs
             .par_iter()
             .map(|dir| {
-                let file = dir.join(SKILL_FILE);
-                let present = std::fs::symlink_metadata(&file).is_ok();
-                if !present {
+                let skipped = dir.strip_prefix(root).map_or(true, |rel| {
+                    rel.components().any(|c| match c {
+                        Component::Normal(name) => skipped_folder(name),
+                        _ => true,
+                    })
+                });
+                if skipped {
                     return (dir.clone(), None);
                 }
-                let candidate = Candidate {
-                    dir: dir.clone(),
-                    skill_file: Some(file),
-                    misnamed: None,
+                // The folder alone, as discovery would see it (`SKILL.md` or a misnamed one).
+                let found = discover(dir, &DiscoveryOptions::validate().with_max_depth(0));
+                let Some(candidate) = found.candidates.into_iter().next() else {
+                    return (dir.clone(), None);
                 };
                 let entry = self.read_entry(&spec, &candidate, state.entries.get(dir));
                 (dir.clone(), Some(entry))
@@ -475,6 +493,13 @@ impl Shared {
         let mut subscribers = self.subscribers.lock();
         subscribers.retain(|tx| events.iter().all(|e| tx.send(e.clone()).is_ok()));
     }
+}
+
+/// Whether discovery of layered roots ([`DiscoveryOptions::roots`]) skips a folder of this
+/// name: hidden folders (`.git` included), `node_modules` and `target`.
+fn skipped_folder(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with('.') || matches!(n, "node_modules" | "target"))
 }
 
 impl Drop for SkillIndex {

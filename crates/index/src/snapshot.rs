@@ -156,10 +156,13 @@ impl Snapshot {
         &self.records
     }
 
-    /// Whether the record at `path` wins its name.
+    /// Whether the record (by path, layer and plugin) wins its name.
     pub(crate) fn wins(&self, record: &SkillRecord) -> bool {
-        self.by_name
-            .get(record.name.as_str())
-            .is_some_and(|i| self.records[*i].path == record.path)
+        self.by_name.get(record.name.as_str()).is_some_and(|i| {
+            let winner = &self.records[*i];
+            winner.path == record.path
+                && winner.layer == record.layer
+                && winner.plugin == record.plugin
+        })
     }
 }

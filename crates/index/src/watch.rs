@@ -8,7 +8,8 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use notify::{RecommendedWatcher, RecursiveMode, Watcher};
+use notify::event::{AccessKind, AccessMode};
+use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
 use crate::index::Shared;
 use crate::IndexError;
@@ -52,16 +53,22 @@ impl WatchHandle {
     }
 }
 
-pub(crate) fn start(shared: Arc<Shared>) -> Result<WatchHandle, IndexError> {
+/// Starts watching `roots` (before this returns, so a scan made after it misses nothing)
+/// and the thread that applies what the watches report.
+pub(crate) fn start(shared: Arc<Shared>, roots: &[PathBuf]) -> Result<WatchHandle, IndexError> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let fs_tx = tx.clone();
-    let watcher = notify::recommended_watcher(move |event| {
+    let mut watcher = notify::recommended_watcher(move |event| {
         let _ = fs_tx.send(Msg::Fs(event));
     })
     .map_err(|e| IndexError::Watch(e.to_string()))?;
+    let mut watches = Watches {
+        watched: BTreeMap::new(),
+    };
+    watches.sync(&mut watcher, roots, &BTreeSet::new());
     let thread = std::thread::Builder::new()
         .name("skills-watch".into())
-        .spawn(move || run(&shared, watcher, &rx))
+        .spawn(move || run(&shared, watcher, watches, &rx))
         .map_err(|e| IndexError::Watch(e.to_string()))?;
     Ok(WatchHandle {
         tx,
@@ -76,30 +83,74 @@ struct Watches {
 }
 
 impl Watches {
-    fn sync(&mut self, watcher: &mut RecommendedWatcher, roots: &[PathBuf]) {
-        let mut wanted: BTreeMap<PathBuf, RecursiveMode> = BTreeMap::new();
-        for root in roots {
-            if root.is_dir() {
-                wanted.insert(root.clone(), RecursiveMode::Recursive);
-            } else if let Some(anc) = root.ancestors().skip(1).find(|a| a.is_dir()) {
-                wanted
-                    .entry(anc.to_path_buf())
-                    .or_insert(RecursiveMode::NonRecursive);
-            }
+    /// Brings the watches in line with the roots as they are on disk now. Returns the roots
+    /// that just became watched recursively: changes made in them before the watch began were
+    /// not reported, so the caller rescans them.
+    ///
+    /// `stale` roots (the root or an ancestor was created, deleted or renamed) are watched
+    /// anew even if they seem watched: a deleted folder's watch goes with it, and a folder
+    /// recreated under the same path is another folder.
+    fn sync(
+        &mut self,
+        watcher: &mut RecommendedWatcher,
+        roots: &[PathBuf],
+        stale: &BTreeSet<PathBuf>,
+    ) -> BTreeSet<PathBuf> {
+        let old: Vec<PathBuf> = self
+            .watched
+            .keys()
+            .filter(|w| stale.iter().any(|root| root.starts_with(w)))
+            .cloned()
+            .collect();
+        for path in old {
+            self.watched.remove(&path);
+            let _ = watcher.unwatch(&path);
         }
-        for (path, mode) in &self.watched {
-            if wanted.get(path) != Some(mode) {
-                let _ = watcher.unwatch(path);
+        let mut fresh = BTreeSet::new();
+        let mut wanted = wanted_watches(roots);
+        // A root (or an ancestor) may appear or vanish while its watch is being set up, unseen
+        // by the watch being replaced: look again until the wanted watches stop moving.
+        for _ in 0..8 {
+            for (path, mode) in &self.watched {
+                if wanted.get(path) != Some(mode) {
+                    let _ = watcher.unwatch(path);
+                }
             }
-        }
-        let mut now = BTreeMap::new();
-        for (path, mode) in wanted {
-            if self.watched.get(&path) == Some(&mode) || watcher.watch(&path, mode).is_ok() {
-                now.insert(path, mode);
+            let mut now = BTreeMap::new();
+            for (path, mode) in &wanted {
+                let had = self.watched.get(path) == Some(mode);
+                if had || watcher.watch(path, *mode).is_ok() {
+                    now.insert(path.clone(), *mode);
+                    if !had && *mode == RecursiveMode::Recursive {
+                        fresh.insert(path.clone());
+                    }
+                }
             }
+            self.watched = now;
+            let again = wanted_watches(roots);
+            if again == wanted {
+                break;
+            }
+            wanted = again;
         }
-        self.watched = now;
+        fresh
     }
+}
+
+/// Each root itself (recursively) if it exists, else its nearest existing ancestor
+/// (non-recursively), to see it appear.
+fn wanted_watches(roots: &[PathBuf]) -> BTreeMap<PathBuf, RecursiveMode> {
+    let mut wanted: BTreeMap<PathBuf, RecursiveMode> = BTreeMap::new();
+    for root in roots {
+        if root.is_dir() {
+            wanted.insert(root.clone(), RecursiveMode::Recursive);
+        } else if let Some(anc) = root.ancestors().skip(1).find(|a| a.is_dir()) {
+            wanted
+                .entry(anc.to_path_buf())
+                .or_insert(RecursiveMode::NonRecursive);
+        }
+    }
+    wanted
 }
 
 fn root_paths(shared: &Shared) -> Vec<PathBuf> {
@@ -112,11 +163,7 @@ fn root_paths(shared: &Shared) -> Vec<PathBuf> {
         .collect()
 }
 
-fn run(shared: &Shared, mut watcher: RecommendedWatcher, rx: &Receiver<Msg>) {
-    let mut watches = Watches {
-        watched: BTreeMap::new(),
-    };
-    watches.sync(&mut watcher, &root_paths(shared));
+fn run(shared: &Shared, mut watcher: RecommendedWatcher, mut watches: Watches, rx: &Receiver<Msg>) {
     loop {
         let first = match rx.recv() {
             Ok(Msg::Stop) | Err(_) => return,
@@ -139,71 +186,104 @@ fn run(shared: &Shared, mut watcher: RecommendedWatcher, rx: &Receiver<Msg>) {
                 break;
             }
         }
-        apply(shared, &batch);
-        watches.sync(&mut watcher, &root_paths(shared));
+        let roots = root_paths(shared);
+        let mut plan = plan(&roots, shared.config.depth, &batch);
+        // Watches first, then the reads: what changes in between is reported, not lost.
+        let stale = if plan.full {
+            roots.iter().cloned().collect()
+        } else {
+            plan.root_rescans.clone()
+        };
+        plan.newly_watched = watches.sync(&mut watcher, &roots, &stale);
+        apply(shared, plan);
     }
 }
 
-/// Maps a batch of events to work and does it under the writer lock.
-fn apply(shared: &Shared, batch: &[Msg]) {
-    let roots = root_paths(shared);
-    let depth = shared.config.depth;
-    let mut full = false;
-    let mut root_rescans: BTreeSet<PathBuf> = BTreeSet::new();
-    let mut dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>> = BTreeMap::new();
+/// What a batch of events asks the writer to do.
+#[derive(Debug, Default)]
+struct Plan {
+    /// Rescan every root (an event-queue overflow or a watch error).
+    full: bool,
+    /// Roots to rescan whole.
+    root_rescans: BTreeSet<PathBuf>,
+    /// Skill folders to re-read, by root.
+    dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    /// Roots whose watch just began: rescanned for what changed unseen before it, though no
+    /// file in them is known to have changed.
+    newly_watched: BTreeSet<PathBuf>,
+}
+
+/// Maps a batch of events to the work it needs.
+fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
+    let mut plan = Plan::default();
     for msg in batch {
         let event = match msg {
             Msg::Fs(Ok(event)) => event,
             Msg::Fs(Err(e)) => {
                 tracing::warn!(error = %e, "watch error: rescanning");
-                full = true;
+                plan.full = true;
                 continue;
             }
-            Msg::RootsChanged => continue,
-            Msg::Stop => return,
+            Msg::RootsChanged | Msg::Stop => continue,
         };
         if event.need_rescan() {
-            full = true;
+            plan.full = true;
+            continue;
+        }
+        // Opening or reading a file changes nothing, and the index's own reads would
+        // otherwise trigger the next reload, forever.
+        if matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
+        {
             continue;
         }
         for path in &event.paths {
-            for root in &roots {
+            for root in roots {
                 if root.starts_with(path) || path == root {
                     // The root itself, or an ancestor, was created, deleted or renamed.
-                    root_rescans.insert(root.clone());
+                    plan.root_rescans.insert(root.clone());
                 } else if let Ok(rel) = path.strip_prefix(root) {
                     match skill_dir(root, rel, depth) {
                         Some(dir) => {
-                            dirs.entry(root.clone()).or_default().insert(dir);
+                            plan.dirs.entry(root.clone()).or_default().insert(dir);
                         }
                         None => {
-                            root_rescans.insert(root.clone());
+                            plan.root_rescans.insert(root.clone());
                         }
                     }
                 }
             }
         }
     }
+    plan
+}
+
+/// Does a plan's work under the writer lock and publishes the result.
+fn apply(shared: &Shared, plan: Plan) {
     let mut writer = shared.writer.lock();
-    if full {
+    if plan.full {
         tracing::info!("event queue overflow or watch error: full rescan");
         shared.rescan_all(&mut writer);
         return;
     }
-    if root_rescans.is_empty() && dirs.is_empty() {
+    if plan.root_rescans.is_empty() && plan.dirs.is_empty() && plan.newly_watched.is_empty() {
         return;
     }
     let mut changed = Vec::new();
-    for root in &root_rescans {
+    for root in &plan.root_rescans {
         shared.rescan_root(&mut writer, root);
         changed.push(root.clone());
     }
-    for (root, dirs) in dirs {
-        if root_rescans.contains(&root) {
+    for root in plan.newly_watched.difference(&plan.root_rescans) {
+        shared.rescan_root(&mut writer, root);
+    }
+    for (root, dirs) in plan.dirs {
+        if plan.root_rescans.contains(&root) {
             continue;
         }
         let dirs: Vec<PathBuf> = dirs.into_iter().collect();
-        shared.refresh_dirs(&mut writer, &root, &dirs);
+        if !plan.newly_watched.contains(&root) {
+            shared.refresh_dirs(&mut writer, &root, &dirs); // else the rescan read them
+        }
         changed.extend(dirs);
     }
     shared.publish(&mut writer, &changed);

@@ -1,0 +1,672 @@
+//! Integration tests of the file watcher (`.watch(true)`): every change made on disk shows up
+//! in a later snapshot. No test sleeps to synchronise: each waits, with a deadline, on the
+//! index's change events and re-checks the current snapshot after every event or tick.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use skills_index::{ChangeEvent, ChangeKind, SkillIndex, Snapshot};
+use skills_model::{Layer, Rule};
+
+/// How long any single wait may take before the test fails. Generous, for loaded machines.
+const DEADLINE: Duration = Duration::from_secs(15);
+/// How often a wait re-checks the snapshot when no event arrives.
+const TICK: Duration = Duration::from_millis(100);
+
+/// Watch tests share the process with each other; the one that counts watcher threads needs
+/// to run alone, so it takes this lock for writing and every other test for reading.
+static EXCLUSIVE: RwLock<()> = RwLock::new(());
+
+fn shared_lock() -> RwLockReadGuard<'static, ()> {
+    EXCLUSIVE.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Waits until `condition` holds for the current snapshot, re-checking after every change
+/// event and at least every [`TICK`]; fails with `what` and the last snapshot after `deadline`.
+fn wait_until(
+    index: &SkillIndex,
+    deadline: Duration,
+    what: &str,
+    condition: impl Fn(&Snapshot) -> bool,
+) -> Arc<Snapshot> {
+    // Subscribed before the first check, so no event between check and wait is lost.
+    let rx = index.subscribe();
+    let end = Instant::now() + deadline;
+    loop {
+        let snap = index.snapshot();
+        if condition(&snap) {
+            return snap;
+        }
+        let now = Instant::now();
+        if now >= end {
+            let names: Vec<String> = snap.records().iter().map(|r| r.qualified_name()).collect();
+            let diagnostics: Vec<String> = snap
+                .diagnostics()
+                .iter()
+                .map(|d| format!("{}: {}", d.path.display(), d.diagnostic.rule))
+                .collect();
+            panic!(
+                "timed out after {deadline:?} waiting for {what}\n  generation {}\n  records {names:?}\n  diagnostics {diagnostics:?}",
+                snap.generation()
+            );
+        }
+        let _ = rx.recv_timeout((end - now).min(TICK));
+    }
+}
+
+/// Waits for the first event on `rx` that `matches`, failing after `deadline`.
+fn wait_event(
+    rx: &Receiver<ChangeEvent>,
+    deadline: Duration,
+    what: &str,
+    matches: impl Fn(&ChangeEvent) -> bool,
+) -> ChangeEvent {
+    let end = Instant::now() + deadline;
+    let mut seen = Vec::new();
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(e) if matches(&e) => return e,
+            Ok(e) => seen.push((e.event, e.qualified_name)),
+            Err(_) => panic!("timed out after {deadline:?} waiting for {what}; saw {seen:?}"),
+        }
+    }
+}
+
+/// Every event on `rx` up to and including the first that `matches`, failing after
+/// [`DEADLINE`].
+fn collect_until(
+    rx: &Receiver<ChangeEvent>,
+    what: &str,
+    matches: impl Fn(&ChangeEvent) -> bool,
+) -> Vec<ChangeEvent> {
+    let end = Instant::now() + DEADLINE;
+    let mut seen = Vec::new();
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(e) => {
+                let done = matches(&e);
+                seen.push(e);
+                if done {
+                    return seen;
+                }
+            }
+            Err(_) => panic!("timed out after {DEADLINE:?} waiting for {what}; saw {seen:?}"),
+        }
+    }
+}
+
+fn skill_text(name: &str, description: &str) -> String {
+    format!(
+        "---\nname: {name}\ndescription: {description} Use when testing.\n---\nBody of {name}.\n"
+    )
+}
+
+fn write_skill(root: &Path, name: &str, description: &str) -> PathBuf {
+    let folder = root.join(name);
+    fs::create_dir_all(&folder).unwrap();
+    let file = folder.join("SKILL.md");
+    fs::write(&file, skill_text(name, description)).unwrap();
+    file
+}
+
+fn watched(root: &Path) -> SkillIndex {
+    SkillIndex::builder()
+        .root(Layer::Project, root)
+        .watch(true)
+        .build()
+        .unwrap()
+}
+
+fn description(snap: &Snapshot, name: &str) -> Option<String> {
+    snap.get(name).map(|r| r.description.clone())
+}
+
+#[test]
+fn a_skill_added() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    fs::create_dir_all(&root).unwrap();
+    let index = watched(&root);
+    let rx = index.subscribe();
+    assert!(index.snapshot().is_empty());
+
+    write_skill(&root, "alpha", "Alpha.");
+    let snap = wait_until(&index, DEADLINE, "alpha to be indexed", |s| {
+        s.get("alpha").is_some()
+    });
+    assert_eq!(snap.get("alpha").unwrap().qualified_name(), "project:alpha");
+    let e = wait_event(&rx, DEADLINE, "Added alpha", |e| e.name == "alpha");
+    assert_eq!(e.event, ChangeKind::Added);
+    assert_eq!(e.layer, Layer::Project);
+}
+
+#[test]
+fn skill_md_edited() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let file = write_skill(&root, "alpha", "First.");
+    let index = watched(&root);
+    let rx = index.subscribe();
+    assert_eq!(
+        description(&index.snapshot(), "alpha").unwrap(),
+        "First. Use when testing."
+    );
+
+    fs::write(&file, skill_text("alpha", "Second.")).unwrap();
+    wait_until(&index, DEADLINE, "the new description", |s| {
+        description(s, "alpha").is_some_and(|d| d.starts_with("Second."))
+    });
+    let e = wait_event(&rx, DEADLINE, "Changed alpha", |e| e.name == "alpha");
+    assert_eq!(e.event, ChangeKind::Changed);
+    assert_eq!(index.load("alpha").unwrap().body, "Body of alpha.\n");
+}
+
+#[test]
+fn editor_save_through_a_temporary_file_and_rename() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let file = write_skill(&root, "alpha", "Version 1.");
+    let index = watched(&root);
+
+    // A temporary file next to SKILL.md, renamed over it.
+    let temp = root.join("alpha/.SKILL.md.swp");
+    fs::write(&temp, skill_text("alpha", "Version 2.")).unwrap();
+    fs::rename(&temp, &file).unwrap();
+    wait_until(
+        &index,
+        DEADLINE,
+        "version 2 (temp file in the skill folder)",
+        |s| description(s, "alpha").is_some_and(|d| d.starts_with("Version 2.")),
+    );
+
+    // A temporary file elsewhere in the root (a hidden name), renamed into the skill folder.
+    let temp = root.join(".alpha-save.tmp");
+    fs::write(&temp, skill_text("alpha", "Version 3.")).unwrap();
+    fs::rename(&temp, &file).unwrap();
+    wait_until(&index, DEADLINE, "version 3 (temp file in the root)", |s| {
+        description(s, "alpha").is_some_and(|d| d.starts_with("Version 3."))
+    });
+
+    // Backup first: SKILL.md moved away, then written anew.
+    fs::rename(&file, root.join("alpha/SKILL.md~")).unwrap();
+    fs::write(&file, skill_text("alpha", "Version 4.")).unwrap();
+    let snap = wait_until(&index, DEADLINE, "version 4 (backup, then write)", |s| {
+        description(s, "alpha").is_some_and(|d| d.starts_with("Version 4."))
+    });
+    // None of the temporary names became a skill or a diagnostic of its own.
+    assert_eq!(snap.records().len(), 1);
+    assert!(
+        snap.diagnostics().iter().all(|d| d.path == file),
+        "{:?}",
+        snap.diagnostics()
+    );
+}
+
+#[test]
+fn a_skill_folder_deleted() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    write_skill(&root, "beta", "Beta.");
+    fs::create_dir_all(root.join("alpha/references")).unwrap();
+    fs::write(root.join("alpha/references/notes.md"), "notes").unwrap();
+    let index = watched(&root);
+    let rx = index.subscribe();
+    assert_eq!(index.snapshot().len(), 2);
+
+    fs::remove_dir_all(root.join("alpha")).unwrap();
+    let snap = wait_until(&index, DEADLINE, "alpha to be gone", |s| {
+        s.get("alpha").is_none()
+    });
+    assert!(snap.get("beta").is_some());
+    let e = wait_event(&rx, DEADLINE, "Removed alpha", |e| e.name == "alpha");
+    assert_eq!(e.event, ChangeKind::Removed);
+    assert!(index.load("alpha").is_err());
+}
+
+#[test]
+fn a_skill_folder_renamed() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let old_file = write_skill(&root, "draft", "Draft.");
+    let index = watched(&root);
+    let rx = index.subscribe();
+
+    fs::rename(root.join("draft"), root.join("final")).unwrap();
+    let new_file = root.join("final/SKILL.md");
+    // Still named by its frontmatter, now found in the new folder (which it no longer matches).
+    let snap = wait_until(&index, DEADLINE, "draft to move to final/", |s| {
+        s.get("draft").is_some_and(|r| r.path == new_file)
+    });
+    assert_eq!(snap.records().len(), 1);
+    assert!(snap
+        .diagnostics()
+        .iter()
+        .any(|d| d.path == new_file && d.diagnostic.rule == Rule::NameMatchesDirectory));
+    assert!(snap.diagnostics().iter().all(|d| d.path != old_file));
+    let e = wait_event(&rx, DEADLINE, "Removed at the old path", |e| {
+        e.event == ChangeKind::Removed
+    });
+    assert_eq!(e.path, old_file);
+
+    // The renamed folder is still watched: an edit inside it is seen.
+    fs::write(&new_file, skill_text("final", "Final.")).unwrap();
+    let snap = wait_until(
+        &index,
+        DEADLINE,
+        "the edit inside the renamed folder",
+        |s| s.get("final").is_some(),
+    );
+    assert!(snap.get("draft").is_none());
+    assert!(snap.diagnostics().is_empty(), "{:?}", snap.diagnostics());
+}
+
+#[test]
+fn a_skill_that_stops_parsing_keeps_its_last_good_version_until_fixed() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let file = write_skill(&root, "alpha", "Good.");
+    let index = watched(&root);
+    let good = index.snapshot().get("alpha").unwrap().clone();
+
+    fs::write(&file, "---\nname: alpha\ndescription: [never closed\n").unwrap();
+    let snap = wait_until(&index, DEADLINE, "a diagnostic for the broken file", |s| {
+        s.diagnostics()
+            .iter()
+            .any(|d| d.path == file && d.diagnostic.rule == Rule::FrontmatterUnclosed)
+    });
+    // The last good version stays, and another diagnostic says so.
+    let kept = snap
+        .get("alpha")
+        .expect("the last good version stays indexed");
+    assert!(Arc::ptr_eq(kept, &good));
+    assert!(snap
+        .diagnostics()
+        .iter()
+        .any(|d| d.path == file && d.diagnostic.message.contains("last good version")));
+
+    fs::write(&file, skill_text("alpha", "Fixed.")).unwrap();
+    let snap = wait_until(&index, DEADLINE, "the fixed version", |s| {
+        description(s, "alpha").is_some_and(|d| d.starts_with("Fixed."))
+    });
+    assert!(snap.diagnostics().is_empty(), "{:?}", snap.diagnostics());
+}
+
+#[test]
+fn a_root_created_after_start() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    // Two levels of the root are missing at start.
+    let root = tmp.path().join("later/skills");
+    let index = watched(&root);
+    assert!(index.snapshot().is_empty());
+
+    write_skill(&root, "alpha", "Alpha.");
+    wait_until(&index, DEADLINE, "alpha in the new root", |s| {
+        s.get("alpha").is_some()
+    });
+    // From now on the root itself is watched.
+    write_skill(&root, "beta", "Beta.");
+    wait_until(&index, DEADLINE, "beta in the new root", |s| {
+        s.get("beta").is_some()
+    });
+}
+
+#[test]
+fn a_root_deleted_and_recreated() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    let index = watched(&root);
+    assert_eq!(index.snapshot().len(), 1);
+
+    fs::remove_dir_all(&root).unwrap();
+    wait_until(&index, DEADLINE, "the index to empty", |s| s.is_empty());
+
+    write_skill(&root, "beta", "Beta.");
+    let snap = wait_until(&index, DEADLINE, "beta in the recreated root", |s| {
+        s.get("beta").is_some()
+    });
+    assert!(snap.get("alpha").is_none());
+    write_skill(&root, "gamma", "Gamma.");
+    wait_until(&index, DEADLINE, "gamma in the recreated root", |s| {
+        s.get("gamma").is_some()
+    });
+}
+
+#[test]
+fn five_hundred_skills_at_once_are_coalesced() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    fs::create_dir_all(&root).unwrap();
+    let index = watched(&root);
+    let rx = index.subscribe();
+    let start = index.snapshot().generation();
+
+    for i in 0..500 {
+        write_skill(&root, &format!("skill-{i:03}"), "Many.");
+    }
+    let snap = wait_until(&index, DEADLINE, "all 500 skills", |s| s.len() == 500);
+    let used = snap.generation() - start;
+    assert!(used < 50, "500 skills took {used} generations");
+    // Events are sent just after their snapshot is published: wait for them too.
+    let mut added = std::collections::BTreeSet::new();
+    while added.len() < 500 {
+        let e = wait_event(&rx, DEADLINE, "500 Added events", |e| {
+            e.event == ChangeKind::Added
+        });
+        assert!(added.insert(e.name), "a skill was added twice");
+    }
+}
+
+#[test]
+fn a_reference_file_change_invalidates_the_loaded_skill() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    let refs = root.join("alpha/references");
+    fs::create_dir_all(&refs).unwrap();
+    fs::write(refs.join("guide.md"), "short").unwrap();
+    let index = watched(&root);
+    let before = index.load("alpha").unwrap();
+    assert_eq!(before.files.len(), 1);
+    assert_eq!(
+        (before.files[0].path.as_str(), before.files[0].size),
+        ("references/guide.md", 5)
+    );
+    let generation = index.snapshot().generation();
+    let rx = index.subscribe();
+
+    // The metadata stays the same; only a reference file changes.
+    fs::write(refs.join("guide.md"), "a longer guide").unwrap();
+    let e = wait_event(&rx, DEADLINE, "Changed alpha", |e| e.name == "alpha");
+    assert_eq!(e.event, ChangeKind::Changed);
+    assert!(e.generation > generation);
+    let after = index.load("alpha").unwrap();
+    assert!(
+        !Arc::ptr_eq(&before, &after),
+        "the cached body was not invalidated"
+    );
+    assert_eq!(after.files[0].size, 14);
+    assert_eq!(after.record.description, before.record.description);
+
+    // A new reference file is listed too.
+    fs::write(refs.join("extra.md"), "more").unwrap();
+    wait_event(&rx, DEADLINE, "Changed alpha again", |e| {
+        e.name == "alpha" && e.event == ChangeKind::Changed
+    });
+    let paths: Vec<String> = index
+        .load("alpha")
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(paths, ["references/extra.md", "references/guide.md"]);
+}
+
+#[test]
+fn an_event_queue_overflow_triggers_a_full_rescan() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    let index = watched(&root);
+    let overflow =
+        || notify::Event::new(notify::EventKind::Other).set_flag(notify::event::Flag::Rescan);
+
+    // With nothing changed, the rescan still runs and publishes a generation.
+    let g = index.snapshot().generation();
+    index.inject_event(overflow());
+    let snap = wait_until(&index, DEADLINE, "the rescan's generation", |s| {
+        s.generation() > g
+    });
+    assert_eq!(snap.len(), 1);
+
+    // A change whose events were lost is found by the rescan.
+    write_skill(&root, "beta", "Beta.");
+    fs::remove_dir_all(root.join("alpha")).unwrap();
+    index.inject_event(overflow());
+    let snap = wait_until(&index, DEADLINE, "the rescan to find beta", |s| {
+        s.get("beta").is_some() && s.get("alpha").is_none()
+    });
+    assert_eq!(snap.len(), 1);
+}
+
+#[test]
+fn a_plugin_registered_at_run_time_is_watched() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, plugin) = (tmp.path().join("skills"), tmp.path().join("plugin"));
+    fs::create_dir_all(&root).unwrap();
+    fs::create_dir_all(&plugin).unwrap();
+    let index = watched(&root);
+    index.register_plugin("acme", &plugin).unwrap();
+
+    write_skill(&plugin, "tool", "Tool.");
+    wait_until(&index, DEADLINE, "the plugin's new skill", |s| {
+        s.get("acme:tool").is_some()
+    });
+
+    index.unregister_plugin("acme").unwrap();
+    write_skill(&plugin, "other", "Other.");
+    write_skill(&root, "alpha", "Alpha.");
+    let snap = wait_until(&index, DEADLINE, "alpha", |s| s.get("alpha").is_some());
+    assert!(snap.get("other").is_none());
+    assert!(snap.get("acme:tool").is_none());
+}
+
+#[test]
+fn reading_files_does_not_trigger_reloads() {
+    // Regression: notify reports opens and reads (`Access` events), including the index's own
+    // reads of SKILL.md; each reload then triggered the next, forever, with a spurious
+    // `Changed` event and a new generation every debounce window.
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let file = write_skill(&root, "alpha", "Alpha.");
+    fs::create_dir_all(root.join("alpha/scripts")).unwrap();
+    fs::write(root.join("alpha/scripts/run.sh"), "echo").unwrap();
+    let index = watched(&root);
+    let rx = index.subscribe();
+
+    // Reads by anyone, the index included.
+    fs::read_to_string(&file).unwrap();
+    assert_eq!(index.load("alpha").unwrap().files.len(), 1);
+    // Two markers: every event published before the second one has arrived when it does.
+    write_skill(&root, "marker-1", "Marker.");
+    let mut events = collect_until(&rx, "marker-1", |e| e.name == "marker-1");
+    write_skill(&root, "marker-2", "Marker.");
+    events.extend(collect_until(&rx, "marker-2", |e| e.name == "marker-2"));
+    let stray: Vec<&ChangeEvent> = events
+        .iter()
+        .filter(|e| !e.name.starts_with("marker-"))
+        .collect();
+    assert!(stray.is_empty(), "{stray:?}");
+    // Nothing re-read alpha.
+    assert_eq!(index.snapshot().get("alpha").unwrap().path, file);
+}
+
+#[test]
+fn changes_made_right_after_build_are_seen() {
+    // Regression: `build()` returned before the watcher thread had installed its watches, so
+    // a change made at once was never reported (and never read).
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "draft", "Draft.");
+    write_skill(&root, "doomed", "Doomed.");
+    let index = watched(&root);
+    fs::rename(root.join("draft"), root.join("final")).unwrap();
+    fs::remove_dir_all(root.join("doomed")).unwrap();
+    let snap = wait_until(&index, DEADLINE, "the rename and the deletion", |s| {
+        s.records().len() == 1
+            && s.get("draft")
+                .is_some_and(|r| r.path == root.join("final/SKILL.md"))
+    });
+    assert!(snap.get("doomed").is_none());
+}
+
+#[test]
+fn a_root_replaced_within_one_debounce_window() {
+    // Regression: a root deleted and recreated before the watcher looked again kept its old
+    // (dead) watch in the index's books, so nothing in the new folder was ever seen.
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    let index = watched(&root);
+
+    fs::remove_dir_all(&root).unwrap();
+    write_skill(&root, "beta", "Beta.");
+    let snap = wait_until(&index, DEADLINE, "beta in the replaced root", |s| {
+        s.get("beta").is_some()
+    });
+    assert!(snap.get("alpha").is_none());
+    // The new folder is watched.
+    write_skill(&root, "gamma", "Gamma.");
+    wait_until(&index, DEADLINE, "gamma in the replaced root", |s| {
+        s.get("gamma").is_some()
+    });
+}
+
+#[test]
+fn skipped_and_misnamed_folders_are_read_as_a_full_scan_reads_them() {
+    // Regression: the watcher re-read a changed folder by looking for `SKILL.md` alone, so it
+    // indexed skills in folders discovery skips (hidden, `node_modules`, `target`), dropped a
+    // skill whose file is misnamed (`skill.md`, indexed with a `file.name` error by a scan),
+    // and indexed links to folders already in the root; the next full rescan disagreed.
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let misnamed = root.join("misnamed/skill.md");
+    fs::create_dir_all(misnamed.parent().unwrap()).unwrap();
+    fs::write(&misnamed, skill_text("misnamed", "Misnamed.")).unwrap();
+    let index = watched(&root);
+    let names =
+        |s: &Snapshot| -> Vec<String> { s.records().iter().map(|r| r.qualified_name()).collect() };
+    let has_file_name = |s: &Snapshot| {
+        s.diagnostics()
+            .iter()
+            .any(|d| d.path == misnamed && d.diagnostic.rule == Rule::FileName)
+    };
+    assert!(has_file_name(&index.snapshot()));
+    assert_eq!(names(&index.snapshot()), ["project:misnamed"]);
+
+    // Skills in folders discovery skips, and a change next to the misnamed file.
+    for (folder, name) in [
+        (".hidden", "hidden"),
+        ("node_modules", "npm"),
+        ("target", "built"),
+    ] {
+        fs::create_dir_all(root.join(folder)).unwrap();
+        let text = skill_text(name, "Skipped.");
+        fs::write(root.join(folder).join("SKILL.md"), text).unwrap();
+    }
+    fs::write(&misnamed, skill_text("misnamed", "Still misnamed.")).unwrap();
+    write_skill(&root, "marker-1", "Marker.");
+    let watched_view = wait_until(&index, DEADLINE, "marker-1", |s| {
+        s.get("marker-1").is_some()
+    });
+    assert!(
+        has_file_name(&watched_view),
+        "{:?}",
+        watched_view.diagnostics()
+    );
+    let rescanned = index.reload_now();
+    assert_eq!(names(&watched_view), names(&rescanned));
+    assert_eq!(names(&rescanned), ["project:marker-1", "project:misnamed"]);
+
+    // A link to a folder inside the root (skipped), and one to a skill outside it (read).
+    #[cfg(unix)]
+    {
+        std::os::unix::fs::symlink(root.join("misnamed"), root.join("alias")).unwrap();
+        write_skill(tmp.path(), "outside", "Outside.");
+        std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("outside")).unwrap();
+        write_skill(&root, "marker-2", "Marker.");
+        let watched_view = wait_until(&index, DEADLINE, "marker-2", |s| {
+            s.get("marker-2").is_some()
+        });
+        let rescanned = index.reload_now();
+        assert_eq!(names(&watched_view), names(&rescanned));
+        assert_eq!(
+            names(&rescanned),
+            [
+                "project:marker-1",
+                "project:marker-2",
+                "project:misnamed",
+                "project:outside"
+            ]
+        );
+    }
+}
+
+/// The thread ids of this process whose name is `name`.
+fn threads_named(name: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for task in fs::read_dir("/proc/self/task").unwrap().flatten() {
+        if let Ok(comm) = fs::read_to_string(task.path().join("comm")) {
+            if comm.trim_end() == name {
+                found.push(task.file_name().to_string_lossy().into_owned());
+            }
+        }
+    }
+    found
+}
+
+/// Polls `/proc` until `done` holds (there is no event to wait on for a thread's exit).
+fn poll_until(what: &str, done: impl Fn() -> bool) {
+    let end = Instant::now() + DEADLINE;
+    while !done() {
+        assert!(
+            Instant::now() < end,
+            "timed out after {DEADLINE:?} waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn dropping_the_index_stops_its_watcher_thread() {
+    // Alone: no other test's watcher runs while this one counts threads.
+    let _alone = EXCLUSIVE.write().unwrap_or_else(PoisonError::into_inner);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    poll_until("no watcher thread before the test", || {
+        threads_named("skills-watch").is_empty()
+    });
+
+    let index = watched(&root);
+    // The thread names itself once it runs.
+    poll_until("the watcher thread to start", || {
+        threads_named("skills-watch").len() == 1
+    });
+    // The index works while it lives.
+    write_skill(&root, "beta", "Beta.");
+    wait_until(&index, DEADLINE, "beta", |s| s.get("beta").is_some());
+
+    drop(index);
+    poll_until("the watcher thread to stop", || {
+        threads_named("skills-watch").is_empty()
+    });
+    // notify's own event-loop thread goes with it.
+    poll_until("notify's thread to stop", || {
+        threads_named("notify-rs inoti").is_empty()
+    });
+}
