@@ -39,6 +39,13 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
     let dir_name = crate::dir_name(&dir);
     // The file may have changed since the snapshot was built: take the body from this read.
     let parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
+    // A file that broke after its last good version was indexed has no instructions to
+    // serve: fail loudly rather than hand the model an empty body.
+    if parsed.lenient_name().as_ref() != Some(&record.name) {
+        return Err(err(
+            "SKILL.md no longer parses as this skill (see its diagnostics); the last good metadata stays indexed, but its instructions cannot be loaded until the file is fixed".into(),
+        ));
+    }
     let body = parsed.body(&bytes).to_owned();
     let digest = format!("sha256:{:x}", Sha256::digest(&bytes));
     let mut files = Vec::new();

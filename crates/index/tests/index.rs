@@ -651,12 +651,9 @@ fn load_of_a_skill_kept_at_its_last_good_version() {
         good.record.description
     );
     assert!(has_rule(&index, &file, Rule::FrontmatterUnclosed));
-    let loaded = index.load("deploy").unwrap();
-    assert!(Arc::ptr_eq(&loaded.record, &good.record));
-    // BUG: loading re-reads the broken file and serves its (empty) body and its digest
-    // under the last good record: an agent gets no instructions, silently. Loading should
-    // either serve the last good body or fail with `SKILL_LOAD_FAILED` until the file is
-    // fixed. These two assertions pin the current behaviour.
-    assert_eq!(loaded.body, "");
-    assert_ne!(loaded.digest, good.digest);
+    // Regression: loading used to re-read the broken file and serve its empty body under
+    // the last good record. It now fails with a load error until the file is fixed.
+    let err = index.load("deploy").unwrap_err();
+    assert_eq!(err.code(), "SKILL_LOAD_FAILED");
+    assert!(err.to_string().contains("no longer parses"), "{err}");
 }
