@@ -4,7 +4,15 @@
 use anyhow::{bail, Context, Result};
 use skills_index::SkillIndex;
 use skills_model::Layer;
-use skills_storage::{default_roots, Preset, RootsConfig};
+use std::sync::Arc;
+
+use skills_storage::{default_roots, EmbeddedSource, Preset, RootsConfig};
+
+/// The skills `skillctl` ships, served as the plugin `builtin` unless `--no-defaults`.
+static BUILTIN: &[(&str, &[u8])] = &[(
+    "skill-creator/SKILL.md",
+    include_bytes!("../builtin/skill-creator/SKILL.md"),
+)];
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RootArgs {
@@ -38,6 +46,7 @@ impl RootArgs {
             .strict(self.strict)
             .watch(watch);
         if !self.no_defaults {
+            builder = builder.plugin_source("builtin", Arc::new(EmbeddedSource::new(BUILTIN)));
             let mut config = RootsConfig::builder().app_name(self.app.clone());
             for p in &self.preset {
                 config = config.preset(

@@ -16,17 +16,23 @@ use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH};
 
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{PathDiagnostic, Snapshot};
-use crate::{check_candidate, IndexError, DEFAULT_SKILL_FILE_LIMIT};
+use crate::{check_candidate, IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use skills_parser::ParseInput;
+use skills_storage::{SkillSource, SKILL_FILE};
 
-/// One root folder of skills and the layer it belongs to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// One root of skills and the layer it belongs to.
+#[derive(Debug, Clone)]
 pub struct RootSpec {
     /// The layer.
     pub layer: Layer,
-    /// The folder (made absolute when the index is built).
+    /// The folder (made absolute when the index is built). For a root backed by a
+    /// [`SkillSource`] other than the filesystem, a name of the form `embedded:<id>` that
+    /// prefixes its skills' paths.
     pub path: PathBuf,
     /// The plugin id, for plugin roots.
     pub plugin: Option<Arc<str>>,
+    /// The source, for roots that are not folders on disk (never watched).
+    pub source: Option<Arc<dyn SkillSource>>,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +60,20 @@ impl SkillIndexBuilder {
             layer,
             path: path.into(),
             plugin: None,
+            source: None,
+        });
+        self
+    }
+
+    /// Adds a plugin whose skills come from a [`SkillSource`] that is not a folder on disk
+    /// (an in-memory or embedded source). Its skills' paths read `embedded:<id>/...`; they
+    /// can be listed and loaded, but have no files on disk to read or run.
+    pub fn plugin_source(mut self, id: &str, source: Arc<dyn SkillSource>) -> SkillIndexBuilder {
+        self.roots.push(RootSpec {
+            layer: Layer::Plugin,
+            path: PathBuf::from(format!("embedded:{id}")),
+            plugin: Some(id.into()),
+            source: Some(source),
         });
         self
     }
@@ -64,6 +84,7 @@ impl SkillIndexBuilder {
             layer: Layer::Plugin,
             path: path.into(),
             plugin: Some(id.into()),
+            source: None,
         });
         self
     }
@@ -112,7 +133,9 @@ impl SkillIndexBuilder {
         });
         let mut writer = shared.writer.lock();
         for mut spec in self.roots {
-            spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
+            if spec.source.is_none() {
+                spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
+            }
             writer.roots.push(RootState {
                 spec,
                 entries: BTreeMap::new(),
@@ -243,6 +266,7 @@ impl SkillIndex {
                 layer: Layer::Plugin,
                 path: std::path::absolute(&path).unwrap_or(path),
                 plugin: Some(id.into()),
+                source: None,
             };
             let mut state = RootState {
                 spec,
@@ -327,6 +351,9 @@ impl Shared {
         root: &RootState,
         previous: &BTreeMap<PathBuf, Entry>,
     ) -> BTreeMap<PathBuf, Entry> {
+        if let Some(source) = &root.spec.source {
+            return self.scan_source(&root.spec, source.as_ref(), previous);
+        }
         if !root.spec.path.is_dir() {
             return BTreeMap::new();
         }
@@ -346,6 +373,51 @@ impl Shared {
             .collect()
     }
 
+    /// Reads a root backed by a source that is not the filesystem.
+    fn scan_source(
+        &self,
+        spec: &RootSpec,
+        source: &dyn SkillSource,
+        previous: &BTreeMap<PathBuf, Entry>,
+    ) -> BTreeMap<PathBuf, Entry> {
+        source
+            .skill_dirs()
+            .into_iter()
+            .map(|rel| {
+                let dir = spec.path.join(&rel);
+                let file = dir.join(SKILL_FILE);
+                let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
+                let report = match source
+                    .read(&format!("{rel}/{SKILL_FILE}"), self.config.file_limit)
+                {
+                    Ok(source_bytes) => {
+                        let has_references = source.is_dir(&format!("{rel}/references"));
+                        let parsed = self.config.parser.parse(
+                            &ParseInput::new(&source_bytes, &name)
+                                .with_references_dir(has_references),
+                        );
+                        SkillReport {
+                            dir: dir.clone(),
+                            file,
+                            diagnostics: parsed.diagnostics.clone(),
+                            source: Vec::new(),
+                            parsed: Some(parsed),
+                        }
+                    }
+                    Err(e) => SkillReport {
+                        dir: dir.clone(),
+                        file,
+                        source: Vec::new(),
+                        parsed: None,
+                        diagnostics: vec![Diagnostic::error(Rule::FileUnreadable, e.to_string())],
+                    },
+                };
+                let entry = self.entry_from(spec, report, previous.get(&dir));
+                (dir, entry)
+            })
+            .collect()
+    }
+
     fn read_entry(
         &self,
         spec: &RootSpec,
@@ -353,6 +425,12 @@ impl Shared {
         previous: Option<&Entry>,
     ) -> Entry {
         let report = check_candidate(candidate, &self.config.parser, self.config.file_limit);
+        self.entry_from(spec, report, previous)
+    }
+
+    /// Turns a checked skill folder into an index entry, keeping the last good record when
+    /// the new version cannot be loaded.
+    fn entry_from(&self, spec: &RootSpec, report: SkillReport, previous: Option<&Entry>) -> Entry {
         let mut diagnostics = report.diagnostics;
         let record = report.parsed.as_ref().and_then(|parsed| {
             if self.config.strict && !parsed.is_valid() {
@@ -473,12 +551,20 @@ impl Shared {
             }
         }
         writer.generation += 1;
-        let snapshot = Arc::new(Snapshot::build(
-            writer.generation,
-            records,
-            diagnostics,
-            &self.config.order,
-        ));
+        let sources = writer
+            .roots
+            .iter()
+            .filter_map(|r| {
+                r.spec
+                    .source
+                    .as_ref()
+                    .map(|s| (r.spec.path.clone(), Arc::clone(s)))
+            })
+            .collect();
+        let snapshot = Arc::new(
+            Snapshot::build(writer.generation, records, diagnostics, &self.config.order)
+                .with_sources(sources),
+        );
         let old = self.current.swap(Arc::clone(&snapshot));
         let events = diff(&old, &snapshot, changed_dirs);
         tracing::debug!(

@@ -34,8 +34,20 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
         name: name.into(),
         message,
     };
-    let bytes = read_bounded(&record.path, limit).map_err(|e| err(e.to_string()))?;
     let dir = record.dir().to_path_buf();
+    // A skill of a root that is not on disk is read through its source.
+    let source = snapshot
+        .sources
+        .iter()
+        .find_map(|(root, source)| Some((dir.strip_prefix(root).ok()?, source)));
+    let bytes = match source {
+        Some((rel, source)) => {
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            source.read(&format!("{rel}/{}", skills_storage::SKILL_FILE), limit)
+        }
+        None => read_bounded(&record.path, limit),
+    }
+    .map_err(|e| err(e.to_string()))?;
     let dir_name = crate::dir_name(&dir);
     // The file may have changed since the snapshot was built: take the body from this read.
     let parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
@@ -49,8 +61,26 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
     let body = parsed.body(&bytes).to_owned();
     let digest = format!("sha256:{:x}", Sha256::digest(&bytes));
     let mut files = Vec::new();
-    for sub in RESOURCE_DIRS {
-        list_files(&dir, Path::new(sub), 0, &mut files);
+    match source {
+        Some((rel, source)) => {
+            let rel = rel.to_string_lossy().replace('\\', "/");
+            files.extend(
+                source
+                    .files(&rel)
+                    .into_iter()
+                    .filter(|(p, _)| {
+                        RESOURCE_DIRS
+                            .iter()
+                            .any(|d| p.starts_with(&format!("{d}/")))
+                    })
+                    .map(|(path, size)| SkillFile { path, size }),
+            );
+        }
+        None => {
+            for sub in RESOURCE_DIRS {
+                list_files(&dir, Path::new(sub), 0, &mut files);
+            }
+        }
     }
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let skill = Arc::new(Skill {

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
 use skills_model::{Diagnostic, Layer, Skill, SkillRecord};
+use skills_storage::SkillSource;
 
 /// A diagnostic and the `SKILL.md` (or folder) it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,6 +42,8 @@ pub struct Snapshot {
     diagnostics: Vec<PathDiagnostic>,
     /// Bodies loaded on demand for this generation, one slot per record.
     pub(crate) bodies: Vec<OnceLock<Arc<Skill>>>,
+    /// Roots that are not folders on disk: their path prefix and their source.
+    pub(crate) sources: Vec<(PathBuf, Arc<dyn SkillSource>)>,
 }
 
 impl Snapshot {
@@ -99,7 +102,16 @@ impl Snapshot {
             shadowed,
             diagnostics,
             bodies,
+            sources: Vec::new(),
         }
+    }
+
+    pub(crate) fn with_sources(
+        mut self,
+        sources: Vec<(PathBuf, Arc<dyn SkillSource>)>,
+    ) -> Snapshot {
+        self.sources = sources;
+        self
     }
 
     /// An empty snapshot of generation 0.

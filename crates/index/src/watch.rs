@@ -159,6 +159,7 @@ fn root_paths(shared: &Shared) -> Vec<PathBuf> {
         .lock()
         .roots
         .iter()
+        .filter(|r| r.spec.source.is_none())
         .map(|r| r.spec.path.clone())
         .collect()
 }
