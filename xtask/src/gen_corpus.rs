@@ -38,8 +38,9 @@ impl Rng {
 
 const WORDS: &[&str] = &[
     "analyze", "build", "report", "table", "file", "review", "data", "deploy", "service", "check",
-    "format", "invoice", "schema", "query", "release", "notes", "chart", "image", "archive", "test",
-    "summary", "config", "pipeline", "document", "extract", "convert", "template", "metric",
+    "format", "invoice", "schema", "query", "release", "notes", "chart", "image", "archive",
+    "test", "summary", "config", "pipeline", "document", "extract", "convert", "template",
+    "metric",
 ];
 
 fn words(rng: &mut Rng, n: usize) -> String {
@@ -66,7 +67,11 @@ pub(crate) fn generate(out: &Path, options: &Options) -> Result<Vec<PathBuf>> {
     let mut rng = Rng(options.seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
     let mut dirs = Vec::with_capacity(options.count);
     for i in 0..options.count {
-        let name = format!("{}-{}-{i:05}", WORDS[rng.below(WORDS.len())], WORDS[rng.below(WORDS.len())]);
+        let name = format!(
+            "{}-{}-{i:05}",
+            WORDS[rng.below(WORDS.len())],
+            WORDS[rng.below(WORDS.len())]
+        );
         let dir = out.join(&name);
         std::fs::create_dir_all(&dir)?;
         // Log-normal total size: median 3,000 bytes, p99 about 34,000 (sigma 1.04).
@@ -74,18 +79,34 @@ pub(crate) fn generate(out: &Path, options: &Options) -> Result<Vec<PathBuf>> {
         let invalid = rng.unit() < options.invalid_share;
         let mut fm = String::new();
         let _ = writeln!(fm, "---");
-        let shown_name = if invalid && rng.below(2) == 0 { name.to_uppercase() } else { name.clone() };
+        let shown_name = if invalid && rng.below(2) == 0 {
+            name.to_uppercase()
+        } else {
+            name.clone()
+        };
         let _ = writeln!(fm, "name: {shown_name}");
         let desc_words = 12 + rng.below(60);
-        let _ = writeln!(fm, "description: {}. Use when the user asks to {}.", words(&mut rng, desc_words), words(&mut rng, 4));
+        let _ = writeln!(
+            fm,
+            "description: {}. Use when the user asks to {}.",
+            words(&mut rng, desc_words),
+            words(&mut rng, 4)
+        );
         if rng.below(4) == 0 {
             let _ = writeln!(fm, "license: MIT");
         }
         if rng.below(3) == 0 {
-            let _ = writeln!(fm, "allowed-tools: Read Grep Bash(git log:*) Bash(python3 scripts/run.py:*)");
+            let _ = writeln!(
+                fm,
+                "allowed-tools: Read Grep Bash(git log:*) Bash(python3 scripts/run.py:*)"
+            );
         }
         if rng.below(3) == 0 {
-            let _ = writeln!(fm, "metadata:\n  author: generated\n  version: \"1.{}\"", rng.below(20));
+            let _ = writeln!(
+                fm,
+                "metadata:\n  author: generated\n  version: \"1.{}\"",
+                rng.below(20)
+            );
         }
         if invalid && rng.below(2) == 1 {
             let _ = writeln!(fm, "description: Use when: this duplicate key is invalid");
@@ -104,11 +125,17 @@ pub(crate) fn generate(out: &Path, options: &Options) -> Result<Vec<PathBuf>> {
         std::fs::write(dir.join("SKILL.md"), format!("{fm}{body}"))?;
         if rng.below(4) == 0 {
             std::fs::create_dir_all(dir.join("references"))?;
-            std::fs::write(dir.join("references/guide.md"), format!("# Guide\n\n{}\n", words(&mut rng, 200)))?;
+            std::fs::write(
+                dir.join("references/guide.md"),
+                format!("# Guide\n\n{}\n", words(&mut rng, 200)),
+            )?;
         }
         if rng.below(5) == 0 {
             std::fs::create_dir_all(dir.join("scripts"))?;
-            std::fs::write(dir.join("scripts/run.py"), "import sys\nprint(' '.join(sys.argv[1:]))\n")?;
+            std::fs::write(
+                dir.join("scripts/run.py"),
+                "import sys\nprint(' '.join(sys.argv[1:]))\n",
+            )?;
         }
         dirs.push(dir);
     }
@@ -116,13 +143,29 @@ pub(crate) fn generate(out: &Path, options: &Options) -> Result<Vec<PathBuf>> {
 }
 
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let count: usize = crate::flag(args, "--count").unwrap_or("1000").parse().context("--count")?;
-    let seed: u64 = crate::flag(args, "--seed").unwrap_or("1").parse().context("--seed")?;
-    let invalid_share: f64 = crate::flag(args, "--invalid-share").unwrap_or("0").parse().context("--invalid-share")?;
+    let count: usize = crate::flag(args, "--count")
+        .unwrap_or("1000")
+        .parse()
+        .context("--count")?;
+    let seed: u64 = crate::flag(args, "--seed")
+        .unwrap_or("1")
+        .parse()
+        .context("--seed")?;
+    let invalid_share: f64 = crate::flag(args, "--invalid-share")
+        .unwrap_or("0")
+        .parse()
+        .context("--invalid-share")?;
     let Some(out) = crate::flag(args, "--out") else {
         anyhow::bail!("gen-corpus needs --out DIR");
     };
-    let dirs = generate(Path::new(out), &Options { count, seed, invalid_share })?;
+    let dirs = generate(
+        Path::new(out),
+        &Options {
+            count,
+            seed,
+            invalid_share,
+        },
+    )?;
     println!("gen-corpus: {} skills in {out}", dirs.len());
     Ok(ExitCode::SUCCESS)
 }

@@ -8,6 +8,7 @@ use std::process::{Command, ExitCode};
 
 use anyhow::{bail, Context, Result};
 
+mod bench;
 mod conformance;
 mod gen_corpus;
 mod prompt_compare;
@@ -44,6 +45,7 @@ fn run() -> Result<ExitCode> {
     match command.as_str() {
         "conformance" => conformance::run(&rest),
         "gen-corpus" => gen_corpus::run(&rest),
+        "bench" => bench::run(&rest),
         "prompt-compare" => prompt_compare::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");

@@ -45,8 +45,12 @@ impl RootArgs {
             .depth(self.depth)
             .strict(self.strict)
             .watch(watch);
+        // Plugin ids already taken: each names one root, as `SkillIndex::register_plugin`
+        // requires, so that `<id>:<name>` is one skill.
+        let mut plugin_ids: Vec<String> = Vec::new();
         if !self.no_defaults {
             builder = builder.plugin_source("builtin", Arc::new(EmbeddedSource::new(BUILTIN)));
+            plugin_ids.push("builtin".to_owned());
             let mut config = RootsConfig::builder().app_name(self.app.clone());
             for p in &self.preset {
                 config = config.preset(
@@ -57,7 +61,10 @@ impl RootArgs {
             let config = config.build().context("default roots")?;
             for root in default_roots(&config) {
                 builder = match &root.plugin {
-                    Some(id) => builder.plugin(id, root.path),
+                    Some(id) => {
+                        plugin_ids.push(id.clone());
+                        builder.plugin(id, root.path)
+                    }
                     None => builder.root(root.layer, root.path),
                 };
             }
@@ -65,17 +72,46 @@ impl RootArgs {
         for spec in &self.roots {
             let (layer, dir) = spec
                 .split_once('=')
+                .filter(|(_, dir)| !dir.is_empty())
                 .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
             builder = match layer.strip_prefix("plugin:") {
-                Some(id) => builder.plugin(id, dir),
-                None => builder.root(
-                    layer
+                Some(id) => {
+                    if let Some(problem) = plugin_id_problem(id, &plugin_ids) {
+                        bail!("--root {spec:?}: plugin id {id:?} {problem}");
+                    }
+                    plugin_ids.push(id.to_owned());
+                    builder.plugin(id, dir)
+                }
+                None => {
+                    let layer = layer
                         .parse::<Layer>()
-                        .with_context(|| format!("--root {spec:?}"))?,
-                    dir,
-                ),
+                        .with_context(|| format!("--root {spec:?}"))?;
+                    if layer == Layer::Plugin {
+                        bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
+                    }
+                    builder.root(layer, dir)
+                }
             };
         }
         Ok(builder.build()?)
+    }
+}
+
+/// Why `id` cannot name a plugin root given with `--root plugin:ID=DIR` (the rules of
+/// `SkillIndex::register_plugin`), or `None` when it can.
+fn plugin_id_problem(id: &str, taken: &[String]) -> Option<&'static str> {
+    let valid = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        Some("is not 1-64 characters of ASCII letters, digits, '-', '_' and '.'")
+    } else if Layer::ALL.iter().any(|l| l.as_str() == id) {
+        Some("is a layer name (its skills' qualified names would clash with that layer's)")
+    } else if taken.iter().any(|t| t == id) {
+        Some("is already used by another root")
+    } else {
+        None
     }
 }

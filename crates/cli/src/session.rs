@@ -81,14 +81,29 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     // Whatever ends the loop (end of input, a broken pipe), the task guard deactivates
     // every skill, audited.
     let _task = session.task();
-    let stdin = std::io::stdin();
+    let mut stdin = std::io::stdin().lock();
     let mut out = std::io::stdout().lock();
-    for line in stdin.lock().lines() {
-        let line = line.context("reading stdin")?;
-        if line.trim().is_empty() {
-            continue;
+    // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
+    // like any other, and the session goes on.
+    let mut bytes = Vec::new();
+    loop {
+        bytes.clear();
+        if stdin
+            .read_until(b'\n', &mut bytes)
+            .context("reading stdin")?
+            == 0
+        {
+            break;
         }
-        let response = respond(&session, &line);
+        let response = match std::str::from_utf8(&bytes) {
+            Ok(line) if line.trim().is_empty() => continue,
+            Ok(line) => respond(&session, line.trim_end_matches(['\n', '\r'])),
+            Err(e) => error(
+                &Value::Null,
+                "SKILL_BAD_REQUEST",
+                &format!("the request line is not UTF-8: {e}"),
+            ),
+        };
         writeln!(out, "{response}")?;
         out.flush()?;
     }

@@ -12,7 +12,8 @@ pub(crate) struct CompiledRules {
     pub(crate) allowed: Option<ToolRules>,
     pub(crate) disallowed: ToolRules,
     pub(crate) dir: PathBuf,
-    pub(crate) scripts_dir: PathBuf,
+    /// `dir` with links resolved (when it exists), to compare resolved paths with.
+    pub(crate) canonical_dir: Option<PathBuf>,
     /// `security.fileSystemScope: skill-directory`: path tools stay inside the skill.
     pub(crate) confined: bool,
 }
@@ -34,7 +35,7 @@ impl CompiledRules {
                 .as_ref()
                 .map(|r| r.expand_skill_dir(&dir_text))
                 .unwrap_or_default(),
-            scripts_dir: dir.join("scripts"),
+            canonical_dir: std::fs::canonicalize(&dir).ok(),
             confined: fm
                 .security
                 .as_ref()
@@ -103,11 +104,48 @@ fn normalize(path: &Path) -> PathBuf {
     out
 }
 
-/// The path a path tool touches, normalised, and also with links resolved when it exists.
-fn touched_paths(arg: &str) -> [Option<PathBuf>; 2] {
+/// The path a path tool touches: normalised as written, and with links resolved (the
+/// deepest existing ancestor canonicalised, the rest appended, so a file not created yet
+/// under a link is resolved through the link).
+struct Touched {
+    lexical: PathBuf,
+    resolved: Option<PathBuf>,
+}
+
+fn touched(arg: &str) -> Touched {
     let lexical = normalize(Path::new(arg));
-    let canonical = std::fs::canonicalize(&lexical).ok();
-    [Some(lexical), canonical]
+    let mut resolved = None;
+    for ancestor in lexical.ancestors() {
+        if let Ok(base) = std::fs::canonicalize(ancestor) {
+            let rest = lexical.strip_prefix(ancestor).unwrap_or(Path::new(""));
+            resolved = Some(if rest.as_os_str().is_empty() {
+                base
+            } else {
+                base.join(rest)
+            });
+            break;
+        }
+    }
+    Touched { lexical, resolved }
+}
+
+impl CompiledRules {
+    /// Whether `path` as written, or as resolved, is under `sub` of the skill folder.
+    fn touches(&self, t: &Touched, sub: &str) -> bool {
+        t.lexical.starts_with(self.dir.join(sub))
+            || match (&t.resolved, &self.canonical_dir) {
+                (Some(r), Some(d)) => r.starts_with(d.join(sub)),
+                _ => false,
+            }
+    }
+
+    /// Whether `path` stays inside the skill folder both as written and as resolved.
+    fn contains(&self, t: &Touched) -> bool {
+        let canonical = self.canonical_dir.as_deref().unwrap_or(&self.dir);
+        let lexical_inside = t.lexical.starts_with(&self.dir) || t.lexical.starts_with(canonical);
+        let resolved_inside = t.resolved.as_ref().is_none_or(|r| r.starts_with(canonical));
+        lexical_inside && resolved_inside
+    }
 }
 
 /// Decides one call against the stack (bottom to top). `default_allow` applies when no
@@ -118,11 +156,21 @@ pub(crate) fn decide<'a>(
     arg: Option<&str>,
     default_allow: bool,
 ) -> Decision {
+    if is_path_tool(tool) && arg.is_none() {
+        // A path tool whose path cannot be found in its input cannot be shown to stay
+        // inside a confined skill: refused rather than let through unchecked.
+        if let Some(rules) = stack.clone().find(|r| r.confined) {
+            return Decision::deny(format!(
+                "the active skill {:?} confines file access to its own folder ({}), and this {tool} call names no path",
+                rules.skill,
+                rules.dir.display()
+            ));
+        }
+    }
     if let (true, Some(arg)) = (is_path_tool(tool), arg) {
-        let paths = touched_paths(arg);
+        let path = touched(arg);
         for rules in stack.clone() {
-            let inside = |base: &Path| paths.iter().flatten().any(|p| p.starts_with(base));
-            if tool.eq_ignore_ascii_case("read") && inside(&rules.scripts_dir) {
+            if tool.eq_ignore_ascii_case("read") && rules.touches(&path, "scripts") {
                 return Decision {
                     allowed: false,
                     reason: format!(
@@ -132,7 +180,9 @@ pub(crate) fn decide<'a>(
                     script_read: true,
                 };
             }
-            if rules.confined && !inside(&rules.dir) {
+            // Confined: the path must stay inside as written and as resolved (a link
+            // inside the skill that points outside does not count as inside).
+            if rules.confined && !rules.contains(&path) {
                 return Decision::deny(format!(
                     "the active skill {:?} confines file access to its own folder ({})",
                     rules.skill,

@@ -171,6 +171,14 @@ struct Active {
     rules: CompiledRules,
 }
 
+impl Active {
+    /// Whether `name` (bare or qualified) names this skill.
+    fn is_named(&self, name: &str) -> bool {
+        let r = &self.skill.record;
+        r.name.as_str() == name || r.qualified_name() == name
+    }
+}
+
 /// How `skills_load` treats skills already active.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadMode {
@@ -200,6 +208,12 @@ impl Drop for TaskGuard<'_> {
     fn drop(&mut self) {
         if let Err(e) = self.session.unload_all() {
             tracing::warn!(session = %self.session.id, error = %e, "ending the task could not record every deactivation");
+            // The task is over whatever the sink says: nothing stays active for the next
+            // one. (With the sink down, every later call is refused anyway.)
+            let removed = std::mem::take(&mut *self.session.stack.lock());
+            for a in removed.iter().rev() {
+                self.session.run_hooks(a, false);
+            }
         }
     }
 }
@@ -365,19 +379,24 @@ impl Session {
             }
         }
         let mut stack = self.stack.lock();
-        let keep: Vec<Active> = match mode {
+        // The names of the stack after the load, in order: for `add` the stack as it is,
+        // then the plan's new skills; for `replace` the plan alone.
+        let mut new_names: Vec<String> = match mode {
             LoadMode::Replace => Vec::new(),
-            LoadMode::Add => stack.clone(),
+            LoadMode::Add => stack
+                .iter()
+                .map(|a| a.skill.record.name.to_string())
+                .collect(),
         };
-        let mut new_names: Vec<String> = keep
-            .iter()
-            .map(|a| a.skill.record.name.to_string())
-            .collect();
+        // Only skills not on the stack yet are activated: one that stays keeps its place
+        // in `add` and is not activated (or pushed) a second time in `replace`.
         let mut to_activate = Vec::new();
         for r in &plan {
             if !new_names.iter().any(|n| n == r.name.as_str()) {
                 new_names.push(r.name.to_string());
-                to_activate.push(Arc::clone(r));
+                if !stack.iter().any(|a| a.skill.record.name == r.name) {
+                    to_activate.push(Arc::clone(r));
+                }
             }
         }
         if new_names.len() > policy.max_active {
@@ -386,7 +405,11 @@ impl Session {
                 requested: new_names.len(),
             });
         }
-        let all_records: Vec<Arc<SkillRecord>> = keep
+        let (kept, dropped): (Vec<Active>, Vec<Active>) = stack
+            .iter()
+            .cloned()
+            .partition(|a| new_names.iter().any(|n| n == a.skill.record.name.as_str()));
+        let all_records: Vec<Arc<SkillRecord>> = kept
             .iter()
             .map(|a| Arc::clone(&a.skill.record))
             .chain(to_activate.iter().cloned())
@@ -417,22 +440,6 @@ impl Session {
             loaded.push(Active { skill, rules });
         }
         // Deactivate what a replace drops, then activate; audit before the stack changes.
-        let dropped: Vec<Active> = match mode {
-            LoadMode::Replace => stack
-                .iter()
-                .filter(|a| !new_names.iter().any(|n| n == a.skill.record.name.as_str()))
-                .cloned()
-                .collect(),
-            LoadMode::Add => Vec::new(),
-        };
-        let kept_after_replace: Vec<Active> = match mode {
-            LoadMode::Replace => stack
-                .iter()
-                .filter(|a| new_names.iter().any(|n| n == a.skill.record.name.as_str()))
-                .cloned()
-                .collect(),
-            LoadMode::Add => Vec::new(),
-        };
         let mut hook_results = Vec::new();
         for a in dropped.iter().rev() {
             hook_results.extend(self.run_hooks(a, false));
@@ -443,19 +450,15 @@ impl Session {
             self.emit(&self.skill_event(AuditKind::SkillActivated, a))?;
             activated.push(a.skill.record.name.to_string());
         }
-        let mut next = match mode {
-            LoadMode::Add => keep,
-            LoadMode::Replace => kept_after_replace,
-        };
+        let mut next = kept;
         next.extend(loaded.iter().cloned());
-        // Replace keeps the order of the plan for the skills it keeps.
-        if mode == LoadMode::Replace {
-            next.sort_by_key(|a| {
-                new_names
-                    .iter()
-                    .position(|n| n == a.skill.record.name.as_str())
-            });
-        }
+        // Replace keeps the order of the plan for the skills it keeps (for add, this is
+        // already the order).
+        next.sort_by_key(|a| {
+            new_names
+                .iter()
+                .position(|n| n == a.skill.record.name.as_str())
+        });
         *stack = next;
         let receipt_stack = stack.clone();
         drop(stack);
@@ -586,19 +589,18 @@ impl Session {
     /// `skills_unload`: removes `names`, which must be the top of the stack.
     pub fn unload(&self, names: &[String]) -> Result<Value, ExecError> {
         let mut stack = self.stack.lock();
+        // A skill is named by its bare or its qualified name, as `skills_load` takes them.
+        let named = |a: &Active| names.iter().any(|n| a.is_named(n));
         for name in names {
-            if !stack.iter().any(|a| a.skill.record.name.as_str() == name) {
+            if !stack.iter().any(|a| a.is_named(name)) {
                 return Err(ExecError::NotActive(format!("{name:?} is not active")));
             }
         }
-        let lowest = stack
-            .iter()
-            .position(|a| names.iter().any(|n| n == a.skill.record.name.as_str()))
-            .unwrap_or(stack.len());
+        let lowest = stack.iter().position(named).unwrap_or(stack.len());
         let must_first: Vec<String> = stack[lowest..]
             .iter()
+            .filter(|a| !named(a))
             .map(|a| a.skill.record.name.to_string())
-            .filter(|n| !names.contains(n))
             .collect();
         if !must_first.is_empty() {
             return Err(ExecError::UnloadOrder { must_first });
@@ -656,7 +658,7 @@ impl Session {
             Some(n) => stack
                 .iter()
                 .rev()
-                .find(|a| a.skill.record.name.as_str() == n || a.skill.record.qualified_name() == n)
+                .find(|a| a.is_named(n))
                 .cloned()
                 .ok_or_else(|| {
                     ExecError::NotActive(format!(
@@ -672,21 +674,25 @@ impl Session {
     /// `skills_read`: a file of an active skill, as text or base64.
     pub fn read(&self, skill: Option<&str>, path: &str) -> Result<Value, ExecError> {
         let started = Instant::now();
-        let result = self
-            .target(skill)
-            .and_then(|a| self.read_in(&a, path).map(|v| (a, v)));
+        let target = self.target(skill);
+        let result = target
+            .as_ref()
+            .map_err(clone_err)
+            .and_then(|a| self.read_in(a, path));
         let mut e = self.event(AuditKind::SkillFileRead);
         e.tool_name = Some(path.to_owned());
         e.duration_ms = Some(elapsed_ms(started));
-        match &result {
-            Ok((a, _)) => e.skill_name = Some(a.skill.record.name.to_string()),
-            Err(err) => {
-                e.skill_name = skill.map(str::to_owned);
-                e.error = Some(err.to_string());
-            }
+        // The skill read from, also when the read is refused.
+        e.skill_name = target
+            .as_ref()
+            .ok()
+            .map(|a| a.skill.record.name.to_string())
+            .or(skill.map(str::to_owned));
+        if let Err(err) = &result {
+            e.error = Some(err.to_string());
         }
         self.emit(&e)?;
-        result.map(|(_, v)| v)
+        result
     }
 
     fn read_in(&self, a: &Active, path: &str) -> Result<Value, ExecError> {

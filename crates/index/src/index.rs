@@ -330,6 +330,14 @@ impl SkillIndex {
         crate::load::load(&self.snapshot(), name, self.shared.config.file_limit)
     }
 
+    /// Applies changes to `paths` as the watcher does after its debounce window, on this
+    /// thread, and returns once the new snapshot is published. Benchmarks use it to time
+    /// the reload step alone; hosts that learn of changes their own way may use it too.
+    #[doc(hidden)]
+    pub fn apply_changed_paths(&self, paths: &[PathBuf]) {
+        crate::watch::apply_paths(&self.shared, paths);
+    }
+
     /// Feeds the watcher an event as if the file system had sent it (tests use this to
     /// simulate an event-queue overflow).
     #[doc(hidden)]

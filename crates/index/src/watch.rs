@@ -259,6 +259,21 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
 }
 
 /// Does a plan's work under the writer lock and publishes the result.
+/// Applies changes to `paths` exactly as the watcher does once a debounced batch holding
+/// them arrives (benchmarks time this step alone).
+pub(crate) fn apply_paths(shared: &Shared, paths: &[PathBuf]) {
+    let event = notify::Event {
+        kind: notify::EventKind::Modify(notify::event::ModifyKind::Data(
+            notify::event::DataChange::Content,
+        )),
+        paths: paths.to_vec(),
+        attrs: notify::event::EventAttributes::new(),
+    };
+    let roots = root_paths(shared);
+    let plan = plan(&roots, shared.config.depth, &[Msg::Fs(Ok(event))]);
+    apply(shared, plan);
+}
+
 fn apply(shared: &Shared, plan: Plan) {
     let mut writer = shared.writer.lock();
     if plan.full {

@@ -1,0 +1,400 @@
+//! The performance gates: one run measures every metric of `cargo xtask bench`, each beside
+//! the floor measured in the same run where one applies, and prints one JSON document.
+//!
+//! Run through `cargo xtask bench [--quick]`, which generates the corpora, formats the table
+//! and enforces the gates. By hand: `cargo bench --bench gates -- --corpus N=DIR ...`.
+//! Heap is counted by a counting global allocator (`stats_alloc`), not estimated.
+
+// A benchmark binary: printing its report is its job.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use std::alloc::System;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rayon::prelude::*;
+use serde_json::{json, Value};
+use skills_executor::{Executor, LoadMode, SessionContext};
+use skills_index::SkillIndex;
+use skills_model::{Layer, SkillRecord};
+use skills_storage::{discover, read_bounded, DiscoveryOptions};
+use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+struct Args {
+    quick: bool,
+    /// (label, folder) of each corpus to index.
+    corpora: Vec<(String, PathBuf)>,
+}
+
+fn args() -> Args {
+    let mut quick = false;
+    let mut corpora = Vec::new();
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--quick" => quick = true,
+            "--corpus" => {
+                if let Some((label, dir)) = it.next().as_deref().and_then(|v| v.split_once('=')) {
+                    corpora.push((label.to_owned(), PathBuf::from(dir)));
+                }
+            }
+            _ => {} // cargo bench passes --bench
+        }
+    }
+    Args { quick, corpora }
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n == 0 {
+        return f64::NAN;
+    }
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// The floor: list the skill folders and read every SKILL.md, in parallel the same way the
+/// index does, with nothing else.
+fn floor(root: &Path, depth: usize) -> usize {
+    let found = discover(root, &DiscoveryOptions::roots().with_max_depth(depth));
+    found
+        .candidates
+        .par_iter()
+        .filter_map(|c| c.skill_file.as_ref())
+        .map(|f| read_bounded(f, 1 << 20).map_or(0, |b| b.len()))
+        .sum()
+}
+
+fn build(root: &Path, depth: usize) -> SkillIndex {
+    SkillIndex::builder()
+        .root(Layer::Project, root)
+        .depth(depth)
+        .build()
+        .expect("index builds")
+}
+
+/// How deep skills sit below a corpus folder: 1 for generated corpora, deeper for the
+/// real-world one (owner/repo/skills/name).
+fn depth_of(root: &Path) -> usize {
+    let mut depth = 1;
+    let mut dir = root.to_path_buf();
+    while depth <= 6 {
+        let Some(first) = std::fs::read_dir(&dir).ok().and_then(|rd| {
+            let mut entries: Vec<PathBuf> = rd
+                .filter_map(Result::ok)
+                .map(|e| e.path())
+                .filter(|p| p.is_dir())
+                .collect();
+            entries.sort();
+            entries.into_iter().next()
+        }) else {
+            return depth;
+        };
+        if first.join("SKILL.md").exists() {
+            return depth;
+        }
+        dir = first;
+        depth += 1;
+    }
+    6
+}
+
+fn metric(name: &str, unit: &str, median: f64, floor: Option<f64>, note: &str) -> Value {
+    json!({
+        "metric": name,
+        "unit": unit,
+        "median": median,
+        "floor": floor,
+        "ratio": floor.map(|f| median / f),
+        "note": note,
+    })
+}
+
+fn main() {
+    let args = args();
+    let runs = if args.quick { 5 } else { 21 };
+    let mut metrics = Vec::new();
+    // Warm the rayon pool and the page cache before anything is measured.
+    rayon::broadcast(|_| ());
+
+    let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
+    for (label, root) in &args.corpora {
+        let depth = depth_of(root);
+        let n_runs = if label == "10000" || label == "real" {
+            runs.min(9)
+        } else {
+            runs
+        };
+        let _ = floor(root, depth);
+        drop(build(root, depth));
+        let mut floors = Vec::new();
+        let mut builds = Vec::new();
+        let mut skills = 0;
+        for _ in 0..n_runs {
+            // Interleaved, so both see the same noise.
+            let t = Instant::now();
+            std::hint::black_box(floor(root, depth));
+            floors.push(ms(t.elapsed()));
+            let t = Instant::now();
+            let index = build(root, depth);
+            builds.push(ms(t.elapsed()));
+            skills = index.snapshot().len();
+        }
+        metrics.push(metric(
+            &format!("index build, {label} skills"),
+            "ms",
+            median(builds),
+            Some(median(floors)),
+            &format!(
+                "{skills} skills resolved; floor = list folders + read every SKILL.md in parallel"
+            ),
+        ));
+        if label == "1000" {
+            index_1000 = Some((root.clone(), build(root, depth)));
+        }
+        if label == "1000" || label == "10000" {
+            // Heap held by the index, beyond description text, per skill.
+            drop(build(root, depth));
+            let region = Region::new(GLOBAL);
+            let index = build(root, depth);
+            let stats = region.change();
+            let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
+            let snap = index.snapshot();
+            let descriptions: usize = snap.records().iter().map(|r| r.description.len()).sum();
+            let per_skill = (held - descriptions as f64) / snap.records().len().max(1) as f64;
+            metrics.push(metric(
+                &format!("heap per skill beyond description, {label} skills"),
+                "bytes",
+                per_skill,
+                None,
+                &format!(
+                    "{held:.0} bytes held by the index, {descriptions} of them description text"
+                ),
+            ));
+        }
+    }
+
+    if let Some((root, index)) = index_1000 {
+        let index = Arc::new(index);
+        let snap = index.snapshot();
+        let names: Vec<String> = snap.skills().map(|r| r.name.to_string()).collect();
+        reload(
+            &root,
+            &index,
+            &names,
+            if args.quick { 20 } else { 100 },
+            &mut metrics,
+        );
+        reads(&index, &names, &mut metrics);
+        activation(&index, &names, &mut metrics);
+        let records: Vec<&SkillRecord> = snap.skills().map(|r| &**r).collect();
+        let mut times = Vec::new();
+        for _ in 0..runs {
+            let t = Instant::now();
+            std::hint::black_box(skills_executor::available_skills(&records));
+            times.push(ms(t.elapsed()));
+        }
+        metrics.push(metric(
+            "render <available_skills>, 1000 skills",
+            "ms",
+            median(times),
+            None,
+            "",
+        ));
+        watched_edit(&root, &names, if args.quick { 5 } else { 15 }, &mut metrics);
+    }
+
+    let doc = json!({ "quick": args.quick, "metrics": metrics });
+    println!("{doc}");
+}
+
+/// One SKILL.md edited in a 1,000-skill index: the reload step alone, from the debounced
+/// event to the published snapshot.
+fn reload(
+    root: &Path,
+    index: &SkillIndex,
+    names: &[String],
+    runs: usize,
+    metrics: &mut Vec<Value>,
+) {
+    let mut times = Vec::new();
+    for i in 0..runs {
+        let name = &names[i % names.len()];
+        let file = root.join(name).join("SKILL.md");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        std::fs::write(
+            &file,
+            text.replacen("description: ", "description: Edited. ", 1),
+        )
+        .expect("write");
+        let t = Instant::now();
+        index.apply_changed_paths(std::slice::from_ref(&file));
+        times.push(ms(t.elapsed()));
+        std::fs::write(&file, text).expect("restore");
+        index.apply_changed_paths(std::slice::from_ref(&file));
+    }
+    metrics.push(metric(
+        "edit published after its debounced event, 1000 skills",
+        "ms",
+        median(times),
+        None,
+        "re-read one skill folder, rebuild and publish the snapshot",
+    ));
+}
+
+/// Lookups and snapshot loads, with 1 and 2 reader threads.
+fn reads(index: &Arc<SkillIndex>, names: &[String], metrics: &mut Vec<Value>) {
+    const N: usize = 1_000_000;
+    for threads in [1usize, 2] {
+        let per_lookup: Vec<f64> = (0..threads)
+            .into_par_iter()
+            .map(|_| {
+                let snap = index.snapshot();
+                let t = Instant::now();
+                let mut hits = 0usize;
+                for i in 0..N {
+                    hits += usize::from(snap.get(&names[i % names.len()]).is_some());
+                }
+                std::hint::black_box(hits);
+                t.elapsed().as_nanos() as f64 / N as f64
+            })
+            .collect();
+        metrics.push(metric(
+            &format!("lookup by name, {threads} reader thread(s)"),
+            "ns",
+            median(per_lookup),
+            None,
+            "",
+        ));
+        let per_snapshot: Vec<f64> = (0..threads)
+            .into_par_iter()
+            .map(|_| {
+                let t = Instant::now();
+                for _ in 0..N {
+                    std::hint::black_box(index.snapshot());
+                }
+                t.elapsed().as_nanos() as f64 / N as f64
+            })
+            .collect();
+        metrics.push(metric(
+            &format!("take a snapshot, {threads} reader thread(s)"),
+            "ns",
+            median(per_snapshot),
+            None,
+            "",
+        ));
+    }
+}
+
+/// `skills_load` of one skill and the first `check_tool` after it; a decision alone.
+fn activation(index: &Arc<SkillIndex>, names: &[String], metrics: &mut Vec<Value>) {
+    // A private index handle shares the snapshot; the executor needs an Arc.
+    let executor = Executor::builder(Arc::clone(index)).build();
+    let mut loads = Vec::new();
+    for name in names.iter().take(200) {
+        let session = executor.session(SessionContext::builder().build());
+        let t = Instant::now();
+        if session
+            .load(std::slice::from_ref(name), LoadMode::Replace)
+            .is_err()
+        {
+            continue;
+        }
+        std::hint::black_box(session.check_tool("Bash", &json!({"command": "git log --oneline"})));
+        loads.push(t.elapsed().as_secs_f64() * 1e6);
+    }
+    metrics.push(metric(
+        "skills_load of one skill + first check_tool",
+        "us",
+        median(loads),
+        None,
+        "body read, digest, rules compiled",
+    ));
+
+    let restricted = names.iter().find(|n| {
+        index
+            .snapshot()
+            .get(n)
+            .is_some_and(|r| r.frontmatter.allowed_tools.is_some())
+    });
+    let session = executor.session(SessionContext::builder().build());
+    if let Some(name) = restricted {
+        let _ = session.load(std::slice::from_ref(name), LoadMode::Replace);
+    }
+    const N: usize = 2_000_000;
+    let mut samples = Vec::new();
+    for _ in 0..5 {
+        let t = Instant::now();
+        for i in 0..N {
+            let cmd = if i % 2 == 0 {
+                "git log --oneline"
+            } else {
+                "rm -rf /"
+            };
+            std::hint::black_box(session.decide("Bash", Some(cmd)));
+        }
+        samples.push(t.elapsed().as_nanos() as f64 / N as f64);
+    }
+    metrics.push(metric(
+        "check_tool decision (compiled rules, one restricting skill)",
+        "ns",
+        median(samples),
+        None,
+        "allowed and denied calls alternately; audit not included",
+    ));
+}
+
+/// From the write on disk to the change being visible to a reader, through the watcher
+/// (includes its 50 ms debounce window).
+fn watched_edit(root: &Path, names: &[String], runs: usize, metrics: &mut Vec<Value>) {
+    let index = SkillIndex::builder()
+        .root(Layer::Project, root)
+        .watch(true)
+        .build()
+        .expect("index builds");
+    let events = index.subscribe();
+    let mut times = Vec::new();
+    for i in 0..runs {
+        let file = root.join(&names[(i * 7) % names.len()]).join("SKILL.md");
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        let t = Instant::now();
+        std::fs::write(
+            &file,
+            text.replacen("description: ", "description: Watched. ", 1),
+        )
+        .expect("write");
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while Instant::now() < deadline {
+            if events.recv_timeout(Duration::from_millis(200)).is_ok() {
+                break;
+            }
+        }
+        times.push(ms(t.elapsed()));
+        std::fs::write(&file, text).expect("restore");
+        let _ = events.recv_timeout(Duration::from_secs(10));
+        while events.try_recv().is_ok() {}
+    }
+    metrics.push(metric(
+        "write on disk to change visible (watcher), 1000 skills",
+        "ms",
+        median(times),
+        None,
+        "includes the 50 ms debounce window",
+    ));
+}

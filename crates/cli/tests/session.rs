@@ -1,0 +1,690 @@
+//! End-to-end tests of `skillctl session`: the real binary, driven over piped stdin and
+//! stdout one JSON line at a time, with skills written into temporary directories.
+//!
+//! Covered: loading and the receipt, nested skills narrowing `check_tool`, unload-order
+//! errors, attacks on `skills_read` paths (`../`, absolute, a link escaping the skill, a
+//! file over the limit), a script that runs, one that times out (its background child dies
+//! too), one that floods stdout, an untrusted project root refused and then trusted,
+//! malformed lines (the session goes on), and end of input ending the session with the
+//! audit file (`--audit FILE`) holding every expected event, the final deactivation
+//! included.
+//!
+//! Nothing waits by sleeping: responses are read on a thread and received with a
+//! deadline, the exit is awaited the same way, and a session still running when its
+//! harness is dropped is killed. Tests marked `// Regression:` failed before the fix they
+//! name.
+
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// The binary under test.
+const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
+/// How long one response (or the exit) may take before the test fails.
+const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A running `skillctl session`.
+struct Session {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Option<JoinHandle<String>>,
+    next_id: u64,
+}
+
+impl Session {
+    /// Starts `skillctl session --no-defaults ARGS` in `cwd`.
+    fn start(cwd: &Path, args: &[&str]) -> Session {
+        let mut child = Command::new(BIN)
+            .arg("session")
+            .arg("--no-defaults")
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn skillctl session");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().expect("stderr piped");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Session {
+            stdin: child.stdin.take(),
+            child: Some(child),
+            lines,
+            stderr: Some(stderr),
+            next_id: 1,
+        }
+    }
+
+    /// Writes raw bytes (a line or several) to the session.
+    fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to skillctl");
+        stdin.flush().expect("flush to skillctl");
+    }
+
+    /// The next response line, parsed.
+    fn recv(&self) -> Value {
+        match self.lines.recv_timeout(DEADLINE) {
+            Ok(line) => serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("response is not JSON ({e}): {line:?}")),
+            Err(RecvTimeoutError::Timeout) => panic!("no response within {DEADLINE:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the session ended early"),
+        }
+    }
+
+    /// Sends one request and returns its response (checking the id came back).
+    fn call(&mut self, tool: &str, input: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({"id": id, "tool": tool, "input": input});
+        self.send_raw(format!("{request}\n").as_bytes());
+        let response = self.recv();
+        assert_eq!(response["id"], id, "{response}");
+        response
+    }
+
+    /// A call that must succeed: its output.
+    fn ok(&mut self, tool: &str, input: Value) -> Value {
+        let response = self.call(tool, input);
+        assert_eq!(response["ok"], true, "{response}");
+        response["output"].clone()
+    }
+
+    /// A call that must fail: its error code and message.
+    fn err(&mut self, tool: &str, input: Value) -> (String, String) {
+        let response = self.call(tool, input);
+        assert_eq!(response["ok"], false, "{response}");
+        let error = &response["error"];
+        (
+            error["code"].as_str().expect("code").to_owned(),
+            error["message"].as_str().expect("message").to_owned(),
+        )
+    }
+
+    /// `check_tool` for a Bash command: whether it is allowed.
+    fn bash(&mut self, command: &str) -> bool {
+        let out = self.ok(
+            "check_tool",
+            json!({"tool": "Bash", "input": {"command": command}}),
+        );
+        assert!(out["reason"].is_string(), "{out}");
+        match out["decision"].as_str() {
+            Some("allow") => true,
+            Some("deny") => false,
+            other => panic!("decision {other:?}"),
+        }
+    }
+
+    /// Closes stdin and waits for the exit (and end of stdout), with a deadline.
+    fn finish(mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        match self.lines.recv_timeout(DEADLINE) {
+            Err(RecvTimeoutError::Disconnected) => {}
+            Ok(line) => panic!("unexpected output after end of input: {line}"),
+            Err(RecvTimeoutError::Timeout) => panic!("stdout still open after {DEADLINE:?}"),
+        }
+        let mut child = self.child.take().expect("child");
+        let pid = child.id();
+        let (tx, exited) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        let status = match exited.recv_timeout(DEADLINE) {
+            Ok(status) => status.expect("wait for skillctl"),
+            Err(_) => {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+                panic!("skillctl did not exit within {DEADLINE:?} (killed)");
+            }
+        };
+        let stderr = self
+            .stderr
+            .take()
+            .expect("stderr")
+            .join()
+            .expect("stderr reader");
+        (status, stderr)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A temporary folder with `skills/` (the root) and room around it.
+struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("skills")).expect("root");
+        Fixture { tmp }
+    }
+
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn root(&self) -> PathBuf {
+        self.tmp.path().join("skills")
+    }
+
+    /// `--root LAYER=<root>`.
+    fn root_arg(&self, layer: &str) -> String {
+        format!("--root={layer}={}", self.root().display())
+    }
+
+    /// Writes a skill with the extra frontmatter lines and a body.
+    fn skill(&self, name: &str, frontmatter: &str, body: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        std::fs::create_dir_all(&dir).expect("skill dir");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill of the session tests; use it when they ask.\n{frontmatter}---\n{body}"),
+        )
+        .expect("SKILL.md");
+        dir
+    }
+
+    /// Writes a file of a skill.
+    fn file(&self, skill: &str, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root().join(skill).join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parents");
+        std::fs::write(&path, contents).expect("file");
+        path
+    }
+
+    /// A session over the root as the personal layer, with more arguments.
+    fn session(&self, args: &[&str]) -> Session {
+        let root = self.root_arg("personal");
+        let mut all = vec![root.as_str()];
+        all.extend_from_slice(args);
+        Session::start(self.path(), &all)
+    }
+}
+
+/// `git-flow` (git only, and Read) and `status-only` (git status only), plus `writer`.
+fn git_skills() -> Fixture {
+    let f = Fixture::new();
+    f.skill(
+        "git-flow",
+        "allowed-tools: Bash(git:*) Read\nmodel: fast-model\n",
+        "# Git flow\n\nUse git for everything.\n",
+    );
+    f.skill(
+        "status-only",
+        "allowed-tools: Bash(git status:*) Bash(git diff *) Write\n",
+        "# Status only\n\nLook, do not touch.\n",
+    );
+    f.skill("writer", "", "# Writer\n\nWrite prose.\n");
+    f
+}
+
+#[test]
+fn load_returns_the_receipt_and_nested_skills_narrow_check_tool() {
+    let f = git_skills();
+    let mut s = f.session(&[]);
+    // Nothing active: the host default allows.
+    assert!(s.bash("rm -rf /"));
+
+    let receipt = s.ok("skills_load", json!({"skills": ["git-flow"]}));
+    let entry = &receipt["active_skills"][0];
+    assert_eq!(entry["name"], "git-flow");
+    assert!(entry["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert_eq!(entry["properties"]["model"], "fast-model");
+    assert_eq!(entry["body"], "# Git flow\n\nUse git for everything.\n");
+    assert_eq!(
+        entry["base_path"].as_str().unwrap(),
+        f.root().join("git-flow").to_str().unwrap()
+    );
+    assert!(entry["location"].as_str().unwrap().ends_with("SKILL.md"));
+    assert!(entry["root_dir"].is_string());
+    assert!(s.bash("git push origin main"));
+    assert!(!s.bash("rm -rf /"));
+
+    // Nested: narrows to git status / git diff; Write is not widened.
+    let receipt = s.ok(
+        "skills_load",
+        json!({"skills": ["status-only"], "mode": "add"}),
+    );
+    let names: Vec<&str> = receipt["active_skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["git-flow", "status-only"]);
+    assert!(s.bash("git status --short"));
+    assert!(s.bash("git diff --staged"));
+    assert!(!s.bash("git push origin main"));
+    assert!(!s.bash("git diff"));
+    let out = s.ok(
+        "check_tool",
+        json!({"tool": "write", "input": {"file_path": "/tmp/x"}}),
+    );
+    assert_eq!(out["decision"], "deny");
+    assert!(
+        out["reason"].as_str().unwrap().contains("git-flow"),
+        "{out}"
+    );
+
+    // Unloading the inner skill restores the outer rules.
+    let out = s.ok("skills_unload", json!({"skills": ["status-only"]}));
+    assert_eq!(out["active_skills"], json!(["git-flow"]));
+    assert!(s.bash("git push origin main"));
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn unload_out_of_order_names_what_must_go_first() {
+    let f = git_skills();
+    let mut s = f.session(&[]);
+    s.ok(
+        "skills_load",
+        json!({"skills": ["writer", "git-flow", "status-only"], "mode": "add"}),
+    );
+    let (code, message) = s.err("skills_unload", json!({"skills": ["git-flow"]}));
+    assert_eq!(code, "SKILL_UNLOAD_ORDER");
+    assert!(message.contains("unload status-only first"), "{message}");
+    let (code, message) = s.err("skills_unload", json!({"skills": ["writer"]}));
+    assert_eq!(code, "SKILL_UNLOAD_ORDER");
+    assert!(message.contains("git-flow, status-only"), "{message}");
+    let (code, _) = s.err("skills_unload", json!({"skills": ["nobody"]}));
+    assert_eq!(code, "SKILL_NOT_ACTIVE");
+    // In any order among the top ones.
+    let out = s.ok(
+        "skills_unload",
+        json!({"skills": ["git-flow", "status-only"]}),
+    );
+    assert_eq!(out["active_skills"], json!(["writer"]));
+    let out = s.ok("skills_unload", json!({"all": true}));
+    assert_eq!(out["active_skills"], json!([]));
+    // The cap, and a suggestion for a misspelt name.
+    let (code, message) = s.err("skills_load", json!({"skills": ["git-flw"]}));
+    assert_eq!(code, "SKILL_NOT_FOUND");
+    assert!(message.contains("did you mean \"git-flow\""), "{message}");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn the_cap_on_active_skills_comes_from_the_command_line() {
+    let f = git_skills();
+    let mut s = f.session(&["--max-active", "2"]);
+    let (code, message) = s.err(
+        "skills_load",
+        json!({"skills": ["writer", "git-flow", "status-only"]}),
+    );
+    assert_eq!(code, "SKILL_TOO_MANY_ACTIVE");
+    assert!(message.contains("load fewer"), "{message}");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn read_path_attacks_are_refused() {
+    let f = Fixture::new();
+    f.skill("docs", "", "# Docs\n");
+    f.file("docs", "references/guide.md", "The guide.\n");
+    f.file("docs", "assets/huge.txt", vec![b'x'; 200_001]);
+    f.skill("neighbour", "", "# Neighbour\n");
+    let secret = f.path().join("secret.txt");
+    std::fs::write(&secret, "top secret").unwrap();
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(&secret, f.root().join("docs/references/secret.md")).unwrap();
+
+    let mut s = f.session(&[]);
+    let (code, _) = s.err("skills_read", json!({"path": "references/guide.md"}));
+    assert_eq!(code, "SKILL_NOT_ACTIVE");
+    s.ok("skills_load", json!({"skills": ["docs"]}));
+    let out = s.ok("skills_read", json!({"path": "references/guide.md"}));
+    assert_eq!(out["content"], "The guide.\n");
+    assert_eq!(out["encoding"], "text");
+
+    for (path, needle) in [
+        ("../neighbour/SKILL.md", ".."),
+        ("references/../../neighbour/SKILL.md", ".."),
+        ("../../secret.txt", ".."),
+        (secret.to_str().unwrap(), "absolute"),
+        ("/etc/passwd", "absolute"),
+    ] {
+        let (code, message) = s.err("skills_read", json!({ "path": path }));
+        assert_eq!(code, "SKILL_PATH_INVALID", "{path}");
+        assert!(message.contains(needle), "{path}: {message}");
+    }
+    #[cfg(unix)]
+    {
+        let (code, message) = s.err("skills_read", json!({"path": "references/secret.md"}));
+        assert_eq!(code, "SKILL_PATH_INVALID");
+        assert!(message.contains("outside the skill"), "{message}");
+        assert!(!message.contains("top secret"));
+    }
+    let (code, message) = s.err("skills_read", json!({"path": "assets/huge.txt"}));
+    assert_eq!(code, "SKILL_FILE_TOO_LARGE");
+    assert!(message.contains("limit of 200000 bytes"), "{message}");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+/// A skill with scripts: one that echoes, one that hangs (with a background child holding
+/// the FIFO named by its argument), one that floods stdout.
+fn script_skills(f: &Fixture) {
+    f.skill("runner", "", "# Runner\n\nRun the scripts.\n");
+    f.file(
+        "runner",
+        "scripts/echo.sh",
+        "printf 'arg:%s\\n' \"$@\"\necho \"dir:$(pwd)\"\n",
+    );
+    f.file(
+        "runner",
+        "scripts/hang.sh",
+        "exec 3> \"$1\"\nsleep 60 >&3 &\nexec 3>&-\necho waiting\nsleep 60\n",
+    );
+    f.file(
+        "runner",
+        "scripts/flood.sh",
+        "head -c 5000000 /dev/zero | tr '\\0' y\necho done >&2\n",
+    );
+}
+
+#[test]
+fn a_script_runs_with_its_arguments() {
+    let f = Fixture::new();
+    script_skills(&f);
+    let mut s = f.session(&[]);
+    s.ok("skills_load", json!({"skills": ["runner"]}));
+    let out = s.ok(
+        "skills_run_script",
+        json!({"path": "scripts/echo.sh", "args": ["one two", "$HOME", "; ls"]}),
+    );
+    assert_eq!(out["exit_code"], 0, "{out}");
+    let dir = std::fs::canonicalize(f.root().join("runner")).unwrap();
+    assert_eq!(
+        out["stdout"],
+        format!("arg:one two\narg:$HOME\narg:; ls\ndir:{}\n", dir.display())
+    );
+    assert_eq!(out["timed_out"], false);
+    assert_eq!(out["truncated"], false);
+    assert_eq!(out["path"], "scripts/echo.sh");
+    assert!(out["duration_ms"].is_u64());
+    // Not under scripts/.
+    let (code, _) = s.err("skills_run_script", json!({"path": "SKILL.md"}));
+    assert_eq!(code, "SKILL_PATH_INVALID");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[cfg(unix)]
+#[test]
+fn a_script_that_times_out_is_killed_with_its_children() {
+    let f = Fixture::new();
+    script_skills(&f);
+    let fifo = f.path().join("alive.fifo");
+    assert!(Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap()
+        .success());
+    // End of file on the FIFO means its last writer, the background `sleep`, is dead.
+    let (eof_tx, eof) = mpsc::channel();
+    let reader = fifo.clone();
+    std::thread::spawn(move || {
+        let mut file = std::fs::File::open(reader).unwrap();
+        let mut bytes = Vec::new();
+        let _ = file.read_to_end(&mut bytes);
+        let _ = eof_tx.send(());
+    });
+    let mut s = f.session(&[]);
+    s.ok("skills_load", json!({"skills": ["runner"]}));
+    let out = s.ok(
+        "skills_run_script",
+        json!({"path": "scripts/hang.sh", "args": [fifo], "timeout_ms": 1500}),
+    );
+    assert_eq!(out["timed_out"], true, "{out}");
+    assert_eq!(out["exit_code"], Value::Null);
+    assert_eq!(out["stdout"], "waiting\n");
+    eof.recv_timeout(DEADLINE)
+        .expect("the script's background child survived the timeout");
+    // The session goes on.
+    assert!(s.bash("ls"));
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn a_script_that_floods_stdout_is_capped() {
+    let f = Fixture::new();
+    script_skills(&f);
+    let mut s = f.session(&[]);
+    s.ok("skills_load", json!({"skills": ["runner"]}));
+    let out = s.ok("skills_run_script", json!({"path": "scripts/flood.sh"}));
+    assert_eq!(out["exit_code"], 0, "{}", out["stderr"]);
+    assert_eq!(out["truncated"], true);
+    let stdout = out["stdout"].as_str().unwrap();
+    assert_eq!(stdout.len(), 1 << 20);
+    assert!(stdout.bytes().all(|b| b == b'y'));
+    assert_eq!(out["stderr"], "done\n");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn an_untrusted_project_root_cannot_run_scripts_until_trusted() {
+    let f = Fixture::new();
+    script_skills(&f);
+    f.skill("hooked", "hooks:\n  pre: [scripts/pre.sh]\n", "# Hooked\n");
+    f.file("hooked", "scripts/pre.sh", "echo pre > pre.log\n");
+    let project = f.root_arg("project");
+
+    let mut s = Session::start(f.path(), &[project.as_str()]);
+    let listed = s.ok("skills_list", json!({}));
+    assert_eq!(listed["skills"][0]["layer"], "project");
+    s.ok("skills_load", json!({"skills": ["runner"]}));
+    let (code, message) = s.err("skills_run_script", json!({"path": "scripts/echo.sh"}));
+    assert_eq!(code, "SKILL_UNTRUSTED");
+    assert!(message.contains("--trust project"), "{message}");
+    let (code, message) = s.err("skills_load", json!({"skills": ["hooked"]}));
+    assert_eq!(code, "SKILL_UNTRUSTED");
+    assert!(message.contains("--trust project"), "{message}");
+    assert!(!f.root().join("hooked/pre.log").exists());
+    let (status, _) = s.finish();
+    assert!(status.success());
+
+    let mut s = Session::start(f.path(), &[project.as_str(), "--trust", "project"]);
+    s.ok("skills_load", json!({"skills": ["runner"]}));
+    let out = s.ok("skills_run_script", json!({"path": "scripts/echo.sh"}));
+    assert_eq!(out["exit_code"], 0);
+    s.ok("skills_load", json!({"skills": ["hooked"]}));
+    assert_eq!(
+        std::fs::read_to_string(f.root().join("hooked/pre.log")).unwrap(),
+        "pre\n"
+    );
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn a_malformed_line_is_answered_and_the_session_goes_on() {
+    let f = git_skills();
+    let mut s = f.session(&[]);
+    s.send_raw(b"this is not json\n");
+    let response = s.recv();
+    assert_eq!(response["ok"], false);
+    assert_eq!(response["id"], Value::Null);
+    assert_eq!(response["error"]["code"], "SKILL_BAD_REQUEST");
+    assert!(response["error"]["message"].is_string());
+
+    s.send_raw(b"{\"id\": 7, \"input\": {}}\n");
+    let response = s.recv();
+    assert_eq!(response["id"], 7);
+    assert_eq!(response["error"]["code"], "SKILL_BAD_REQUEST");
+
+    // Blank lines are skipped; an unknown tool and bad input are errors with codes.
+    s.send_raw(b"\n   \n");
+    let (code, _) = s.err("skills_fly", json!({}));
+    assert_eq!(code, "SKILL_UNKNOWN_TOOL");
+    let (code, _) = s.err("skills_load", json!({"skills": "git-flow"}));
+    assert_eq!(code, "SKILL_BAD_INPUT");
+    let (code, _) = s.err("check_tool", json!({"input": {}}));
+    assert_eq!(code, "SKILL_BAD_INPUT");
+
+    // The session still works.
+    s.ok("skills_load", json!({"skills": ["git-flow"]}));
+    assert!(!s.bash("rm -rf /"));
+    let (status, stderr) = s.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+// Regression: a line that was not UTF-8 ended the session (exit 2, "reading stdin: stream
+// did not contain valid UTF-8") instead of being answered like any malformed line.
+#[test]
+fn a_line_that_is_not_utf8_is_answered_and_the_session_goes_on() {
+    let f = git_skills();
+    let mut s = f.session(&[]);
+    s.ok("skills_load", json!({"skills": ["git-flow"]}));
+    s.send_raw(b"{\"id\": 1, \"tool\": \"skills_list\xff\xfe\"}\n");
+    let response = s.recv();
+    assert_eq!(response["ok"], false, "{response}");
+    assert_eq!(response["error"]["code"], "SKILL_BAD_REQUEST");
+    assert!(!s.bash("rm -rf /"));
+    let (status, stderr) = s.finish();
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn tool_definitions_instructions_and_list_are_served() {
+    let f = git_skills();
+    let mut s = f.session(&[]);
+    let defs = s.ok("tool_definitions", json!({}));
+    let defs = defs.as_array().unwrap();
+    assert!(defs.len() >= 5);
+    for d in defs {
+        let name = d["name"].as_str().unwrap();
+        assert!(
+            name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{name}"
+        );
+        assert_eq!(d["input_schema"]["type"], "object", "{name}");
+    }
+    let out = s.ok("instructions", json!({}));
+    let text = out["instructions"].as_str().unwrap();
+    assert!(
+        text.contains("git-flow") && text.contains("writer"),
+        "{text}"
+    );
+    let out = s.ok("skills_list", json!({}));
+    assert_eq!(out["skills"].as_array().unwrap().len(), 3);
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+#[test]
+fn end_of_input_ends_the_session_and_the_audit_file_holds_every_event() {
+    let f = Fixture::new();
+    script_skills(&f);
+    f.skill(
+        "careful",
+        "allowed-tools: Bash(git status:*) Read\n",
+        "# Careful\n",
+    );
+    f.file("careful", "references/notes.md", "Notes.\n");
+    f.file("careful", "scripts/check.sh", "echo ok\n");
+    let audit = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit.display());
+    let mut s = f.session(&[audit_arg.as_str(), "--agent", "ci-bot", "--tenant", "acme"]);
+    s.ok("skills_load", json!({"skills": ["runner", "careful"]}));
+    assert!(s.bash("git status"));
+    assert!(!s.bash("git push"));
+    let script = f.root().join("careful/scripts/check.sh");
+    let out = s.ok(
+        "check_tool",
+        json!({"tool": "Read", "input": {"file_path": script}}),
+    );
+    assert_eq!(out["decision"], "deny");
+    assert!(out["reason"]
+        .as_str()
+        .unwrap()
+        .contains("skills_run_script"));
+    s.ok("skills_read", json!({"path": "references/notes.md"}));
+    s.ok("skills_run_script", json!({"path": "scripts/check.sh"}));
+    s.ok("skills_unload", json!({"skills": ["careful"]}));
+    s.ok("skills_load", json!({"skills": ["careful"], "mode": "add"}));
+    let (status, stderr) = s.finish();
+    assert!(status.success(), "{stderr}");
+
+    let text = std::fs::read_to_string(&audit).unwrap();
+    assert!(text.ends_with('\n'));
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}")))
+        .collect();
+    let summary: Vec<(String, String)> = events
+        .iter()
+        .map(|e| {
+            (
+                e["event"].as_str().unwrap().to_owned(),
+                e["skill_name"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    let expected: Vec<(String, String)> = [
+        ("skill_activated", "runner"),
+        ("skill_activated", "careful"),
+        ("tool_execution_in_skill", "careful"),
+        ("tool_restriction_violated", "careful"),
+        ("script_read_blocked", "careful"),
+        ("skill_file_read", "careful"),
+        ("script_executed", "careful"),
+        ("skill_deactivated", "careful"),
+        ("skill_activated", "careful"),
+        // End of input: the task guard deactivates the stack, top first.
+        ("skill_deactivated", "careful"),
+        ("skill_deactivated", "runner"),
+    ]
+    .iter()
+    .map(|(a, b)| ((*a).to_owned(), (*b).to_owned()))
+    .collect();
+    assert_eq!(summary, expected);
+    let session_id = events[0]["session_id"].as_str().unwrap();
+    for e in &events {
+        assert_eq!(e["session_id"], session_id);
+        assert_eq!(e["agent_id"], "ci-bot");
+        assert_eq!(e["tenant_id"], "acme");
+        assert!(e["timestamp"].as_str().unwrap().ends_with('Z'));
+    }
+    assert_eq!(events[2]["tool_name"], "Bash");
+    assert_eq!(events[2]["tool_allowed"], true);
+    assert_eq!(
+        events[2]["allowed_tools"],
+        json!(["Bash(git status:*)", "Read"])
+    );
+    assert_eq!(events[3]["tool_allowed"], false);
+    assert!(events[3]["error"].is_string());
+}

@@ -1,0 +1,368 @@
+//! The audit trail: which operations make which events, the fields every event carries
+//! (RFC 3339 timestamp, event name, session, correlation, agent, task and tenant ids, skill,
+//! tool, decision, rules, error, duration), the JSON-lines file sink (appends whole lines,
+//! written before the call returns, safe under 8 threads), and failing closed when the sink
+//! cannot write.
+//!
+//! Tests marked `// Regression:` failed before the fix they name.
+
+mod common;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::{active, names, Env};
+use serde_json::{json, Value};
+use skills_executor::{
+    AuditEvent, AuditKind, AuditSink, Executor, JsonlFileSink, LoadMode, MemorySink, Policy,
+    SessionContext,
+};
+
+/// A sink that fails while `fail` is set, and otherwise keeps events in memory.
+#[derive(Debug, Default)]
+struct FlakySink {
+    fail: AtomicBool,
+    inner: MemorySink,
+}
+
+impl AuditSink for FlakySink {
+    fn record(&self, event: &AuditEvent) -> std::io::Result<()> {
+        if self.fail.load(Ordering::SeqCst) {
+            return Err(std::io::Error::other("disk full"));
+        }
+        self.inner.record(event)
+    }
+}
+
+fn context() -> SessionContext {
+    SessionContext::builder()
+        .id("sess-42")
+        .agent("coder")
+        .tenant("acme")
+        .environment("staging")
+        .correlation_id("corr-7")
+        .task_id("task-1")
+        .build()
+}
+
+/// A skill with a script, a hook and a reference.
+fn full_env() -> Env {
+    let env = Env::new();
+    env.skill(
+        "builder",
+        "allowed-tools: Bash(make:*) Read\nhooks:\n  pre: [scripts/pre.sh]\n",
+        "Build.\n",
+    );
+    env.file("builder", "scripts/pre.sh", "true\n");
+    env.file("builder", "scripts/build.sh", "echo built\n");
+    env.file("builder", "references/notes.md", "Notes.\n");
+    env
+}
+
+#[test]
+fn every_operation_is_an_event_with_the_session_context() {
+    let env = full_env();
+    let dir = env.root.join("builder");
+    let session = env.executor(Policy::default()).session(context());
+    {
+        let _task = session.task();
+        session.load(&names(&["builder"]), LoadMode::Add).unwrap();
+        assert!(
+            session
+                .check_tool("Bash", &json!({"command": "make all"}))
+                .allowed
+        );
+        assert!(
+            !session
+                .check_tool("Bash", &json!({"command": "rm -rf /"}))
+                .allowed
+        );
+        assert!(
+            !session
+                .check_tool("Read", &json!({"file_path": dir.join("scripts/build.sh")}))
+                .allowed
+        );
+        session
+            .call_tool("skills_read", json!({"path": "references/notes.md"}))
+            .unwrap();
+        session
+            .call_tool("skills_run_script", json!({"path": "scripts/build.sh"}))
+            .unwrap();
+    }
+    let events = env.sink.events();
+    let kinds: Vec<AuditKind> = events.iter().map(|e| e.event).collect();
+    assert_eq!(
+        kinds,
+        [
+            AuditKind::SkillActivated,
+            AuditKind::HookExecuted,
+            AuditKind::ToolExecutionInSkill,
+            AuditKind::ToolRestrictionViolated,
+            AuditKind::ScriptReadBlocked,
+            AuditKind::SkillFileRead,
+            AuditKind::ScriptExecuted,
+            AuditKind::SkillDeactivated,
+        ]
+    );
+    for e in &events {
+        assert_eq!(e.session_id, "sess-42");
+        assert_eq!(e.correlation_id.as_deref(), Some("corr-7"));
+        assert_eq!(e.agent_id.as_deref(), Some("coder"));
+        assert_eq!(e.task_id.as_deref(), Some("task-1"));
+        assert_eq!(e.tenant_id.as_deref(), Some("acme"));
+        assert_eq!(e.skill_name.as_deref(), Some("builder"), "{e:?}");
+        let parsed = humantime::parse_rfc3339(&e.timestamp);
+        assert!(parsed.is_ok(), "{} is not RFC 3339", e.timestamp);
+    }
+    let rules = Some(vec!["Bash(make:*)".to_owned(), "Read".to_owned()]);
+    assert_eq!(events[0].allowed_tools, rules);
+    assert_eq!(events[2].tool_name.as_deref(), Some("Bash"));
+    assert_eq!(events[2].tool_allowed, Some(true));
+    assert_eq!(events[2].allowed_tools, rules);
+    assert_eq!(events[3].tool_allowed, Some(false));
+    assert!(events[3].error.is_some());
+    assert_eq!(events[4].tool_name.as_deref(), Some("Read"));
+    assert_eq!(events[4].tool_allowed, Some(false));
+    for i in [1, 5, 6] {
+        assert!(events[i].duration_ms.is_some(), "{:?}", events[i]);
+    }
+    assert_eq!(events[5].tool_name.as_deref(), Some("references/notes.md"));
+    assert_eq!(events[6].tool_name.as_deref(), Some("scripts/build.sh"));
+}
+
+#[test]
+fn events_serialise_with_snake_case_names_and_without_empty_fields() {
+    let env = full_env();
+    let session = env
+        .executor(Policy::default())
+        .session(SessionContext::builder().id("s").build());
+    session.check_tool("Bash", &json!({"command": "ls"}));
+    let event = env.sink.events().pop().unwrap();
+    let value = serde_json::to_value(&event).unwrap();
+    let object = value.as_object().unwrap();
+    assert_eq!(object["event"], "tool_execution_in_skill");
+    assert_eq!(object["session_id"], "s");
+    assert_eq!(object["tool_name"], "Bash");
+    assert_eq!(object["tool_allowed"], true);
+    for absent in [
+        "correlation_id",
+        "agent_id",
+        "task_id",
+        "tenant_id",
+        "skill_name",
+        "error",
+    ] {
+        assert!(!object.contains_key(absent), "{absent} in {value}");
+    }
+    let timestamp = object["timestamp"].as_str().unwrap();
+    assert!(timestamp.ends_with('Z'), "{timestamp}");
+    assert!(humantime::parse_rfc3339(timestamp).is_ok());
+}
+
+fn lines(path: &std::path::Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(
+        text.is_empty() || text.ends_with('\n'),
+        "a partial last line"
+    );
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect()
+}
+
+#[test]
+fn the_file_sink_appends_one_line_per_event_before_the_call_returns() {
+    let env = full_env();
+    let file = env.outside("audit").join("audit.jsonl");
+    std::fs::write(&file, "{\"earlier\":true}\n").unwrap();
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let executor = Executor::builder(env.index()).audit_sink(sink).build();
+    let session = executor.session(context());
+    session.load(&names(&["builder"]), LoadMode::Add).unwrap();
+    // Activation and the pre hook, already on disk.
+    let after_load = lines(&file);
+    assert_eq!(after_load.len(), 3);
+    assert_eq!(after_load[0], json!({"earlier": true}));
+    assert_eq!(after_load[1]["event"], "skill_activated");
+    assert_eq!(after_load[2]["event"], "hook_executed");
+    session.check_tool("Bash", &json!({"command": "make"}));
+    let after_check = lines(&file);
+    assert_eq!(after_check.len(), 4);
+    assert_eq!(after_check[3]["event"], "tool_execution_in_skill");
+    assert_eq!(after_check[3]["tool_allowed"], true);
+    session.unload_all().unwrap();
+    let after_unload = lines(&file);
+    assert_eq!(after_unload[4]["event"], "skill_deactivated");
+    assert_eq!(after_unload[4]["skill_name"], "builder");
+
+    // A second sink on the same file appends too (fsync on).
+    let again: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap().with_fsync(true));
+    let executor = Executor::builder(env.index()).audit_sink(again).build();
+    executor
+        .session(SessionContext::default())
+        .check_tool("Read", &json!({"file_path": "/x"}));
+    assert_eq!(lines(&file).len(), 6);
+}
+
+#[test]
+fn a_sink_that_cannot_write_makes_every_call_fail_closed() {
+    let env = full_env();
+    let sink = Arc::new(FlakySink::default());
+    let dyn_sink: Arc<dyn AuditSink> = sink.clone();
+    let executor = Executor::builder(env.index()).audit_sink(dyn_sink).build();
+    let session = executor.session(context());
+
+    sink.fail.store(true, Ordering::SeqCst);
+    // A decision that would be allowed is denied.
+    let d = session.check_tool("Bash", &json!({"command": "ls"}));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("audit"), "{}", d.reason);
+    // Loading is refused and activates nothing.
+    let err = session
+        .load(&names(&["builder"]), LoadMode::Add)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
+    assert!(err.to_string().contains("disk full"), "{err}");
+    assert!(active(&session).is_empty());
+
+    sink.fail.store(false, Ordering::SeqCst);
+    session.load(&names(&["builder"]), LoadMode::Add).unwrap();
+    sink.fail.store(true, Ordering::SeqCst);
+    let err = session
+        .call_tool("skills_read", json!({"path": "references/notes.md"}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
+    let err = session
+        .call_tool("skills_run_script", json!({"path": "scripts/build.sh"}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
+    // Unloading is refused: the skill and its restrictions stay.
+    let err = session.unload(&names(&["builder"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
+    assert_eq!(active(&session), ["builder"]);
+    assert!(
+        !session
+            .check_tool("Bash", &json!({"command": "make"}))
+            .allowed
+    );
+    sink.fail.store(false, Ordering::SeqCst);
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "make"}))
+            .allowed
+    );
+    assert!(
+        !session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+}
+
+// Regression: when the sink could not write, dropping the task guard left every skill
+// active (the unload it tried failed at the first event), so the next task of the session
+// inherited them, contrary to the guard's "whatever happened".
+#[test]
+fn the_task_guard_ends_the_task_even_when_the_sink_fails() {
+    let env = full_env();
+    let sink = Arc::new(FlakySink::default());
+    let dyn_sink: Arc<dyn AuditSink> = sink.clone();
+    let executor = Executor::builder(env.index()).audit_sink(dyn_sink).build();
+    let session = executor.session(context());
+    {
+        let _task = session.task();
+        session.load(&names(&["builder"]), LoadMode::Add).unwrap();
+        sink.fail.store(true, Ordering::SeqCst);
+    }
+    assert!(active(&session).is_empty());
+    // Every check is still denied while the sink is down.
+    assert!(
+        !session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+}
+
+#[test]
+fn eight_threads_of_a_thousand_checks_make_eight_thousand_whole_lines() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 1_000;
+    let env = full_env();
+    let file = env.outside("audit").join("concurrent.jsonl");
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let executor = Executor::builder(env.index()).audit_sink(sink).build();
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let executor = executor.clone();
+            std::thread::spawn(move || {
+                let session =
+                    executor.session(SessionContext::builder().id(format!("thread-{t}")).build());
+                for i in 0..CALLS {
+                    let command = if i % 2 == 0 { "make test" } else { "curl evil" };
+                    let d = session.check_tool("Bash", &json!({ "command": command }));
+                    assert!(d.allowed);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let text = std::fs::read_to_string(&file).unwrap();
+    assert!(text.ends_with('\n'));
+    let mut per_session: HashMap<String, usize> = HashMap::new();
+    let mut count = 0;
+    for line in text.lines() {
+        let v: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("not a whole JSON object ({e}): {line:?}"));
+        assert!(v.is_object());
+        assert_eq!(v["event"], "tool_execution_in_skill");
+        *per_session
+            .entry(v["session_id"].as_str().unwrap().to_owned())
+            .or_default() += 1;
+        count += 1;
+    }
+    assert_eq!(count, THREADS * CALLS);
+    assert_eq!(per_session.len(), THREADS);
+    assert!(per_session.values().all(|n| *n == CALLS));
+}
+
+#[test]
+fn eight_threads_with_restricting_skills_audit_both_decisions() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 1_000;
+    let env = full_env();
+    let file = env.outside("audit").join("decisions.jsonl");
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let executor = Executor::builder(env.index()).audit_sink(sink).build();
+    let handles: Vec<_> = (0..THREADS)
+        .map(|t| {
+            let executor = executor.clone();
+            std::thread::spawn(move || {
+                let session =
+                    executor.session(SessionContext::builder().id(format!("thread-{t}")).build());
+                session.load(&names(&["builder"]), LoadMode::Add).unwrap();
+                for i in 0..CALLS {
+                    let command = if i % 2 == 0 { "make test" } else { "curl evil" };
+                    let d = session.check_tool("Bash", &json!({ "command": command }));
+                    assert_eq!(d.allowed, i % 2 == 0);
+                }
+            })
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let decisions: Vec<Value> = lines(&file)
+        .into_iter()
+        .filter(|v| {
+            v["event"] == "tool_execution_in_skill" || v["event"] == "tool_restriction_violated"
+        })
+        .collect();
+    assert_eq!(decisions.len(), THREADS * CALLS);
+    let denied = decisions
+        .iter()
+        .filter(|v| v["tool_allowed"] == false)
+        .count();
+    assert_eq!(denied, THREADS * CALLS / 2);
+}

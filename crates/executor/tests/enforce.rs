@@ -1,0 +1,394 @@
+//! `Session::check_tool`: the rule forms of `allowed-tools` (`Tool`, `Tool(spec)`, `:*`,
+//! a trailing ` *`, case-insensitive names, `${SKILL_DIR}`), several restricting skills
+//! (a nested skill narrows, never widens), `disallowed-tools`, the host default when no
+//! skill restricts, the refusal of host reads of a skill's scripts, the confinement of
+//! `security.fileSystemScope: skill-directory`, and the audit event of every decision.
+//!
+//! Tests marked `// Regression:` failed before the fix they name.
+
+mod common;
+
+use std::path::Path;
+
+use common::{names, Env};
+use serde_json::json;
+use skills_executor::{AuditKind, DefaultDecision, LoadMode, Policy, Session, SessionContext};
+
+fn bash(session: &Session, command: &str) -> bool {
+    session
+        .check_tool("Bash", &json!({ "command": command }))
+        .allowed
+}
+
+fn read(session: &Session, path: &Path) -> skills_executor::Decision {
+    session.check_tool("Read", &json!({ "file_path": path }))
+}
+
+fn load(session: &Session, skills: &[&str]) {
+    session.load(&names(skills), LoadMode::Add).unwrap();
+}
+
+#[test]
+fn every_rule_form_matches_as_documented() {
+    let env = Env::new();
+    let dir = env.skill(
+        "rules",
+        "allowed-tools: Bash(git status:*) Bash(npm run *) Bash(python3 ${SKILL_DIR}/scripts/check.py) Read Grep(TODO)\n",
+        "Rules.\n",
+    );
+    let executor = env.executor(Policy::builder().primary_arg("Grep", "pattern").build());
+    let session = executor.session(SessionContext::default());
+    load(&session, &["rules"]);
+
+    // `:*`: the words, then whitespace or nothing.
+    assert!(bash(&session, "git status"));
+    assert!(bash(&session, "git status --short"));
+    assert!(!bash(&session, "git statusx"));
+    assert!(!bash(&session, "git push"));
+    // A trailing ` *`: a plain prefix that includes the space.
+    assert!(bash(&session, "npm run build"));
+    assert!(bash(&session, "npm run "));
+    assert!(!bash(&session, "npm run"));
+    assert!(!bash(&session, "npm install"));
+    // `${SKILL_DIR}` expands to the skill's folder.
+    let script = format!("python3 {}/scripts/check.py", dir.display());
+    assert!(bash(&session, &script));
+    assert!(!bash(&session, "python3 ${SKILL_DIR}/scripts/check.py"));
+    assert!(!bash(&session, &format!("{script} --and-more")));
+    // Tool names compare case-insensitively.
+    assert!(
+        session
+            .check_tool("bash", &json!({"command": "git status"}))
+            .allowed
+    );
+    assert!(
+        session
+            .check_tool("BASH", &json!({"command": "git status"}))
+            .allowed
+    );
+    assert!(
+        session
+            .check_tool("read", &json!({"file_path": "/etc/hosts"}))
+            .allowed
+    );
+    assert!(
+        session
+            .check_tool("READ", &json!({"path": "/etc/hosts"}))
+            .allowed
+    );
+    // A bare `Tool` allows any input; `Tool(spec)` needs the declared primary argument.
+    assert!(session.check_tool("Read", &json!({})).allowed);
+    assert!(
+        session
+            .check_tool("Grep", &json!({"pattern": "TODO"}))
+            .allowed
+    );
+    assert!(
+        !session
+            .check_tool("Grep", &json!({"pattern": "FIXME"}))
+            .allowed
+    );
+    assert!(!session.check_tool("Grep", &json!({})).allowed);
+    // A command without its field never matches a specifier.
+    assert!(!session.check_tool("Bash", &json!({})).allowed);
+    // Tools not listed.
+    let d = session.check_tool("Write", &json!({"file_path": "/tmp/x"}));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("allowed-tools"), "{}", d.reason);
+    assert!(d.reason.contains("rules"), "{}", d.reason);
+    assert!(!session.check_tool("WebFetch", &json!({})).allowed);
+}
+
+#[test]
+fn a_nested_skill_narrows_and_never_widens() {
+    let env = Env::new();
+    env.skill("outer", "allowed-tools: Bash(git:*) Read\n", "Outer.\n");
+    env.skill(
+        "inner",
+        "allowed-tools: Bash(git status:*) Bash(curl:*) Write\n",
+        "Inner.\n",
+    );
+    env.skill("free", "", "No restrictions.\n");
+    let session = env.session();
+    load(&session, &["outer"]);
+    assert!(bash(&session, "git push"));
+    assert!(read(&session, Path::new("/etc/hosts")).allowed);
+
+    load(&session, &["inner"]);
+    assert!(bash(&session, "git status"));
+    // Narrowed by `inner`.
+    assert!(!bash(&session, "git push"));
+    assert!(!read(&session, Path::new("/etc/hosts")).allowed);
+    // Not widened by `inner`: `outer` allows neither curl nor Write.
+    assert!(!bash(&session, "curl https://example.com"));
+    assert!(
+        !session
+            .check_tool("Write", &json!({"file_path": "/tmp/x"}))
+            .allowed
+    );
+    // A skill that restricts nothing does not widen either.
+    load(&session, &["free"]);
+    assert!(!bash(&session, "git push"));
+    assert!(!bash(&session, "curl https://example.com"));
+
+    // Unloading the narrow ones restores `outer`'s rules.
+    session.unload(&names(&["free", "inner"])).unwrap();
+    assert!(bash(&session, "git push"));
+    assert!(!bash(&session, "curl https://example.com"));
+}
+
+#[test]
+fn disallowed_tools_deny_whatever_else_allows() {
+    let env = Env::new();
+    env.skill(
+        "careful",
+        "disallowed-tools: Bash(rm:*) WebFetch\n",
+        "Careful.\n",
+    );
+    env.skill(
+        "permissive",
+        "allowed-tools: Bash WebFetch Read\n",
+        "Permissive.\n",
+    );
+    let session = env.session();
+    load(&session, &["careful"]);
+    // No allowlist: everything but the denylist passes.
+    assert!(bash(&session, "ls -la"));
+    let d = session.check_tool("Bash", &json!({"command": "rm -rf /"}));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("disallowed-tools"), "{}", d.reason);
+    assert!(!session.check_tool("webfetch", &json!({})).allowed);
+    // A skill above that allows them does not lift the denial.
+    load(&session, &["permissive"]);
+    assert!(bash(&session, "ls -la"));
+    assert!(!bash(&session, "rm -rf /"));
+    assert!(!session.check_tool("WebFetch", &json!({})).allowed);
+}
+
+#[test]
+fn with_no_restricting_skill_the_host_default_decides() {
+    let env = Env::new();
+    env.skill("free", "", "No restrictions.\n");
+    let allow = env.session();
+    assert!(bash(&allow, "anything at all"));
+    load(&allow, &["free"]);
+    let d = allow.check_tool("Bash", &json!({"command": "anything"}));
+    assert!(d.allowed);
+    assert!(
+        d.reason.contains("no active skill restricts"),
+        "{}",
+        d.reason
+    );
+
+    let deny = env
+        .executor(
+            Policy::builder()
+                .default_decision(DefaultDecision::Deny)
+                .build(),
+        )
+        .session(SessionContext::default());
+    assert!(!bash(&deny, "ls"));
+    load(&deny, &["free"]);
+    assert!(!bash(&deny, "ls"));
+    // The bare decision agrees and is not audited.
+    let before = env.sink.events().len();
+    assert!(!deny.decide("Bash", Some("ls")).allowed);
+    assert!(allow.decide("Bash", Some("ls")).allowed);
+    assert_eq!(env.sink.events().len(), before);
+}
+
+#[test]
+fn a_host_read_of_an_active_skills_script_is_refused_and_audited() {
+    let env = Env::new();
+    let dir = env.skill(
+        "extractor",
+        "allowed-tools: Read Bash(python3:*)\n",
+        "Run scripts/extract.py.\n",
+    );
+    env.file("extractor", "scripts/extract.py", "print('hi')\n");
+    env.file("extractor", "references/guide.md", "Guide.\n");
+    let outside = env.outside("elsewhere");
+    let session = env.session();
+    let script = dir.join("scripts/extract.py");
+    // Not active yet: nothing to protect.
+    assert!(read(&session, &script).allowed);
+
+    load(&session, &["extractor"]);
+    let d = read(&session, &script);
+    assert!(!d.allowed);
+    assert!(d.script_read);
+    assert!(d.reason.contains("skills_run_script"), "{}", d.reason);
+    // The other field name, a `..` detour, and a case variant of the tool.
+    assert!(!session.check_tool("Read", &json!({"path": script})).allowed);
+    let detour = dir.join("references/../scripts/extract.py");
+    assert!(!read(&session, &detour).allowed);
+    assert!(
+        !session
+            .check_tool("read", &json!({"file_path": script}))
+            .allowed
+    );
+    // A link from elsewhere into scripts/.
+    #[cfg(unix)]
+    {
+        let link = outside.join("innocent.txt");
+        std::os::unix::fs::symlink(&script, &link).unwrap();
+        assert!(!read(&session, &link).allowed);
+    }
+    // Other files of the skill are readable.
+    assert!(read(&session, &dir.join("references/guide.md")).allowed);
+
+    let blocked = env.events(AuditKind::ScriptReadBlocked);
+    assert!(blocked.len() >= 4, "{blocked:?}");
+    let e = &blocked[0];
+    assert_eq!(e.tool_name.as_deref(), Some("Read"));
+    assert_eq!(e.tool_allowed, Some(false));
+    assert_eq!(e.skill_name.as_deref(), Some("extractor"));
+    assert!(e.error.as_deref().unwrap().contains("skills_run_script"));
+}
+
+#[test]
+fn file_system_scope_confines_host_path_tools_to_the_skill() {
+    let env = Env::new();
+    let dir = env.skill(
+        "sandboxed",
+        "security:\n  fileSystemScope: skill-directory\n  executesCommands: false\n",
+        "Sandboxed.\n",
+    );
+    env.file("sandboxed", "references/notes.md", "Notes.\n");
+    let outside = env.outside("secrets");
+    std::fs::write(outside.join("key.txt"), "secret").unwrap();
+    let session = env.session();
+    load(&session, &["sandboxed"]);
+
+    assert!(read(&session, &dir.join("references/notes.md")).allowed);
+    assert!(
+        session
+            .check_tool(
+                "Write",
+                &json!({"file_path": dir.join("references/new.md")})
+            )
+            .allowed
+    );
+    assert!(
+        session
+            .check_tool("Edit", &json!({"file_path": dir.join("SKILL.md")}))
+            .allowed
+    );
+    let d = read(&session, &outside.join("key.txt"));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("confines"), "{}", d.reason);
+    assert!(!read(&session, &dir.join("../secrets/key.txt")).allowed);
+    assert!(!read(&session, Path::new("relative/path.txt")).allowed);
+    assert!(
+        !session
+            .check_tool("Write", &json!({"file_path": "/etc/passwd"}))
+            .allowed
+    );
+    // Bash is not a path tool: confinement does not apply to it.
+    assert!(bash(&session, "ls /"));
+}
+
+// Regression: confinement accepted a path if either its lexical or its resolved form was
+// inside the skill, so a link inside the skill pointing outside (or a new file under such a
+// link) let host path tools escape.
+#[cfg(unix)]
+#[test]
+fn file_system_scope_is_not_escaped_through_a_link_inside_the_skill() {
+    let env = Env::new();
+    let dir = env.skill(
+        "sandboxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "Sandboxed.\n",
+    );
+    let outside = env.outside("secrets");
+    std::fs::write(outside.join("key.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(outside.join("key.txt"), dir.join("key-link")).unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("dir-link")).unwrap();
+    let session = env.session();
+    load(&session, &["sandboxed"]);
+    assert!(!read(&session, &dir.join("key-link")).allowed);
+    assert!(!read(&session, &dir.join("dir-link/key.txt")).allowed);
+    // A file that does not exist yet, under a link that leaves the skill.
+    assert!(
+        !session
+            .check_tool("Write", &json!({"file_path": dir.join("dir-link/new.txt")}))
+            .allowed
+    );
+    // A new file inside the skill is still fine.
+    assert!(
+        session
+            .check_tool("Write", &json!({"file_path": dir.join("new/deeper.txt")}))
+            .allowed
+    );
+}
+
+#[test]
+fn every_decision_is_audited_with_the_rules_in_force() {
+    let env = Env::new();
+    env.skill(
+        "git-only",
+        "allowed-tools: Bash(git status:*) Read\n",
+        "Git.\n",
+    );
+    let executor = env.executor(Policy::default());
+    let session = executor.session(
+        SessionContext::builder()
+            .id("s-1")
+            .agent("coder")
+            .tenant("acme")
+            .correlation_id("corr-9")
+            .task_id("task-3")
+            .build(),
+    );
+    load(&session, &["git-only"]);
+    assert!(bash(&session, "git status"));
+    assert!(!bash(&session, "git push"));
+    let allowed = env.events(AuditKind::ToolExecutionInSkill);
+    let denied = env.events(AuditKind::ToolRestrictionViolated);
+    assert_eq!(allowed.len(), 1);
+    assert_eq!(denied.len(), 1);
+    for (e, ok) in [(&allowed[0], true), (&denied[0], false)] {
+        assert_eq!(e.session_id, "s-1");
+        assert_eq!(e.agent_id.as_deref(), Some("coder"));
+        assert_eq!(e.tenant_id.as_deref(), Some("acme"));
+        assert_eq!(e.correlation_id.as_deref(), Some("corr-9"));
+        assert_eq!(e.task_id.as_deref(), Some("task-3"));
+        assert_eq!(e.skill_name.as_deref(), Some("git-only"));
+        assert_eq!(e.tool_name.as_deref(), Some("Bash"));
+        assert_eq!(e.tool_allowed, Some(ok));
+        assert_eq!(
+            e.allowed_tools.as_deref(),
+            Some(&["Bash(git status:*)".to_owned(), "Read".to_owned()][..])
+        );
+        assert_eq!(e.error.is_some(), !ok);
+    }
+}
+
+// Regression: under `fileSystemScope: skill-directory`, a path tool call whose input held
+// its path under a field the policy does not know (or no path at all) skipped the
+// confinement check and was allowed.
+#[test]
+fn file_system_scope_refuses_a_path_tool_call_with_no_known_path() {
+    let env = Env::new();
+    env.skill(
+        "sandboxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "Sandboxed.\n",
+    );
+    env.skill("free", "", "Free.\n");
+    let session = env.session();
+    load(&session, &["free"]);
+    // Not confined: the host default applies.
+    assert!(
+        session
+            .check_tool("Write", &json!({"filepath": "/etc/passwd"}))
+            .allowed
+    );
+    load(&session, &["sandboxed"]);
+    let d = session.check_tool("Write", &json!({"filepath": "/etc/passwd"}));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("names no path"), "{}", d.reason);
+    assert!(!session.check_tool("Read", &json!({})).allowed);
+    // Other tools are not path tools.
+    assert!(session.check_tool("WebSearch", &json!({})).allowed);
+}

@@ -1,0 +1,707 @@
+//! The session's skill stack through the library API: `skills_load` (replace and add, the
+//! cap), `skills_unload` (top of the stack only, `all`), the task guard (drop, panic),
+//! `scope`, the load receipt, not-found suggestions, `composition`, `tool-binding`, hooks
+//! and trust, the stack surviving failed and panicking calls, and the tool definitions.
+//!
+//! Every test writes its own skills into a temporary directory and builds a real index and
+//! executor over them. Tests marked `// Regression:` failed before the fix they name.
+
+mod common;
+
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+use common::{active, names, receipt_names, Env};
+use serde_json::{json, Value};
+use skills_executor::{
+    AuditKind, Delivery, ExecError, Executor, LoadMode, Policy, Session, SessionContext,
+};
+use skills_model::Layer;
+
+/// Three plain skills: `alpha`, `beta`, `gamma`.
+fn abc() -> Env {
+    let env = Env::new();
+    for name in ["alpha", "beta", "gamma"] {
+        env.skill(name, "", &format!("# {name}\n\nInstructions of {name}.\n"));
+    }
+    env
+}
+
+fn load(session: &Session, skills: &[&str], mode: LoadMode) -> Result<Value, ExecError> {
+    session.load(&names(skills), mode)
+}
+
+#[test]
+fn load_replaces_by_default() {
+    let env = abc();
+    let session = env.session();
+    session
+        .call_tool("skills_load", json!({"skills": ["alpha", "beta"]}))
+        .unwrap();
+    assert_eq!(active(&session), ["alpha", "beta"]);
+    let receipt = session
+        .call_tool("skills_load", json!({"skills": ["gamma"]}))
+        .unwrap();
+    assert_eq!(active(&session), ["gamma"]);
+    assert_eq!(receipt_names(&receipt), ["gamma"]);
+    // Both replaced skills were deactivated, audited.
+    let deactivated: Vec<String> = env
+        .events(AuditKind::SkillDeactivated)
+        .into_iter()
+        .filter_map(|e| e.skill_name)
+        .collect();
+    assert_eq!(deactivated.len(), 2);
+    assert!(deactivated.contains(&"alpha".to_owned()));
+    assert!(deactivated.contains(&"beta".to_owned()));
+}
+
+#[test]
+fn load_add_pushes_deduplicates_and_keeps_order() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["alpha"], LoadMode::Add).unwrap();
+    let receipt = session
+        .call_tool(
+            "skills_load",
+            json!({"skills": ["beta", "alpha", "gamma", "beta"], "mode": "add"}),
+        )
+        .unwrap();
+    assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
+    assert_eq!(receipt_names(&receipt), ["alpha", "beta", "gamma"]);
+    // Loading an active skill again changes nothing and activates nothing.
+    load(&session, &["beta"], LoadMode::Add).unwrap();
+    assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
+    assert_eq!(env.events(AuditKind::SkillActivated).len(), 3);
+}
+
+// Regression: a replace that named a skill already on the stack pushed it a second time
+// (`[alpha]` replaced by `[alpha, beta]` became `[alpha, alpha, beta]`) and audited a second
+// activation for it.
+#[test]
+fn load_replace_keeps_one_copy_of_a_skill_already_active() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["alpha", "beta"], LoadMode::Replace).unwrap();
+    let receipt = load(&session, &["beta", "gamma"], LoadMode::Replace).unwrap();
+    assert_eq!(active(&session), ["beta", "gamma"]);
+    assert_eq!(receipt_names(&receipt), ["beta", "gamma"]);
+    let activated: Vec<String> = env
+        .events(AuditKind::SkillActivated)
+        .into_iter()
+        .filter_map(|e| e.skill_name)
+        .collect();
+    assert_eq!(activated, ["alpha", "beta", "gamma"]);
+    let deactivated: Vec<String> = env
+        .events(AuditKind::SkillDeactivated)
+        .into_iter()
+        .filter_map(|e| e.skill_name)
+        .collect();
+    assert_eq!(deactivated, ["alpha"]);
+    // Unloading it once leaves it inactive.
+    session.unload(&names(&["gamma", "beta"])).unwrap();
+    assert!(active(&session).is_empty());
+}
+
+#[test]
+fn load_with_an_unknown_mode_or_no_names_is_bad_input() {
+    let env = abc();
+    let session = env.session();
+    let err = session
+        .call_tool("skills_load", json!({"skills": ["alpha"], "mode": "push"}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT");
+    let err = session
+        .call_tool("skills_load", json!({"skills": []}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT");
+    let err = session
+        .call_tool("skills_load", json!({"skills": ["alpha"], "extra": 1}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT");
+    assert!(active(&session).is_empty());
+}
+
+#[test]
+fn unload_takes_the_top_of_the_stack_in_any_order() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["alpha", "beta", "gamma"], LoadMode::Add).unwrap();
+
+    // `beta` is under `gamma`: the error names what must go first.
+    let err = session
+        .call_tool("skills_unload", json!({"skills": ["beta"]}))
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_UNLOAD_ORDER");
+    assert!(err.to_string().contains("unload gamma first"), "{err}");
+    match &err {
+        ExecError::UnloadOrder { must_first } => assert_eq!(must_first, &["gamma"]),
+        other => panic!("unexpected error {other:?}"),
+    }
+    // A gap is refused too, naming the skill in between.
+    let err = session.unload(&names(&["alpha", "gamma"])).unwrap_err();
+    assert!(err.to_string().contains("unload beta first"), "{err}");
+    assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
+
+    // The two on top, named in either order.
+    let out = session
+        .call_tool("skills_unload", json!({"skills": ["beta", "gamma"]}))
+        .unwrap();
+    assert_eq!(out["unloaded"], json!(["gamma", "beta"]));
+    assert_eq!(out["active_skills"], json!(["alpha"]));
+    assert_eq!(active(&session), ["alpha"]);
+
+    // A skill that is not active.
+    let err = session.unload(&names(&["beta"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_ACTIVE");
+    // Nothing named.
+    let err = session.call_tool("skills_unload", json!({})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT");
+}
+
+#[test]
+fn unload_all_clears_the_stack() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["alpha", "beta"], LoadMode::Add).unwrap();
+    let out = session
+        .call_tool("skills_unload", json!({"all": true}))
+        .unwrap();
+    assert_eq!(out["unloaded"], json!(["beta", "alpha"]));
+    assert!(active(&session).is_empty());
+    // Clearing an empty stack is fine.
+    session
+        .call_tool("skills_unload", json!({"all": true}))
+        .unwrap();
+    assert_eq!(env.events(AuditKind::SkillDeactivated).len(), 2);
+}
+
+#[test]
+fn loading_past_the_cap_is_refused_and_says_to_load_fewer() {
+    let env = abc();
+    let executor = env.executor(Policy::builder().max_active(2).build());
+    let session = executor.session(SessionContext::default());
+    let err = load(&session, &["alpha", "beta", "gamma"], LoadMode::Replace).unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOO_MANY_ACTIVE");
+    assert!(err.to_string().contains("load fewer"), "{err}");
+    assert!(active(&session).is_empty());
+
+    load(&session, &["alpha", "beta"], LoadMode::Add).unwrap();
+    let err = load(&session, &["gamma"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOO_MANY_ACTIVE");
+    assert_eq!(active(&session), ["alpha", "beta"]);
+    // A replace within the cap is fine.
+    load(&session, &["gamma"], LoadMode::Replace).unwrap();
+    assert_eq!(active(&session), ["gamma"]);
+}
+
+#[test]
+fn the_task_guard_deactivates_everything_when_dropped() {
+    let env = abc();
+    let session = env.session();
+    {
+        let _task = session.task();
+        load(&session, &["alpha", "beta"], LoadMode::Add).unwrap();
+        assert_eq!(active(&session), ["alpha", "beta"]);
+    }
+    assert!(active(&session).is_empty());
+    let deactivated: Vec<String> = env
+        .events(AuditKind::SkillDeactivated)
+        .into_iter()
+        .filter_map(|e| e.skill_name)
+        .collect();
+    assert_eq!(deactivated, ["beta", "alpha"]);
+}
+
+#[test]
+fn the_task_guard_deactivates_everything_on_panic() {
+    let env = abc();
+    let session = env.session();
+    let result = catch_unwind(AssertUnwindSafe(|| {
+        let _task = session.task();
+        load(&session, &["alpha", "gamma"], LoadMode::Add).unwrap();
+        panic!("the host's task failed");
+    }));
+    assert!(result.is_err());
+    assert!(active(&session).is_empty());
+    let events = env.events(AuditKind::SkillDeactivated);
+    assert_eq!(events.len(), 2);
+    assert!(events.iter().all(|e| e.session_id == "test-session"));
+}
+
+/// Skills scoped to an agent, a tenant and an environment, and one for everyone.
+fn scoped() -> Env {
+    let env = Env::new();
+    env.skill("everyone", "", "For everyone.\n");
+    env.skill(
+        "review-only",
+        "scope:\n  agents: [reviewer]\n",
+        "Only reviewers.\n",
+    );
+    env.skill(
+        "acme-only",
+        "scope:\n  tenants: [acme]\n",
+        "Only for acme.\n",
+    );
+    env.skill(
+        "prod-only",
+        "scope:\n  environments: [production]\n",
+        "Only in production.\n",
+    );
+    env
+}
+
+fn listed(session: &Session) -> Vec<String> {
+    let out = session.call_tool("skills_list", json!({})).unwrap();
+    out["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn scope_hides_a_skill_from_sessions_that_do_not_name_it() {
+    let env = scoped();
+    let executor = env.executor(Policy::default());
+    let plain = executor.session(SessionContext::default());
+    assert_eq!(listed(&plain), ["everyone"]);
+    let instructions = plain.instructions(None);
+    assert!(instructions.contains("everyone"));
+    for hidden in ["review-only", "acme-only", "prod-only"] {
+        assert!(!instructions.contains(hidden), "{hidden} in {instructions}");
+        let err = load(&plain, &[hidden], LoadMode::Add).unwrap_err();
+        assert_eq!(err.code(), "SKILL_NOT_FOUND", "{hidden}");
+        let err = load(&plain, &[&format!("personal:{hidden}")], LoadMode::Add).unwrap_err();
+        assert_eq!(err.code(), "SKILL_NOT_FOUND", "{hidden}");
+        assert!(
+            !plain
+                .tool_definitions()
+                .iter()
+                .any(|d| d.description.contains(hidden)),
+            "{hidden} in the tool definitions"
+        );
+    }
+    assert!(active(&plain).is_empty());
+
+    // A session naming the agent, tenant and environment sees them all.
+    let named = executor.session(
+        SessionContext::builder()
+            .agent("reviewer")
+            .tenant("acme")
+            .environment("production")
+            .build(),
+    );
+    assert_eq!(
+        listed(&named),
+        ["acme-only", "everyone", "prod-only", "review-only"]
+    );
+    load(
+        &named,
+        &["review-only", "acme-only", "prod-only"],
+        LoadMode::Add,
+    )
+    .unwrap();
+    let instructions = named.instructions(None);
+    assert!(instructions.contains("review-only"));
+
+    // Other values do not match.
+    let other = executor.session(
+        SessionContext::builder()
+            .agent("writer")
+            .tenant("globex")
+            .environment("staging")
+            .build(),
+    );
+    assert_eq!(listed(&other), ["everyone"]);
+}
+
+#[test]
+fn the_receipt_carries_location_digest_properties_body_and_base_path() {
+    let env = Env::new();
+    let dir = env.skill(
+        "pdf-tools",
+        "allowed-tools: Bash(pdftotext:*) Read\nmodel: claude-opus-4\ncontext: fork\nagent: Explore\nlicense: MIT\n",
+        "# PDF tools\n\nExtract text with pdftotext.\n",
+    );
+    let session = env.session();
+    let receipt = session
+        .call_tool("skills_load", json!({"skills": ["pdf-tools"]}))
+        .unwrap();
+    let entries = receipt["active_skills"].as_array().unwrap();
+    assert_eq!(entries.len(), 1);
+    let entry = &entries[0];
+    assert_eq!(entry["name"], "pdf-tools");
+    assert_eq!(
+        entry["location"].as_str().unwrap(),
+        dir.join("SKILL.md").to_str().unwrap()
+    );
+    assert_eq!(entry["root_dir"].as_str().unwrap(), dir.to_str().unwrap());
+    let digest = entry["digest"].as_str().unwrap();
+    let hex = digest.strip_prefix("sha256:").expect("sha256: prefix");
+    assert_eq!(hex.len(), 64);
+    assert!(hex.chars().all(|c| c.is_ascii_hexdigit()));
+    let properties = entry["properties"].as_object().unwrap();
+    assert_eq!(properties["model"], "claude-opus-4");
+    assert_eq!(properties["context"], "fork");
+    assert_eq!(properties["agent"], "Explore");
+    assert_eq!(properties["license"], "MIT");
+    assert!(properties.contains_key("description"));
+    // Delivered in the tool result (the default): the body and where relative paths start.
+    assert_eq!(
+        entry["body"],
+        "# PDF tools\n\nExtract text with pdftotext.\n"
+    );
+    assert_eq!(entry["base_path"].as_str().unwrap(), dir.to_str().unwrap());
+}
+
+#[test]
+fn top_level_delivery_leaves_the_body_out_of_the_receipt_and_puts_it_in_instructions() {
+    let env = Env::new();
+    env.skill("notes", "", "Write notes in the margin, always.\n");
+    let executor = env.executor(Policy::builder().delivery(Delivery::TopLevel).build());
+    let session = executor.session(SessionContext::default());
+    let before = session.instructions(None);
+    assert!(!before.contains("Write notes in the margin"));
+    let receipt = load(&session, &["notes"], LoadMode::Add).unwrap();
+    let entry = &receipt["active_skills"][0];
+    assert!(entry.get("body").is_none(), "{entry}");
+    assert!(entry.get("base_path").is_none(), "{entry}");
+    assert!(entry["digest"].as_str().unwrap().starts_with("sha256:"));
+    assert!(session
+        .instructions(None)
+        .contains("Write notes in the margin"));
+}
+
+#[test]
+fn an_unknown_name_gets_a_suggestion_by_edit_distance() {
+    let env = scoped();
+    env.skill("pdf-tools", "", "PDF.\n");
+    let session = env.session();
+    let err = load(&session, &["pdf-tool"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND");
+    assert!(
+        err.to_string().contains("did you mean \"pdf-tools\""),
+        "{err}"
+    );
+    // Nothing close: no suggestion.
+    let err = load(&session, &["kubernetes-deploy"], LoadMode::Add).unwrap_err();
+    assert!(!err.to_string().contains("did you mean"), "{err}");
+    // A skill hidden by scope is never suggested.
+    let err = load(&session, &["review-onl"], LoadMode::Add).unwrap_err();
+    assert!(!err.to_string().contains("review-only"), "{err}");
+}
+
+#[test]
+fn composition_loads_dependencies_first_and_refuses_conflicts() {
+    let env = Env::new();
+    env.skill("base-style", "", "Base style.\n");
+    env.skill("extras", "", "Extras.\n");
+    env.skill(
+        "report",
+        "composition:\n  dependencies:\n    - skillName: base-style\n      reason: the house style\n    - skillName: extras\n      optional: true\n    - skillName: not-installed\n      optional: true\n",
+        "Reports.\n",
+    );
+    env.skill(
+        "broken",
+        "composition:\n  dependencies:\n    - skillName: not-installed\n",
+        "Broken.\n",
+    );
+    env.skill(
+        "freeform",
+        "composition:\n  conflicts: [base-style]\n",
+        "No style.\n",
+    );
+    let session = env.session();
+
+    let receipt = load(&session, &["report"], LoadMode::Replace).unwrap();
+    assert_eq!(active(&session), ["base-style", "extras", "report"]);
+    assert_eq!(receipt_names(&receipt), ["base-style", "extras", "report"]);
+
+    // A conflict with an active skill, in either direction.
+    let err = load(&session, &["freeform"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_CONFLICT");
+    assert!(err.to_string().contains("base-style"), "{err}");
+    assert_eq!(active(&session), ["base-style", "extras", "report"]);
+    // Co-loaded conflicting skills.
+    let err = load(&session, &["base-style", "freeform"], LoadMode::Replace).unwrap_err();
+    assert_eq!(err.code(), "SKILL_CONFLICT");
+    assert_eq!(active(&session), ["base-style", "extras", "report"]);
+    // Replacing the stack removes the conflict.
+    load(&session, &["freeform"], LoadMode::Replace).unwrap();
+    assert_eq!(active(&session), ["freeform"]);
+
+    // A required dependency that is missing.
+    let err = load(&session, &["broken"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_DEPENDENCY_MISSING");
+    assert!(err.to_string().contains("not-installed"), "{err}");
+    assert_eq!(active(&session), ["freeform"]);
+}
+
+#[test]
+fn tool_binding_is_checked_against_the_host_tools() {
+    let env = Env::new();
+    env.skill(
+        "containers",
+        "tool-binding:\n  dependencies:\n    - tool: docker\n      purpose: build images\n",
+        "Containers.\n",
+    );
+    env.skill(
+        "json-helper",
+        "tool-binding:\n  dependencies:\n    - tool: Bash\n    - tool: jq\n      required: false\n",
+        "JSON.\n",
+    );
+    let executor = env.executor(Policy::builder().host_tools(["bash", "Read"]).build());
+    let session = executor.session(SessionContext::default());
+    let err = load(&session, &["containers"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_BINDING_MISSING");
+    assert!(err.to_string().contains("docker"), "{err}");
+    assert!(active(&session).is_empty());
+
+    let receipt = load(&session, &["json-helper"], LoadMode::Add).unwrap();
+    let warnings = receipt["warnings"].as_array().expect("warnings");
+    assert_eq!(warnings.len(), 1);
+    assert!(warnings[0].as_str().unwrap().contains("jq"));
+
+    // A host that declares no tools checks nothing.
+    let unchecked = env.session();
+    let receipt = load(&unchecked, &["containers", "json-helper"], LoadMode::Add).unwrap();
+    assert!(receipt.get("warnings").is_none(), "{receipt}");
+}
+
+/// A skill whose hooks append to `hook.log` in its folder.
+fn hooked(env: &Env) -> std::path::PathBuf {
+    let dir = env.skill(
+        "hooked",
+        "hooks:\n  pre: [scripts/pre.sh]\n  post: [scripts/post.sh]\n",
+        "Hooked.\n",
+    );
+    env.file("hooked", "scripts/pre.sh", "echo pre >> hook.log\n");
+    env.file("hooked", "scripts/post.sh", "echo post >> hook.log\n");
+    env.skill("plain", "", "Plain.\n");
+    dir
+}
+
+fn hook_log(dir: &std::path::Path) -> String {
+    std::fs::read_to_string(dir.join("hook.log")).unwrap_or_default()
+}
+
+#[test]
+fn hooks_run_on_activation_and_deactivation_and_are_audited() {
+    let env = Env::new();
+    let dir = hooked(&env);
+    let session = env.session();
+    let receipt = load(&session, &["hooked"], LoadMode::Add).unwrap();
+    assert_eq!(hook_log(&dir), "pre\n");
+    let hooks = receipt["hooks"].as_array().expect("hooks in the receipt");
+    assert_eq!(hooks[0]["stage"], "pre");
+    assert_eq!(hooks[0]["exit_code"], 0);
+
+    session.unload(&names(&["hooked"])).unwrap();
+    assert_eq!(hook_log(&dir), "pre\npost\n");
+
+    // A replace that drops it runs `post`; the task guard too.
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    load(&session, &["plain"], LoadMode::Replace).unwrap();
+    assert_eq!(hook_log(&dir), "pre\npost\npre\npost\n");
+    {
+        let _task = session.task();
+        load(&session, &["hooked"], LoadMode::Add).unwrap();
+    }
+    assert_eq!(hook_log(&dir), "pre\npost\npre\npost\npre\npost\n");
+
+    let events = env.events(AuditKind::HookExecuted);
+    assert_eq!(events.len(), 6);
+    assert!(events
+        .iter()
+        .all(|e| e.skill_name.as_deref() == Some("hooked") && e.error.is_none()));
+    assert_eq!(events[0].tool_name.as_deref(), Some("scripts/pre.sh"));
+    assert_eq!(events[1].tool_name.as_deref(), Some("scripts/post.sh"));
+}
+
+#[test]
+fn hooks_of_an_untrusted_layer_are_refused_with_how_to_trust() {
+    let env = Env::new();
+    let dir = hooked(&env);
+    // The project layer is untrusted by default.
+    let executor = env.executor_as(Layer::Project, Policy::default());
+    let session = executor.session(SessionContext::default());
+    let err = load(&session, &["hooked"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_UNTRUSTED");
+    let message = err.to_string();
+    assert!(message.contains("project"), "{message}");
+    assert!(message.contains("--trust project"), "{message}");
+    assert!(active(&session).is_empty());
+    assert_eq!(hook_log(&dir), "");
+    // A skill without hooks loads from the same layer.
+    load(&session, &["plain"], LoadMode::Add).unwrap();
+
+    // Trusted by the host, it runs.
+    let trusted = env.executor_as(
+        Layer::Project,
+        Policy::builder().trust(Layer::Project).build(),
+    );
+    let session = trusted.session(SessionContext::default());
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    assert_eq!(hook_log(&dir), "pre\n");
+}
+
+#[test]
+fn the_stack_and_its_rules_survive_failing_and_panicking_calls() {
+    let env = Env::new();
+    env.skill(
+        "git-only",
+        "allowed-tools: Bash(git status:*) Read\n",
+        "Git.\n",
+    );
+    env.file("git-only", "references/a.md", "A\n");
+    env.skill("other", "", "Other.\n");
+    let session = env.session();
+    load(&session, &["other", "git-only"], LoadMode::Add).unwrap();
+    let before = active(&session);
+    let decisions = |s: &Session| {
+        (
+            s.check_tool("Bash", &json!({"command": "git status"}))
+                .allowed,
+            s.check_tool("Bash", &json!({"command": "rm -rf /"}))
+                .allowed,
+            s.check_tool("Write", &json!({"file_path": "/tmp/x"}))
+                .allowed,
+        )
+    };
+    assert_eq!(decisions(&session), (true, false, false));
+
+    // Runtime tools that fail.
+    let failures = [
+        session.call_tool("skills_read", json!({"path": "../x"})),
+        session.call_tool("skills_read", json!({"path": "references/missing.md"})),
+        session.call_tool("skills_run_script", json!({"path": "scripts/none.sh"})),
+        session.call_tool("skills_load", json!({"skills": ["nope"], "mode": "add"})),
+        session.call_tool("skills_load", json!({"skills": ["nope"]})),
+        session.call_tool("skills_unload", json!({"skills": ["other"]})),
+        session.call_tool("no_such_tool", json!({})),
+        session.call_tool("skills_read", json!("not an object")),
+    ];
+    assert!(failures.iter().all(Result::is_err));
+    assert_eq!(active(&session), before);
+    assert_eq!(decisions(&session), (true, false, false));
+
+    // A host tool that was allowed, then failed, and one that panicked.
+    let d = session.check_tool("Bash", &json!({"command": "git status --porcelain"}));
+    assert!(d.allowed);
+    let host_result: Result<(), String> = Err("git: not a repository".into());
+    assert!(host_result.is_err());
+    let panicked = catch_unwind(AssertUnwindSafe(|| {
+        let d = session.check_tool("Read", &json!({"file_path": "/etc/hosts"}));
+        assert!(d.allowed);
+        panic!("the host's Read tool panicked");
+    }));
+    assert!(panicked.is_err());
+    assert_eq!(active(&session), before);
+    assert_eq!(decisions(&session), (true, false, false));
+}
+
+#[test]
+fn tool_definitions_have_plain_names_and_object_schemas() {
+    let env = abc();
+    let session = env.session();
+    let defs = session.tool_definitions();
+    let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
+    for expected in [
+        "skills_list",
+        "skills_load",
+        "skills_unload",
+        "skills_read",
+        "skills_run_script",
+    ] {
+        assert!(
+            names.contains(&expected),
+            "{expected} missing from {names:?}"
+        );
+    }
+    for d in &defs {
+        assert!(!d.name.is_empty());
+        assert!(
+            d.name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
+            "{}",
+            d.name
+        );
+        assert!(!d.description.is_empty(), "{}", d.name);
+        assert_eq!(d.input_schema["type"], "object", "{}", d.name);
+        assert!(d.input_schema["properties"].is_object(), "{}", d.name);
+        // Every tool named here can be called.
+        let err = session.call_tool(&d.name, json!({"definitely_not_a_field": 1}));
+        assert!(
+            !matches!(err, Err(ExecError::UnknownTool(_))),
+            "{} is not dispatched",
+            d.name
+        );
+    }
+}
+
+#[test]
+fn skills_list_marks_the_active_skills() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["beta"], LoadMode::Add).unwrap();
+    let out = session.call_tool("skills_list", Value::Null).unwrap();
+    let active: Vec<(String, bool)> = out["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap().to_owned(),
+                s["active"].as_bool().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        active,
+        [
+            ("alpha".to_owned(), false),
+            ("beta".to_owned(), true),
+            ("gamma".to_owned(), false)
+        ]
+    );
+}
+
+#[test]
+fn sessions_of_one_executor_have_their_own_stacks() {
+    let env = abc();
+    let executor: Executor = env.executor(Policy::default());
+    let one = executor.session(SessionContext::builder().id("one").build());
+    let two = executor.session(SessionContext::default());
+    assert_eq!(one.id(), "one");
+    assert_ne!(two.id(), "one");
+    load(&one, &["alpha"], LoadMode::Add).unwrap();
+    assert!(active(&two).is_empty());
+    let shared = Arc::new(executor);
+    let three = shared.session(SessionContext::default());
+    assert_ne!(three.id(), two.id());
+}
+
+// Regression: `skills_unload` compared bare names only, so a skill loaded by its qualified
+// name (`personal:alpha`, as `skills_load` and `skills_read` accept) could not be unloaded
+// by that name ("is not active").
+#[test]
+fn unload_accepts_the_qualified_names_load_accepts() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["personal:alpha", "beta"], LoadMode::Add).unwrap();
+    assert_eq!(active(&session), ["alpha", "beta"]);
+    let err = session.unload(&names(&["personal:alpha"])).unwrap_err();
+    assert!(err.to_string().contains("unload beta first"), "{err}");
+    let out = session
+        .call_tool(
+            "skills_unload",
+            json!({"skills": ["personal:beta", "alpha"]}),
+        )
+        .unwrap();
+    assert_eq!(out["unloaded"], json!(["beta", "alpha"]));
+    assert!(active(&session).is_empty());
+    let err = session.unload(&names(&["project:alpha"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_ACTIVE");
+}
