@@ -131,7 +131,8 @@ fn main() {
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
     for (label, root) in &args.corpora {
-        let depth = depth_of(root);
+        // The real-world corpus nests skills as owner/repo/.../name: search it to the cap.
+        let depth = if label == "real" { 6 } else { depth_of(root) };
         let n_runs = if label == "10000" || label == "real" {
             runs.min(9)
         } else {

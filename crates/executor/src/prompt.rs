@@ -105,8 +105,32 @@ when its instructions point to them.
 /// `<available_skills>` exactly as the reference tool (`agentskills to-prompt`) prints it
 /// for the same skills in the same order.
 pub fn available_skills(skills: &[&SkillRecord]) -> String {
-    let items: Vec<Item> = skills.iter().map(|r| Item::new(r, true)).collect();
-    render_block(&items, None)
+    render_unbudgeted(skills, true)
+}
+
+/// The whole block, written straight out: the common case, with no budget bookkeeping.
+fn render_unbudgeted(skills: &[&SkillRecord], include_location: bool) -> String {
+    let size: usize = skills
+        .iter()
+        .map(|r| r.name.as_str().len() + r.description.len() + r.path.as_os_str().len() + 96)
+        .sum();
+    let mut out = String::with_capacity(BLOCK_CHARS + size);
+    out.push_str("<available_skills>\n");
+    for r in skills {
+        out.push_str("<skill>\n<name>\n");
+        out.push_str(&escape(py_strip(r.name.as_str()), true));
+        out.push_str("\n</name>\n<description>\n");
+        out.push_str(&escape(py_strip(&r.description), true));
+        out.push_str("\n</description>\n");
+        if include_location {
+            out.push_str("<location>\n");
+            out.push_str(&r.path.to_string_lossy());
+            out.push_str("\n</location>\n");
+        }
+        out.push_str("</skill>\n");
+    }
+    out.push_str("</available_skills>\n");
+    out
 }
 
 /// The description of the single-skill `skill` tool: what it does, then the available
@@ -290,13 +314,17 @@ fn available_within(
     include_location: bool,
     budget: Option<usize>,
 ) -> String {
+    let whole = render_unbudgeted(skills, include_location);
+    let Some(budget) = budget else {
+        return whole;
+    };
+    if whole.chars().count() <= budget {
+        return whole;
+    }
     let items: Vec<Item> = skills
         .iter()
         .map(|r| Item::new(r, include_location))
         .collect();
-    let Some(budget) = budget else {
-        return render_block(&items, None);
-    };
     let block_chars = |n: usize, max: Option<usize>| -> usize {
         BLOCK_CHARS + items[..n].iter().map(|i| i.chars(max)).sum::<usize>()
     };

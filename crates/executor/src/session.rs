@@ -1018,6 +1018,8 @@ fn receipt_entry(skill: &Skill, with_body: bool) -> Value {
         _ => Map::new(),
     };
     properties.retain(|k, v| k != "name" && !is_unset(k, v));
+    // The index keeps the description on the record, not in the frontmatter.
+    properties.insert("description".to_owned(), json!(r.description));
     let mut entry = json!({
         "name": r.name,
         "qualified_name": r.qualified_name(),

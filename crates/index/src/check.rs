@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use skills_model::{Diagnostic, Rule};
 use skills_parser::{ParseInput, ParsedSkill, SkillParser};
-use skills_storage::{read_bounded, Candidate, ReadError};
+use skills_storage::{read_bounded, read_prefix, Candidate, ReadError};
 
 /// The largest `SKILL.md` read by default: 1 MiB.
 pub const DEFAULT_SKILL_FILE_LIMIT: u64 = 1 << 20;
@@ -48,6 +48,38 @@ impl SkillReport {
     }
 }
 
+/// Reads a frontmatter-sized prefix; if the frontmatter closes inside it, parses it there
+/// (returned as the early parse), else reads the whole file.
+fn read_metadata(
+    file: &Path,
+    limit: u64,
+    parser: &SkillParser,
+) -> Result<(Vec<u8>, Option<skills_parser::ParsedSkill>), ReadError> {
+    let mut buf = Vec::new();
+    let size = read_prefix(file, METADATA_PREFIX.min(limit), &mut buf)?;
+    if size <= METADATA_PREFIX && (buf.len() as u64) <= limit {
+        return Ok((buf, None));
+    }
+    if size > limit {
+        return Err(ReadError::TooLarge { size, limit });
+    }
+    // Cut at the last line break: never inside a UTF-8 sequence, never mid-line.
+    let cut = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+    buf.truncate(cut);
+    let dir_name = file.parent().map(dir_name).unwrap_or_default();
+    let parsed = parser.parse(&ParseInput::new(&buf, &dir_name));
+    let closed = !parsed.diagnostics.iter().any(|d| {
+        matches!(
+            d.rule,
+            Rule::FrontmatterUnclosed | Rule::FrontmatterTooLarge | Rule::FileEncoding
+        )
+    });
+    if closed {
+        return Ok((buf, Some(parsed)));
+    }
+    read_bounded(file, limit).map(|bytes| (bytes, None))
+}
+
 /// The name a skill directory is known by: its last component, resolved through `.` and
 /// links when the path itself has none.
 pub fn dir_name(dir: &Path) -> String {
@@ -61,8 +93,32 @@ pub fn dir_name(dir: &Path) -> String {
     }
 }
 
-/// Reads and parses one candidate skill directory.
+/// How much of a `SKILL.md` the index reads first: enough for almost every frontmatter.
+const METADATA_PREFIX: u64 = 8 * 1024;
+
+/// Reads and parses one candidate skill directory, the whole file.
 pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) -> SkillReport {
+    check(candidate, parser, limit, false)
+}
+
+/// Reads and parses only what the index needs of a skill: its frontmatter. The first 8 KiB
+/// are read, cut at their last line break; the whole file (within `limit`) is read only
+/// when the frontmatter does not close inside them. The body is not validated (lint rules
+/// and an encoding error past the frontmatter are the validator's business).
+pub(crate) fn check_metadata(
+    candidate: &Candidate,
+    parser: &SkillParser,
+    limit: u64,
+) -> SkillReport {
+    check(candidate, parser, limit, true)
+}
+
+fn check(
+    candidate: &Candidate,
+    parser: &SkillParser,
+    limit: u64,
+    metadata_only: bool,
+) -> SkillReport {
     let dir = candidate.dir.clone();
     let mut diagnostics = Vec::new();
     let file = match (&candidate.skill_file, &candidate.misnamed) {
@@ -82,8 +138,13 @@ pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) 
             return SkillReport::missing(&dir, "no SKILL.md in this directory");
         }
     };
-    let source = match read_bounded(&file, limit) {
-        Ok(bytes) => bytes,
+    let read = if metadata_only {
+        read_metadata(&file, limit, parser)
+    } else {
+        read_bounded(&file, limit).map(|bytes| (bytes, None))
+    };
+    let (source, early) = match read {
+        Ok(pair) => pair,
         Err(e) => {
             let rule = match &e {
                 ReadError::NotFound => Rule::FileMissing,
@@ -105,8 +166,12 @@ pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) 
         }
     };
     let name = dir_name(&dir);
-    let has_references = dir.join("references").is_dir();
-    let parsed = parser.parse(&ParseInput::new(&source, &name).with_references_dir(has_references));
+    // Only the lint rules care whether references/ exists: spare the index a stat per skill.
+    let has_references = parser.lints() && dir.join("references").is_dir();
+    let parsed = match early {
+        Some(parsed) => parsed,
+        None => parser.parse(&ParseInput::new(&source, &name).with_references_dir(has_references)),
+    };
     diagnostics.extend(parsed.diagnostics.iter().cloned());
     SkillReport {
         dir,

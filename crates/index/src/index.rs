@@ -1,7 +1,7 @@
 //! `SkillIndex`: the roots, the writer that rebuilds and publishes snapshots, plugin
 //! registration and subscribers. Readers only ever touch the `ArcSwap`.
 
-use std::collections::BTreeMap;
+use std::collections::HashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,7 +16,7 @@ use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH};
 
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{PathDiagnostic, Snapshot};
-use crate::{check_candidate, IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 use skills_parser::ParseInput;
 use skills_storage::{SkillSource, SKILL_FILE};
 
@@ -138,7 +138,7 @@ impl SkillIndexBuilder {
             }
             writer.roots.push(RootState {
                 spec,
-                entries: BTreeMap::new(),
+                entries: HashMap::new(),
             });
         }
         // Watch first, then scan: a change made in between is then read twice, never missed.
@@ -185,15 +185,26 @@ pub(crate) struct Writer {
 pub(crate) struct RootState {
     pub(crate) spec: RootSpec,
     /// Skill folder → what was last read there.
-    entries: BTreeMap<PathBuf, Entry>,
+    entries: HashMap<PathBuf, Entry>,
 }
 
 #[derive(Debug, Clone)]
 struct Entry {
     /// The last good record (kept when a later edit breaks the file).
     record: Option<Arc<SkillRecord>>,
-    file: PathBuf,
-    diagnostics: Vec<Diagnostic>,
+    /// The file, when it is not the record's path.
+    file: Option<PathBuf>,
+    diagnostics: Arc<[Diagnostic]>,
+}
+
+impl Entry {
+    fn file(&self) -> &Path {
+        match (&self.file, &self.record) {
+            (Some(f), _) => f,
+            (None, Some(r)) => &r.path,
+            (None, None) => Path::new(""),
+        }
+    }
 }
 
 impl SkillIndex {
@@ -270,9 +281,9 @@ impl SkillIndex {
             };
             let mut state = RootState {
                 spec,
-                entries: BTreeMap::new(),
+                entries: HashMap::new(),
             };
-            state.entries = self.shared.scan_root(&state, &BTreeMap::new());
+            state.entries = self.shared.scan_root(&state, &HashMap::new());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
         }
@@ -357,13 +368,13 @@ impl Shared {
     fn scan_root(
         &self,
         root: &RootState,
-        previous: &BTreeMap<PathBuf, Entry>,
-    ) -> BTreeMap<PathBuf, Entry> {
+        previous: &HashMap<PathBuf, Entry>,
+    ) -> HashMap<PathBuf, Entry> {
         if let Some(source) = &root.spec.source {
             return self.scan_source(&root.spec, source.as_ref(), previous);
         }
         if !root.spec.path.is_dir() {
-            return BTreeMap::new();
+            return HashMap::new();
         }
         let found = discover(&root.spec.path, &self.discovery());
         for (dir, e) in &found.problems {
@@ -386,8 +397,8 @@ impl Shared {
         &self,
         spec: &RootSpec,
         source: &dyn SkillSource,
-        previous: &BTreeMap<PathBuf, Entry>,
-    ) -> BTreeMap<PathBuf, Entry> {
+        previous: &HashMap<PathBuf, Entry>,
+    ) -> HashMap<PathBuf, Entry> {
         source
             .skill_dirs()
             .into_iter()
@@ -432,45 +443,58 @@ impl Shared {
         candidate: &Candidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report = check_candidate(candidate, &self.config.parser, self.config.file_limit);
+        let report =
+            crate::check::check_metadata(candidate, &self.config.parser, self.config.file_limit);
         self.entry_from(spec, report, previous)
     }
 
     /// Turns a checked skill folder into an index entry, keeping the last good record when
     /// the new version cannot be loaded.
     fn entry_from(&self, spec: &RootSpec, report: SkillReport, previous: Option<&Entry>) -> Entry {
-        let mut diagnostics = report.diagnostics;
-        let record = report.parsed.as_ref().and_then(|parsed| {
+        let diagnostics: Arc<[Diagnostic]> = report.diagnostics.into();
+        let file = report.file;
+        let record = report.parsed.and_then(|parsed| {
             if self.config.strict && !parsed.is_valid() {
                 return None;
             }
             let name = parsed.lenient_name()?;
+            let mut frontmatter = parsed.frontmatter;
+            // The record holds the description; a second copy in the frontmatter would
+            // double the largest string the index keeps.
+            let description = frontmatter.description.take().unwrap_or_default();
+            frontmatter.name = None;
             Some(Arc::new(SkillRecord {
                 name,
-                description: parsed.frontmatter.description.clone().unwrap_or_default(),
+                description,
                 layer: spec.layer,
                 plugin: spec.plugin.clone(),
-                path: report.file.clone(),
-                frontmatter: Arc::new(parsed.frontmatter.clone()),
+                path: file.clone(),
+                frontmatter: Arc::new(frontmatter),
                 body_offset: parsed.body_offset,
-                diagnostics: diagnostics.clone().into(),
+                diagnostics: Arc::clone(&diagnostics),
             }))
         });
-        let record = match (record, previous.and_then(|p| p.record.clone())) {
-            (Some(r), _) => Some(r),
+        let (record, diagnostics) = match (record, previous.and_then(|p| p.record.clone())) {
+            (Some(r), _) => (Some(r), diagnostics),
             (None, Some(last_good)) => {
-                diagnostics.push(Diagnostic::new(
+                let mut kept = diagnostics.to_vec();
+                kept.push(Diagnostic::new(
                     Rule::FileUnreadable,
                     Severity::Info,
                     "this version cannot be loaded; the last good version stays indexed until it is fixed",
                 ));
-                Some(last_good)
+                (Some(last_good), kept.into())
             }
-            (None, None) => None,
+            (None, None) => (None, diagnostics),
+        };
+        // The file is the record's path whenever there is a record: keep one copy.
+        let file = match &record {
+            Some(r) if r.path == file => None,
+            _ => Some(file),
         };
         Entry {
             record,
-            file: report.file,
+            file,
             diagnostics,
         }
     }
@@ -553,7 +577,7 @@ impl Shared {
                     records.push(Arc::clone(r));
                 }
                 diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
-                    path: entry.file.clone(),
+                    path: entry.file().to_path_buf(),
                     diagnostic: d.clone(),
                 }));
             }

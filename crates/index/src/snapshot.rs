@@ -65,12 +65,12 @@ impl Snapshot {
             (
                 rank(a.layer),
                 std::cmp::Reverse(a.frontmatter.priority),
-                &a.path,
+                a.path.as_os_str(),
             )
                 .cmp(&(
                     rank(b.layer),
                     std::cmp::Reverse(b.frontmatter.priority),
-                    &b.path,
+                    b.path.as_os_str(),
                 ))
         });
         let mut by_name: HashMap<Box<str>, usize> = HashMap::with_capacity(records.len());

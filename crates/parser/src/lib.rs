@@ -165,6 +165,11 @@ impl SkillParser {
         }
     }
 
+    /// Whether the lint rules run.
+    pub fn lints(&self) -> bool {
+        self.lint
+    }
+
     /// Parses one `SKILL.md`.
     pub fn parse(&self, input: &ParseInput<'_>) -> ParsedSkill {
         let mut diagnostics = Vec::new();

@@ -154,7 +154,10 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
             stack.push((sub, depth + 1));
         }
     }
-    found.candidates.sort_by(|a, b| a.dir.cmp(&b.dir));
+    // Byte order of the paths: deterministic, and cheaper than comparing components.
+    found
+        .candidates
+        .sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
     found
 }
 
