@@ -4,6 +4,7 @@
 use anyhow::{bail, Context, Result};
 use skills_index::SkillIndex;
 use skills_model::Layer;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use skills_storage::{default_roots, EmbeddedSource, Preset, RootsConfig};
@@ -48,6 +49,10 @@ impl RootArgs {
         // Plugin ids already taken: each names one root, as `SkillIndex::register_plugin`
         // requires, so that `<id>:<name>` is one skill.
         let mut plugin_ids: Vec<String> = Vec::new();
+        // Roots already added: a folder given twice to one layer (an explicit root that is
+        // also a default one) is read once, as `default_roots` does, or each of its skills
+        // would be listed as shadowed by itself.
+        let mut seen = Roots::default();
         if !self.no_defaults {
             builder = builder.plugin_source("builtin", Arc::new(EmbeddedSource::new(BUILTIN)));
             plugin_ids.push("builtin".to_owned());
@@ -60,6 +65,9 @@ impl RootArgs {
             }
             let config = config.build().context("default roots")?;
             for root in default_roots(&config) {
+                if !seen.insert(root.layer, root.plugin.as_deref(), &root.path) {
+                    continue;
+                }
                 builder = match &root.plugin {
                     Some(id) => {
                         plugin_ids.push(id.clone());
@@ -89,11 +97,39 @@ impl RootArgs {
                     if layer == Layer::Plugin {
                         bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
                     }
+                    if !seen.insert(layer, None, Path::new(dir)) {
+                        continue;
+                    }
                     builder.root(layer, dir)
                 }
             };
         }
         Ok(builder.build()?)
+    }
+}
+
+/// The roots added so far, by layer, plugin id and absolute folder.
+#[derive(Default)]
+struct Roots(Vec<(Layer, Option<String>, PathBuf)>);
+
+impl Roots {
+    /// Records a root; `false` if the same folder is already a root of that layer (and
+    /// plugin). Folders that exist compare as canonical paths (`DIR`, `DIR/`, `X/../DIR` and
+    /// a link to `DIR` are one folder); others as absolute paths.
+    fn insert(&mut self, layer: Layer, plugin: Option<&str>, dir: &Path) -> bool {
+        let dir = std::fs::canonicalize(dir)
+            .or_else(|_| std::path::absolute(dir))
+            .unwrap_or_else(|_| dir.to_path_buf());
+        let plugin = plugin.map(str::to_owned);
+        if self
+            .0
+            .iter()
+            .any(|(l, p, d)| *l == layer && *p == plugin && *d == dir)
+        {
+            return false;
+        }
+        self.0.push((layer, plugin, dir));
+        true
     }
 }
 

@@ -38,13 +38,18 @@ pub(crate) fn watch(args: &WatchArgs) -> Result<ExitCode> {
     let events = index.subscribe();
     let snap = index.snapshot();
     let mut out = std::io::stdout().lock();
-    let ready = json!({"event": "ready", "generation": snap.generation(), "skills": snap.len()});
+    let ready_generation = snap.generation();
+    let ready = json!({"event": "ready", "generation": ready_generation, "skills": snap.len()});
     writeln!(out, "{ready}")?;
     out.flush()?;
     loop {
         crossbeam_channel::select! {
             recv(events) -> event => {
                 let Ok(event) = event else { break };
+                // A change published between subscribing and the ready line is in it already.
+                if event.generation <= ready_generation {
+                    continue;
+                }
                 writeln!(out, "{}", serde_json::to_string(&event)?)?;
                 out.flush()?;
             }
