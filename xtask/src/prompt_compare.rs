@@ -314,7 +314,12 @@ fn our_record(parser: &SkillParser, dir: &Path) -> Result<SkillRecord, String> {
     };
     Ok(SkillRecord {
         name,
-        description: parsed.frontmatter.description.clone().unwrap_or_default(),
+        description: parsed
+            .frontmatter
+            .description
+            .clone()
+            .unwrap_or_default()
+            .into(),
         layer: Layer::Project,
         plugin: None,
         path,

@@ -281,11 +281,13 @@ impl Session {
     /// Whether the session's context may see `record` (its `scope`).
     pub fn can_see(&self, record: &SkillRecord) -> bool {
         let c = &self.context;
-        record.frontmatter.scope.admits(
-            c.agent.as_deref(),
-            c.tenant.as_deref(),
-            c.environment.as_deref(),
-        )
+        record.frontmatter.scope.as_deref().is_none_or(|scope| {
+            scope.admits(
+                c.agent.as_deref(),
+                c.tenant.as_deref(),
+                c.environment.as_deref(),
+            )
+        })
     }
 
     /// The skills this session may see, sorted by name.
@@ -371,7 +373,12 @@ impl Session {
                     ));
                 }
             }
-            if !r.frontmatter.hooks.is_empty() && !policy.trusts(r.layer) {
+            if r.frontmatter
+                .hooks
+                .as_deref()
+                .is_some_and(|h| !h.is_empty())
+                && !policy.trusts(r.layer)
+            {
                 return Err(ExecError::Untrusted {
                     skill: r.name.to_string(),
                     layer: r.layer.to_string(),
@@ -551,7 +558,9 @@ impl Session {
     /// Runs `hooks.pre` (activation) or `hooks.post` (deactivation); results are audited and
     /// returned for the receipt. Trust was checked at load.
     fn run_hooks(&self, a: &Active, pre: bool) -> Vec<Value> {
-        let hooks = &a.skill.record.frontmatter.hooks;
+        let Some(hooks) = a.skill.record.frontmatter.hooks.as_deref() else {
+            return Vec::new();
+        };
         let list = if pre { &hooks.pre } else { &hooks.post };
         let mut results = Vec::new();
         for hook in list {

@@ -384,11 +384,13 @@ impl Shared {
             .candidates
             .par_iter()
             .map(|c| {
-                (
-                    c.dir.clone(),
-                    self.read_entry(&root.spec, c, previous.get(&c.dir)),
-                )
+                let entry = self.read_entry(&root.spec, c, previous.get(&c.dir));
+                let mut dir = c.dir.clone();
+                dir.shrink_to_fit();
+                (dir, entry)
             })
+            .collect::<Vec<_>>()
+            .into_iter()
             .collect()
     }
 
@@ -451,8 +453,15 @@ impl Shared {
     /// Turns a checked skill folder into an index entry, keeping the last good record when
     /// the new version cannot be loaded.
     fn entry_from(&self, spec: &RootSpec, report: SkillReport, previous: Option<&Entry>) -> Entry {
-        let diagnostics: Arc<[Diagnostic]> = report.diagnostics.into();
-        let file = report.file;
+        // Most skills have no diagnostics: share one empty slice instead of a header each.
+        static NONE: std::sync::OnceLock<Arc<[Diagnostic]>> = std::sync::OnceLock::new();
+        let diagnostics: Arc<[Diagnostic]> = if report.diagnostics.is_empty() {
+            Arc::clone(NONE.get_or_init(|| Arc::from(Vec::new())))
+        } else {
+            report.diagnostics.into()
+        };
+        let mut file = report.file;
+        file.shrink_to_fit();
         let record = report.parsed.and_then(|parsed| {
             if self.config.strict && !parsed.is_valid() {
                 return None;
@@ -465,7 +474,7 @@ impl Shared {
             frontmatter.name = None;
             Some(Arc::new(SkillRecord {
                 name,
-                description,
+                description: description.into(),
                 layer: spec.layer,
                 plugin: spec.plugin.clone(),
                 path: file.clone(),

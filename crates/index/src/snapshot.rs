@@ -37,7 +37,6 @@ pub struct Snapshot {
     /// Indices of the winners, sorted by name.
     resolved: Vec<usize>,
     by_name: HashMap<Box<str>, usize>,
-    by_qualified: HashMap<Box<str>, usize>,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<PathDiagnostic>,
     /// Bodies loaded on demand for this generation, one slot per record.
@@ -60,45 +59,45 @@ impl Snapshot {
                 .position(|l| *l == layer)
                 .unwrap_or(order.len())
         };
-        // Winners first: layer, then priority (higher first), then path.
+        // Grouped by name; inside a group the winner first: layer, then priority (higher
+        // first), then path. A qualified name is found by scanning its name's group, so no
+        // second map (and no qualified-name strings) is kept.
         records.sort_by(|a, b| {
             (
+                a.name.as_str(),
                 rank(a.layer),
                 std::cmp::Reverse(a.frontmatter.priority),
                 a.path.as_os_str(),
             )
                 .cmp(&(
+                    b.name.as_str(),
                     rank(b.layer),
                     std::cmp::Reverse(b.frontmatter.priority),
                     b.path.as_os_str(),
                 ))
         });
         let mut by_name: HashMap<Box<str>, usize> = HashMap::with_capacity(records.len());
-        let mut by_qualified: HashMap<Box<str>, usize> = HashMap::with_capacity(records.len());
+        let mut resolved = Vec::new();
         let mut shadowed = Vec::new();
+        let mut winner = 0;
         for (i, record) in records.iter().enumerate() {
-            by_qualified
-                .entry(record.qualified_name().into())
-                .or_insert(i);
-            match by_name.get(record.name.as_str()) {
-                None => {
-                    by_name.insert(record.name.as_str().into(), i);
-                }
-                Some(&winner) => shadowed.push(Shadowed {
+            if i == 0 || records[i - 1].name != record.name {
+                winner = i;
+                resolved.push(i);
+                by_name.insert(record.name.as_str().into(), i);
+            } else {
+                shadowed.push(Shadowed {
                     record: Arc::clone(record),
                     shadowed_by: records[winner].qualified_name(),
-                }),
+                });
             }
         }
-        let mut resolved: Vec<usize> = by_name.values().copied().collect();
-        resolved.sort_by(|a, b| records[*a].name.cmp(&records[*b].name));
         let bodies = records.iter().map(|_| OnceLock::new()).collect();
         Snapshot {
             generation,
             records,
             resolved,
             by_name,
-            by_qualified,
             shadowed,
             diagnostics,
             bodies,
@@ -146,11 +145,18 @@ impl Snapshot {
     }
 
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        if name.contains(':') {
-            self.by_qualified.get(name).copied()
-        } else {
-            self.by_name.get(name).copied()
-        }
+        let Some((prefix, bare)) = name.split_once(':') else {
+            return self.by_name.get(name).copied();
+        };
+        let start = *self.by_name.get(bare)?;
+        self.records[start..]
+            .iter()
+            .take_while(|r| r.name.as_str() == bare)
+            .position(|r| match &r.plugin {
+                Some(id) => &**id == prefix,
+                None => r.layer.as_str() == prefix,
+            })
+            .map(|offset| start + offset)
     }
 
     /// The skills that lost their bare name, with who shadows each.

@@ -1,9 +1,8 @@
 //! The frontmatter of a `SKILL.md`: the six specification fields, the extension fields other
 //! runtimes define, and every other field kept raw.
 
-use std::collections::BTreeMap;
-
-use serde::Serialize;
+use serde::ser::SerializeMap;
+use serde::{Serialize, Serializer};
 
 use crate::ToolRules;
 
@@ -22,6 +21,81 @@ pub enum RawValue {
     Seq(Vec<RawValue>),
     /// A mapping, in source order; keys are the source text of scalar keys.
     Map(Vec<(String, RawValue)>),
+}
+
+/// `metadata`: string keys to string values, sorted by key, a later duplicate replacing an
+/// earlier one. A sorted vector: most skills have none or a few entries, and a map's node
+/// would cost hundreds of bytes each.
+///
+/// ```
+/// let mut m = skills_model::Metadata::default();
+/// m.insert("version".into(), "1.0".into());
+/// m.insert("author".into(), "me".into());
+/// assert_eq!(&m["version"], "1.0");
+/// assert_eq!(m.iter().map(|(k, _)| k).collect::<Vec<_>>(), ["author", "version"]);
+/// ```
+#[derive(Clone, Default, PartialEq, Eq, Hash)]
+pub struct Metadata(Vec<(String, String)>);
+
+impl std::fmt::Debug for Metadata {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_map()
+            .entries(self.0.iter().map(|(k, v)| (k, v)))
+            .finish()
+    }
+}
+
+impl Metadata {
+    /// Sets `key` to `value`.
+    pub fn insert(&mut self, key: String, value: String) {
+        match self.0.binary_search_by(|(k, _)| k.as_str().cmp(&key)) {
+            Ok(i) => self.0[i].1 = value,
+            Err(i) => self.0.insert(i, (key, value)),
+        }
+        self.0.shrink_to_fit();
+    }
+
+    /// The value of `key`.
+    pub fn get(&self, key: &str) -> Option<&str> {
+        self.0
+            .binary_search_by(|(k, _)| k.as_str().cmp(key))
+            .ok()
+            .map(|i| self.0[i].1.as_str())
+    }
+
+    /// The entries, sorted by key.
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.0.iter().map(|(k, v)| (k.as_str(), v.as_str()))
+    }
+
+    /// How many entries.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::ops::Index<&str> for Metadata {
+    type Output = str;
+
+    fn index(&self, key: &str) -> &str {
+        self.get(key)
+            .unwrap_or_else(|| panic!("no metadata key {key:?}"))
+    }
+}
+
+impl Serialize for Metadata {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (k, v) in &self.0 {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
 }
 
 /// How a skill wants its instructions run (`context`).
@@ -156,52 +230,54 @@ pub struct TestScenario {
 /// Everything a `SKILL.md` frontmatter says, read leniently: a field of the wrong shape is
 /// left at its default here and reported as a diagnostic by the parser.
 ///
-/// Scalar values keep their source text, so `version: 1.0` reads as `"1.0"`.
+/// Scalar values keep their source text, so `version: 1.0` reads as `"1.0"`. Text fields
+/// are `Box<str>`: the index holds one frontmatter per skill, and a box is a third smaller
+/// than a `String`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[non_exhaustive]
 pub struct Frontmatter {
     /// `name`.
-    pub name: Option<String>,
+    pub name: Option<Box<str>>,
     /// `description`.
-    pub description: Option<String>,
+    pub description: Option<Box<str>>,
     /// `license`.
-    pub license: Option<String>,
+    pub license: Option<Box<str>>,
     /// `compatibility`.
-    pub compatibility: Option<String>,
+    pub compatibility: Option<Box<str>>,
     /// `metadata`: string keys to string values.
-    pub metadata: BTreeMap<String, String>,
+    pub metadata: Metadata,
     /// `allowed-tools` (experimental in the spec): the tools the skill may use.
     pub allowed_tools: Option<ToolRules>,
     /// `disallowed-tools`: tools denied while the skill is active.
     pub disallowed_tools: Option<ToolRules>,
     /// `model`: the model the skill asks for.
-    pub model: Option<String>,
+    pub model: Option<Box<str>>,
     /// `context`: `inherit` or `fork`.
     pub context: Option<ContextMode>,
     /// `agent`: the sub-agent type to run in.
-    pub agent: Option<String>,
-    /// `hooks`.
-    pub hooks: Hooks,
+    pub agent: Option<Box<str>>,
+    /// `hooks` (`None` when there are none).
+    pub hooks: Option<Box<Hooks>>,
     /// `priority`: breaks ties inside a layer, higher first.
     pub priority: i64,
     /// `tags`.
     pub tags: Vec<String>,
-    /// `scope`.
-    pub scope: Scope,
+    /// `scope` (`None` when the skill is available everywhere).
+    pub scope: Option<Box<Scope>>,
     /// `argument-hint` (Claude Code).
-    pub argument_hint: Option<String>,
+    pub argument_hint: Option<Box<str>>,
     /// `user-invocable` (Claude Code).
     pub user_invocable: Option<bool>,
     /// `disable-model-invocation` (Claude Code).
     pub disable_model_invocation: Option<bool>,
     /// `when_to_use` (Claude Code).
-    pub when_to_use: Option<String>,
+    pub when_to_use: Option<Box<str>>,
     /// `security` (skillscraft).
-    pub security: Option<Security>,
+    pub security: Option<Box<Security>>,
     /// `tool-binding` (skillscraft).
-    pub tool_binding: Option<ToolBinding>,
+    pub tool_binding: Option<Box<ToolBinding>>,
     /// `composition` (skillscraft).
-    pub composition: Option<Composition>,
+    pub composition: Option<Box<Composition>>,
     /// `test-scenarios` (skillscraft).
     pub test_scenarios: Vec<TestScenario>,
     /// Every other field, in source order, as written.

@@ -28,8 +28,8 @@ mod tools;
 pub use diagnostic::{Diagnostic, Rule, Severity};
 pub use error::ModelError;
 pub use frontmatter::{
-    Composition, ContextMode, Frontmatter, Hooks, RawValue, Scope, Security, SkillDependency,
-    TestScenario, ToolBinding, ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
+    Composition, ContextMode, Frontmatter, Hooks, Metadata, RawValue, Scope, Security,
+    SkillDependency, TestScenario, ToolBinding, ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
 };
 pub use layer::Layer;
 pub use name::{closest_name, spec_name_problem, SkillName, MAX_NAME_LEN};

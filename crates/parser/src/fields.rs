@@ -5,9 +5,9 @@
 //! from the specification is a diagnostic.
 
 use skills_model::{
-    spec_name_problem, Composition, ContextMode, Diagnostic, Frontmatter, Hooks, RawValue, Rule,
-    Scope, Security, Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency,
-    ToolRules, EXTENSION_FIELDS, MAX_NAME_LEN, SPEC_FIELDS,
+    spec_name_problem, Composition, ContextMode, Diagnostic, Frontmatter, Hooks, Metadata,
+    RawValue, Rule, Scope, Security, Severity, SkillDependency, TestScenario, ToolBinding,
+    ToolDependency, ToolRules, EXTENSION_FIELDS, MAX_NAME_LEN, SPEC_FIELDS,
 };
 
 use crate::yaml::{Kind, Node, ScalarType};
@@ -174,33 +174,43 @@ impl FieldReader<'_> {
             match key_name.as_str() {
                 "name" => {
                     name_seen = true;
-                    fm.name = self.name(key, value);
+                    fm.name = self.name(key, value).map(Into::into);
                 }
                 "description" => {
                     description_seen = true;
-                    fm.description = self.description(key, value);
+                    fm.description = self.description(key, value).map(Into::into);
                 }
-                "license" => fm.license = self.plain_string(Rule::LicenseType, "license", value),
-                "compatibility" => fm.compatibility = self.compatibility(value),
+                "license" => {
+                    fm.license = self
+                        .plain_string(Rule::LicenseType, "license", value)
+                        .map(Into::into)
+                }
+                "compatibility" => fm.compatibility = self.compatibility(value).map(Into::into),
                 "metadata" => fm.metadata = self.metadata(value),
                 "allowed-tools" => fm.allowed_tools = self.allowed_tools(value),
                 "disallowed-tools" => fm.disallowed_tools = self.disallowed_tools(value),
-                "model" => fm.model = self.ext_text("model", value),
-                "agent" => fm.agent = self.ext_text("agent", value),
-                "argument-hint" => fm.argument_hint = self.ext_text("argument-hint", value),
-                "when_to_use" => fm.when_to_use = self.ext_text("when_to_use", value),
+                "model" => fm.model = self.ext_text("model", value).map(Into::into),
+                "agent" => fm.agent = self.ext_text("agent", value).map(Into::into),
+                "argument-hint" => {
+                    fm.argument_hint = self.ext_text("argument-hint", value).map(Into::into)
+                }
+                "when_to_use" => {
+                    fm.when_to_use = self.ext_text("when_to_use", value).map(Into::into)
+                }
                 "context" => fm.context = self.context(value),
-                "hooks" => fm.hooks = self.hooks(value),
+                "hooks" => fm.hooks = Some(Box::new(self.hooks(value))).filter(|h| !h.is_empty()),
                 "priority" => fm.priority = self.priority(value),
                 "tags" => fm.tags = self.ext_list("tags", value),
-                "scope" => fm.scope = self.scope(value),
+                "scope" => {
+                    fm.scope = Some(Box::new(self.scope(value))).filter(|s| !s.is_unrestricted())
+                }
                 "user-invocable" => fm.user_invocable = self.ext_bool("user-invocable", value),
                 "disable-model-invocation" => {
                     fm.disable_model_invocation = self.ext_bool("disable-model-invocation", value);
                 }
-                "security" => fm.security = self.security(value),
-                "tool-binding" => fm.tool_binding = self.tool_binding(value),
-                "composition" => fm.composition = self.composition(value),
+                "security" => fm.security = self.security(value).map(Box::new),
+                "tool-binding" => fm.tool_binding = self.tool_binding(value).map(Box::new),
+                "composition" => fm.composition = self.composition(value).map(Box::new),
                 "test-scenarios" => fm.test_scenarios = self.test_scenarios(value),
                 _ => fm.extra.push((key_name, raw(value))),
             }
@@ -361,8 +371,8 @@ impl FieldReader<'_> {
         Some(text)
     }
 
-    fn metadata(&mut self, value: &Node<'_>) -> std::collections::BTreeMap<String, String> {
-        let mut map = std::collections::BTreeMap::new();
+    fn metadata(&mut self, value: &Node<'_>) -> Metadata {
+        let mut map = Metadata::default();
         let Some(entries) = entries(value) else {
             let message = format!(
                 "`metadata` must be a mapping of string keys to string values, not {}",

@@ -17,7 +17,7 @@
 //! assert_eq!(parsed.diagnostics[0].rule.id(), "metadata.valueType");
 //! assert_eq!((parsed.diagnostics[0].line, parsed.diagnostics[0].column), (Some(5), Some(12)));
 //! // ...but the lenient reading keeps its source text.
-//! assert_eq!(parsed.frontmatter.metadata["version"], "1.0");
+//! assert_eq!(&parsed.frontmatter.metadata["version"], "1.0");
 //! assert_eq!(parsed.lenient_name().unwrap().as_str(), "pdf-tools");
 //! assert_eq!(parsed.body(source), "# PDF tools\n");
 //! ```
