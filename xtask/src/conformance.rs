@@ -35,6 +35,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let mut ok = check_cases(&skillctl, &cases)?;
     if corpus.is_dir() {
         ok &= check_corpus(&skillctl, &corpus)?;
+        ok &= check_fast_path(&corpus);
     } else {
         println!("corpus: skipped (no {})", corpus.display());
     }
@@ -140,4 +141,50 @@ fn check_corpus(skillctl: &Path, corpus: &Path) -> Result<bool> {
         .collect();
     println!("corpus: other rules (skills): {}", others.join(", "));
     Ok(ok)
+}
+
+/// The frontmatter fast path against the full YAML parser on every real frontmatter:
+/// whenever it accepts one, the trees must be identical.
+fn check_fast_path(corpus: &Path) -> bool {
+    let mut stack = vec![corpus.to_path_buf()];
+    let (mut total, mut accepted, mut disagreements) = (0, 0, Vec::new());
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if path.file_name().is_none_or(|n| n != "SKILL.md") {
+                continue;
+            }
+            let Ok(text) = std::fs::read_to_string(&path) else {
+                continue;
+            };
+            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+            let Some(rest) = text.strip_prefix("---\n") else {
+                continue;
+            };
+            let Some(end) = rest.find("\n---\n") else {
+                continue;
+            };
+            let yaml = &rest[..=end];
+            total += 1;
+            accepted += usize::from(skills_parser::fast_path_accepts(yaml));
+            if !skills_parser::fast_path_agrees(yaml) {
+                disagreements.push(path.display().to_string());
+            }
+        }
+    }
+    println!(
+        "corpus: fast path took {accepted} of {total} frontmatters; disagreements with the full parser: {}",
+        disagreements.len()
+    );
+    for d in &disagreements {
+        println!("  fast path disagrees: {d}");
+    }
+    disagreements.is_empty()
 }

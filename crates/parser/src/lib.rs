@@ -22,6 +22,7 @@
 //! assert_eq!(parsed.body(source), "# PDF tools\n");
 //! ```
 
+mod fast;
 mod fields;
 mod lint;
 mod split;
@@ -246,6 +247,26 @@ impl SkillParser {
         parsed.diagnostics = diagnostics;
         parsed
     }
+}
+
+/// Whether the frontmatter fast path, when it accepts `yaml`, builds exactly the full YAML
+/// parser's tree (true when it declines). For the differential tests and the fuzz target.
+#[doc(hidden)]
+pub fn fast_path_agrees(yaml: &str) -> bool {
+    let limits = yaml::Limits {
+        max_depth: DEFAULT_MAX_DEPTH,
+        max_nodes: DEFAULT_MAX_NODES,
+    };
+    match fast::parse(yaml) {
+        Some(tree) => yaml::parse_full(yaml, limits).ok().flatten().as_ref() == Some(&tree),
+        None => true,
+    }
+}
+
+/// Whether the fast path accepts `yaml` (for the differential tests' coverage checks).
+#[doc(hidden)]
+pub fn fast_path_accepts(yaml: &str) -> bool {
+    fast::parse(yaml).is_some()
 }
 
 fn to_u32(n: usize) -> u32 {

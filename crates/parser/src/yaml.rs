@@ -196,6 +196,14 @@ fn place(span: &Span) -> (u32, u32) {
 
 /// Parses one YAML document. An empty document is `Ok(None)`.
 pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node<'_>>, YamlError> {
+    if let Some(root) = crate::fast::parse(text) {
+        return Ok(Some(root));
+    }
+    parse_full(text, limits)
+}
+
+/// The full YAML parser (what [`parse`] falls back to).
+pub(crate) fn parse_full(text: &str, limits: Limits) -> Result<Option<Node<'_>>, YamlError> {
     let mut stack: Vec<Frame<'_>> = Vec::new();
     let mut anchors: Vec<(usize, Node<'_>)> = Vec::new();
     let mut nodes = 0usize;

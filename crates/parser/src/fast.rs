@@ -1,0 +1,236 @@
+//! A fast path for the frontmatter most skills have: `key: value` lines, optionally one
+//! level of indented `key: value` lines under a bare `key:` (as `metadata` is written),
+//! with plain values that cannot mean anything but a string, number or boolean, or simply
+//! quoted ones.
+//!
+//! It builds exactly the tree `yaml::parse` would, positions included, or gives up
+//! (`None`) at the first line it is not sure of, and the full parser reads the text instead.
+//! A differential test and a fuzz target hold the two to the same result whenever the fast
+//! path accepts.
+
+use std::borrow::Cow;
+
+use crate::yaml::{Kind, Node, Scalar};
+
+/// The most entries the fast path builds; larger documents go to the full parser, whose
+/// limits then apply.
+const MAX_ENTRIES: usize = 256;
+
+/// Parses `text` if it is in the simple subset, else `None`.
+pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
+    if text.contains('\r') || text.contains('\t') {
+        return None;
+    }
+    let mut top: Vec<(Node<'_>, Node<'_>)> = Vec::new();
+    // A bare `key:` waiting for its indented entries: (key, entries, indent).
+    let mut open: Option<(Node<'_>, Vec<(Node<'_>, Node<'_>)>, usize)> = None;
+    let mut first_key: Option<(u32, u32)> = None;
+    let mut count = 0usize;
+    for (i, line) in text.split('\n').enumerate() {
+        let line_no = u32::try_from(i + 1).ok()?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        count += 1;
+        if count > MAX_ENTRIES {
+            return None;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if indent == 0 {
+            if let Some((key, entries, _)) = open.take() {
+                top.push(close(key, entries)?);
+            }
+            let (key, value) = entry(line, 0, line_no)?;
+            first_key.get_or_insert((key.line, key.col));
+            match value {
+                Some(value) => top.push((key, value)),
+                None => open = Some((key, Vec::new(), 0)),
+            }
+        } else {
+            let (_, entries, open_indent) = open.as_mut()?;
+            if *open_indent == 0 {
+                *open_indent = indent;
+            }
+            if indent != *open_indent {
+                return None;
+            }
+            let (key, value) = entry(&line[indent..], indent, line_no)?;
+            entries.push((key, value?));
+        }
+    }
+    if let Some((key, entries, _)) = open.take() {
+        top.push(close(key, entries)?);
+    }
+    let (line, col) = first_key?;
+    unique(&top)?;
+    Some(Node {
+        kind: Kind::Map(top),
+        line,
+        col,
+    })
+}
+
+/// A bare `key:` and its indented entries, as a nested mapping placed at its first key.
+fn close<'a>(key: Node<'a>, entries: Vec<(Node<'a>, Node<'a>)>) -> Option<(Node<'a>, Node<'a>)> {
+    let (first, _) = entries.first()?;
+    let (line, col) = (first.line, first.col);
+    unique(&entries)?;
+    Some((
+        key,
+        Node {
+            kind: Kind::Map(entries),
+            line,
+            col,
+        },
+    ))
+}
+
+/// Duplicate keys are an error: the full parser reports them.
+fn unique(entries: &[(Node<'_>, Node<'_>)]) -> Option<()> {
+    for (i, (a, _)) in entries.iter().enumerate() {
+        for (b, _) in &entries[..i] {
+            if text_of(a) == text_of(b) {
+                return None;
+            }
+        }
+    }
+    Some(())
+}
+
+fn text_of<'n>(node: &'n Node<'_>) -> &'n str {
+    match &node.kind {
+        Kind::Scalar(s) => &s.text,
+        _ => "",
+    }
+}
+
+fn scalar(text: &str, plain: bool, line: u32, col: usize) -> Option<Node<'_>> {
+    Some(Node {
+        kind: Kind::Scalar(Scalar {
+            text: Cow::Borrowed(text),
+            plain,
+            tagged: None,
+        }),
+        line,
+        col: u32::try_from(col + 1).ok()?,
+    })
+}
+
+/// `key: value` or `key:` (value `None`), the key at `indent` characters (spaces only).
+fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<Node<'_>>)> {
+    let colon = line.find(':')?;
+    let key = &line[..colon];
+    if key.is_empty()
+        || !key
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    let key_node = scalar(key, true, line_no, indent)?;
+    let rest = &line[colon + 1..];
+    if rest.is_empty() {
+        return Some((key_node, None));
+    }
+    let value = rest.strip_prefix(' ')?;
+    if value.is_empty() || value.starts_with(' ') || value.ends_with(' ') {
+        return None;
+    }
+    // Columns count characters: the key is ASCII, so the value starts at byte = char.
+    let col = indent + colon + 2;
+    let node = match value.as_bytes()[0] {
+        b'"' => {
+            let inner = value.strip_prefix('"')?.strip_suffix('"')?;
+            if inner.contains(['"', '\\']) {
+                return None;
+            }
+            scalar(inner, false, line_no, col)?
+        }
+        b'\'' => {
+            let inner = value.strip_prefix('\'')?.strip_suffix('\'')?;
+            if inner.contains('\'') {
+                return None;
+            }
+            scalar(inner, false, line_no, col)?
+        }
+        _ => {
+            if !safe_plain(value) {
+                return None;
+            }
+            scalar(value, true, line_no, col)?
+        }
+    };
+    Some((key_node, Some(node)))
+}
+
+/// A plain scalar whose meaning cannot depend on YAML's finer rules: it starts with no
+/// indicator, holds no `: ` or ` #`, ends with no `:`, and has no control characters or
+/// characters YAML treats as special line breaks or byte-order marks.
+fn safe_plain(value: &str) -> bool {
+    let first = value.as_bytes()[0];
+    if b"-?:,[]{}#&*!|>'\"%@`~".contains(&first) {
+        return false;
+    }
+    !value.contains(": ")
+        && !value.contains(" #")
+        && !value.ends_with(':')
+        && !value
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::{parse_full as full, Limits};
+
+    const LIMITS: Limits = Limits {
+        max_depth: 32,
+        max_nodes: 20_000,
+    };
+
+    /// The fast path, when it accepts, builds the full parser's tree.
+    fn agrees(text: &str) -> bool {
+        match parse(text) {
+            Some(fast) => full(text, LIMITS).ok().flatten().as_ref() == Some(&fast),
+            None => true,
+        }
+    }
+
+    #[test]
+    fn accepts_the_common_shapes_and_agrees() {
+        for text in [
+            "name: pdf-tools\ndescription: Fill PDF forms. Use when asked.\n",
+            "name: x\ndescription: 'quoted, with: colon'\nlicense: MIT\n",
+            "name: x\nmetadata:\n  author: me\n  version: \"1.0\"\nallowed-tools: Read Bash(git log:*)\n",
+            "\nname: x\n\ndescription: a\n",
+            "name: 123\nversion: 1.0\nflag: true\ndescription: café — ünïcode\n",
+        ] {
+            assert!(parse(text).is_some(), "{text:?}");
+            assert!(agrees(text), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn gives_up_on_anything_else() {
+        for text in [
+            "",
+            "# comment\nname: x\n",
+            "name: x\r\n",
+            "name: x\ndescription: Use when: asked\n",
+            "name: x\nname: y\n",
+            "name: [a, b]\n",
+            "name: &a x\n",
+            "name: x\ndescription: >-\n  folded\n",
+            "name: x\n  continued\n",
+            "name:\n",
+            "name: \"esc\\\"aped\"\n",
+            "name: x # comment\n",
+            "tags:\n  - a\n",
+            "metadata:\n  a: 1\n   b: 2\n",
+            "name: x \n",
+        ] {
+            assert!(parse(text).is_none(), "{text:?}");
+        }
+    }
+}

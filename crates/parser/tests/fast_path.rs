@@ -1,0 +1,88 @@
+//! Differential tests of the frontmatter fast path: whenever it accepts a text, it must
+//! build exactly the tree the full YAML parser builds (values, styles and positions).
+
+use proptest::prelude::*;
+use skills_parser::{fast_path_accepts, fast_path_agrees};
+
+/// Lines of the shapes the fast path accepts, and near misses it must decline or agree on.
+fn line() -> impl Strategy<Value = String> {
+    let key = prop_oneof![
+        Just("name".to_owned()),
+        Just("description".to_owned()),
+        Just("metadata".to_owned()),
+        Just("allowed-tools".to_owned()),
+        "[a-z_-]{1,8}",
+        "[A-Za-z0-9]{1,4}",
+    ];
+    let value = prop_oneof![
+        "[a-zA-Z0-9 .,()*:/#-]{1,30}",
+        Just("1.0".to_owned()),
+        Just("true".to_owned()),
+        Just("null".to_owned()),
+        Just("~".to_owned()),
+        Just("no".to_owned()),
+        Just("0x1F".to_owned()),
+        Just("Use when: asked".to_owned()),
+        Just("'single, quoted'".to_owned()),
+        Just("\"double: quoted\"".to_owned()),
+        Just("\"esc\\\"".to_owned()),
+        Just("'it''s'".to_owned()),
+        Just("a # comment".to_owned()),
+        Just("café — ünïcode ✓".to_owned()),
+        Just("[a, b]".to_owned()),
+        Just("&anchor x".to_owned()),
+        Just("".to_owned()),
+        Just("x ".to_owned()),
+    ];
+    let indent = prop_oneof![Just(""), Just(""), Just("  "), Just("    "), Just(" ")];
+    (indent, key, value).prop_map(|(i, k, v)| {
+        if v.is_empty() {
+            format!("{i}{k}:")
+        } else {
+            format!("{i}{k}: {v}")
+        }
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4096, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn fast_path_agrees_with_the_full_parser(lines in prop::collection::vec(line(), 1..12), blank in any::<bool>()) {
+        let mut text = lines.join("\n");
+        text.push('\n');
+        if blank {
+            text.insert(0, '\n');
+        }
+        prop_assert!(fast_path_agrees(&text), "disagreement on {text:?}");
+    }
+}
+
+#[test]
+fn the_fixtures_agree_and_common_ones_take_the_fast_path() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
+    let mut accepted = 0;
+    let mut total = 0;
+    for entry in std::fs::read_dir(root).unwrap() {
+        let Ok(bytes) = std::fs::read(entry.unwrap().path().join("SKILL.md")) else {
+            continue;
+        };
+        let Ok(text) = String::from_utf8(bytes) else {
+            continue;
+        };
+        let Some(rest) = text.strip_prefix("---\n") else {
+            continue;
+        };
+        let Some(end) = rest.find("\n---\n") else {
+            continue;
+        };
+        let yaml = &rest[..=end];
+        total += 1;
+        accepted += usize::from(fast_path_accepts(yaml));
+        assert!(fast_path_agrees(yaml), "disagreement on {yaml:?}");
+    }
+    assert!(
+        total > 50 && accepted > 20,
+        "{accepted} of {total} fixtures took the fast path"
+    );
+}
