@@ -16,14 +16,17 @@ use crate::yaml::{Kind, Node, Scalar};
 /// limits then apply.
 const MAX_ENTRIES: usize = 256;
 
+/// The entries of a mapping, in order.
+type Entries<'a> = Vec<(Node<'a>, Node<'a>)>;
+
 /// Parses `text` if it is in the simple subset, else `None`.
 pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
     if text.contains('\r') || text.contains('\t') {
         return None;
     }
-    let mut top: Vec<(Node<'_>, Node<'_>)> = Vec::new();
+    let mut top: Entries<'_> = Vec::new();
     // A bare `key:` waiting for its indented entries: (key, entries, indent).
-    let mut open: Option<(Node<'_>, Vec<(Node<'_>, Node<'_>)>, usize)> = None;
+    let mut open: Option<(Node<'_>, Entries<'_>, usize)> = None;
     let mut first_key: Option<(u32, u32)> = None;
     let mut count = 0usize;
     for (i, line) in text.split('\n').enumerate() {
@@ -71,7 +74,7 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
 }
 
 /// A bare `key:` and its indented entries, as a nested mapping placed at its first key.
-fn close<'a>(key: Node<'a>, entries: Vec<(Node<'a>, Node<'a>)>) -> Option<(Node<'a>, Node<'a>)> {
+fn close<'a>(key: Node<'a>, entries: Entries<'a>) -> Option<(Node<'a>, Node<'a>)> {
     let (first, _) = entries.first()?;
     let (line, col) = (first.line, first.col);
     unique(&entries)?;
