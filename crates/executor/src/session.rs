@@ -565,9 +565,20 @@ impl Session {
         let mut results = Vec::new();
         for hook in list {
             let started = Instant::now();
-            let outcome = self
-                .script_path(&a.rules.dir, hook, false)
-                .and_then(|script| self.spawn(&script, &[], &[], &a.rules.dir, None));
+            let record = &a.skill.record;
+            let forbidden = record
+                .frontmatter
+                .security
+                .as_ref()
+                .and_then(|s| s.executes_commands)
+                == Some(false);
+            let outcome = if forbidden {
+                // A manifest that says the skill runs no commands covers its hooks too.
+                Err(ExecError::ScriptsForbidden(record.name.to_string()))
+            } else {
+                self.script_path(&a.rules.dir, hook, false)
+                    .and_then(|script| self.spawn(&script, &[], &[], &a.rules.dir, None))
+            };
             let mut e = self.event(AuditKind::HookExecuted);
             e.skill_name = Some(a.skill.record.name.to_string());
             e.tool_name = Some(hook.clone());
@@ -806,7 +817,8 @@ impl Session {
             args,
             env,
             workdir,
-            timeout: timeout.unwrap_or(policy.script_timeout),
+            // The call may shorten the host's timeout, never lengthen it.
+            timeout: timeout.map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
             output_limit: policy.output_limit,
         };
         Ok(run_script(&request)?)

@@ -247,10 +247,18 @@ impl FieldReader<'_> {
             }
             ScalarType::Str => {}
             other => {
-                let message = format!(
-                    "`name` must be a string, not {}: quote it (`name: \"{text}\"`)",
-                    other.describe()
-                );
+                let tagged = matches!(&value.kind, Kind::Scalar(s) if s.tagged.is_some());
+                let message = if tagged {
+                    format!(
+                        "`name` must be a string, not {}: remove its tag",
+                        other.describe()
+                    )
+                } else {
+                    format!(
+                        "`name` must be a string, not {}: quote it (`name: \"{text}\"`)",
+                        other.describe()
+                    )
+                };
                 self.error(Rule::NameType, message, value);
                 self.check_directory(text, value);
                 return Some(text.to_owned());
@@ -411,23 +419,27 @@ impl FieldReader<'_> {
     }
 
     fn tool_rules(&mut self, field: &str, value: &Node<'_>) -> Option<ToolRules> {
-        let (rules, errors) = match &value.kind {
-            Kind::Scalar(_) => ToolRules::parse_lenient(&text(value)?),
-            Kind::Seq(items) => {
-                let texts: Vec<String> = items.iter().filter_map(text).collect();
-                ToolRules::parse_items(texts.iter().map(String::as_str))
+        // Each entry is read where it stands, so a bad one is reported at its own place.
+        let pieces: Vec<&Node<'_>> = match &value.kind {
+            // A null value restricts nothing: no rules at all, not an empty allowlist.
+            Kind::Scalar(_) => {
+                text(value)?;
+                vec![value]
             }
+            Kind::Seq(items) => items.iter().collect(),
             Kind::Map(_) => return None,
         };
-        for error in errors {
-            self.push(
-                Rule::ToolRuleSyntax,
-                Severity::Warning,
-                format!("`{field}`: {error}"),
-                value,
-            );
+        let mut all = Vec::new();
+        for piece in pieces {
+            let Some(source) = text(piece) else { continue };
+            let (rules, errors) = ToolRules::parse_lenient(&source);
+            all.extend(rules.rules().iter().cloned());
+            for error in errors {
+                let message = format!("`{field}`: {error}");
+                self.push(Rule::ToolRuleSyntax, Severity::Warning, message, piece);
+            }
         }
-        Some(rules)
+        Some(all.into_iter().collect())
     }
 
     fn allowed_tools(&mut self, value: &Node<'_>) -> Option<ToolRules> {

@@ -288,7 +288,24 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         .lines()
         .nth(e.line.saturating_sub(1) as usize)
         .unwrap_or("");
-    let message = match unquoted_colon_key(source_line) {
+    // On a continuation line of a plain value, the key is on the nearest line above that
+    // is indented less.
+    let key = unquoted_colon_key(source_line).or_else(|| {
+        let indent = source_line.len() - source_line.trim_start().len();
+        if indent == 0 {
+            return None;
+        }
+        let above: Vec<&str> = yaml
+            .lines()
+            .take(e.line.saturating_sub(1) as usize)
+            .collect();
+        above
+            .into_iter()
+            .rev()
+            .find(|l| !l.trim().is_empty() && l.len() - l.trim_start().len() < indent)
+            .and_then(unquoted_colon_key)
+    });
+    let message = match key {
         Some(key) if e.message.contains("mapping values are not allowed") => format!(
             "invalid YAML: the value of `{key}` contains \": \", which YAML reads as another key; quote the whole value (`{key}: \"...\"`) or use a folded block (`{key}: >-` with the text indented on the next lines)"
         ),

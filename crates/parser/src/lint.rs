@@ -78,11 +78,13 @@ pub(crate) fn lint(input: &LintInput<'_>, out: &mut Vec<Diagnostic>) {
         }
     }
     for (i, line) in lines.iter().enumerate() {
-        let lower = line.to_lowercase();
+        // The phrases are ASCII: ASCII lowercasing keeps byte offsets, so columns stay
+        // right after characters whose full lowercase is longer (`İ`).
+        let lower = line.to_ascii_lowercase();
         if let Some(phrase) = GENERIC_PHRASES.iter().find(|p| lower.contains(*p)) {
             let column = lower
                 .find(phrase)
-                .map_or(1, |b| lower[..b].chars().count() + 1);
+                .map_or(1, |b| line[..b].chars().count() + 1);
             out.push(
                 warn(
                     Rule::NoGenericInstructions,
@@ -109,9 +111,15 @@ pub(crate) fn lint(input: &LintInput<'_>, out: &mut Vec<Diagnostic>) {
         ));
     }
     if line_count > GOTCHAS_LINES {
+        // Headings only count outside fenced code blocks.
+        let mut in_fence = false;
         let has_section = lines.iter().any(|l| {
             let l = l.trim_start();
-            l.starts_with('#') && {
+            if l.starts_with("```") || l.starts_with("~~~") {
+                in_fence = !in_fence;
+                return false;
+            }
+            !in_fence && l.starts_with('#') && {
                 let lower = l.to_lowercase();
                 lower.contains("gotcha") || lower.contains("caveat")
             }
