@@ -139,6 +139,11 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
     if value.is_empty() || value.starts_with(' ') || value.ends_with(' ') {
         return None;
     }
+    // Control characters, special line breaks and byte-order marks are YAML's business in
+    // every style (the fuzzer found a quoted NUL).
+    if value.chars().any(special) {
+        return None;
+    }
     // Columns count characters: the key is ASCII, so the value starts at byte = char.
     let col = indent + colon + 2;
     let node = match value.as_bytes()[0] {
@@ -167,19 +172,18 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
 }
 
 /// A plain scalar whose meaning cannot depend on YAML's finer rules: it starts with no
-/// indicator, holds no `: ` or ` #`, ends with no `:`, and has no control characters or
-/// characters YAML treats as special line breaks or byte-order marks.
+/// indicator, holds no `: ` or ` #`, and ends with no `:`.
 fn safe_plain(value: &str) -> bool {
     let first = value.as_bytes()[0];
     if b"-?:,[]{}#&*!|>'\"%@`~".contains(&first) {
         return false;
     }
-    !value.contains(": ")
-        && !value.contains(" #")
-        && !value.ends_with(':')
-        && !value
-            .chars()
-            .any(|c| c.is_control() || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}'))
+    !value.contains(": ") && !value.contains(" #") && !value.ends_with(':')
+}
+
+/// Control characters, and the characters YAML treats as line breaks or byte-order marks.
+fn special(c: char) -> bool {
+    c.is_control() || matches!(c, '\u{85}' | '\u{2028}' | '\u{2029}' | '\u{feff}')
 }
 
 #[cfg(test)]
@@ -232,6 +236,9 @@ mod tests {
             "tags:\n  - a\n",
             "metadata:\n  a: 1\n   b: 2\n",
             "name: x \n",
+            // Found by the fast_path fuzz target: control characters inside quotes.
+            "name: \"a\u{11}\0b\"\n",
+            "name: 'a\u{7f}'\n",
         ] {
             assert!(parse(text).is_none(), "{text:?}");
         }
