@@ -876,6 +876,11 @@ impl Session {
         timeout: Option<Duration>,
     ) -> Result<ScriptOutput, ExecError> {
         let record = &a.skill.record;
+        if let Some((name, _)) = env.iter().find(|(k, _)| hijacks_interpreter(k)) {
+            return Err(ExecError::BadInput(format!(
+                "the environment variable {name} changes what the interpreter loads and cannot be passed to a script"
+            )));
+        }
         if !self.exec.policy.trusts(record.layer) {
             return Err(ExecError::Untrusted {
                 skill: record.name.to_string(),
@@ -1015,6 +1020,23 @@ fn clone_err(e: &ExecError) -> ExecError {
         ExecError::NotActive(m) => ExecError::NotActive(m.clone()),
         other => ExecError::Load(other.to_string()),
     }
+}
+
+/// Variables that make an interpreter or the dynamic loader run code other than the
+/// script: a model may pass data to a script, never these.
+fn hijacks_interpreter(name: &str) -> bool {
+    const EXACT: [&str; 9] = [
+        "BASH_ENV",
+        "ENV",
+        "PYTHONSTARTUP",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "NODE_OPTIONS",
+        "RUBYOPT",
+        "PERL5OPT",
+        "PATH",
+    ];
+    EXACT.contains(&name) || name.starts_with("LD_") || name.starts_with("DYLD_")
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

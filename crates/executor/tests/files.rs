@@ -674,3 +674,49 @@ fn a_skill_that_runs_no_commands_runs_no_hooks() {
     assert!(error.contains("executesCommands"), "{error}");
     assert!(!marker.exists());
 }
+
+#[test]
+fn variables_that_hijack_the_interpreter_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("envy");
+    std::fs::create_dir_all(dir.join("scripts")).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: envy\ndescription: Prints its environment. Use when testing.\n---\nBody.\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("scripts/env.sh"), "env\n").unwrap();
+    let index = std::sync::Arc::new(
+        skills_index::SkillIndex::builder()
+            .root(skills_model::Layer::Personal, tmp.path())
+            .build()
+            .unwrap(),
+    );
+    let executor = skills_executor::Executor::builder(index).build();
+    let session = executor.session(skills_executor::SessionContext::builder().build());
+    session
+        .load(&["envy".to_owned()], skills_executor::LoadMode::Replace)
+        .unwrap();
+    for name in [
+        "LD_PRELOAD",
+        "BASH_ENV",
+        "PYTHONPATH",
+        "PATH",
+        "DYLD_INSERT_LIBRARIES",
+    ] {
+        let err = session
+            .call_tool(
+                "skills_run_script",
+                serde_json::json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
+    }
+    let out = session
+        .call_tool(
+            "skills_run_script",
+            serde_json::json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
+        )
+        .unwrap();
+    assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
+}

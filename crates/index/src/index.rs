@@ -54,7 +54,8 @@ pub struct SkillIndexBuilder {
 }
 
 impl SkillIndexBuilder {
-    /// Adds a root of `layer`. Roots of one layer are searched in the order given.
+    /// Adds a root of `layer`. Inside one layer, a name goes to the skill with the higher
+    /// `priority`, then to the first path in byte order.
     pub fn root(mut self, layer: Layer, path: impl Into<PathBuf>) -> SkillIndexBuilder {
         self.roots.push(RootSpec {
             layer,

@@ -20,10 +20,20 @@ const MAX_FILE_DEPTH: usize = 8;
 
 pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Skill>, IndexError> {
     let Some(i) = snapshot.index_of(name) else {
-        let names = snapshot.skills().map(|r| r.name.as_str());
+        // A qualified name is compared with qualified names, a bare one with bare names.
+        let suggestion = if name.contains(':') {
+            let qualified: Vec<String> = snapshot
+                .records()
+                .iter()
+                .map(|r| r.qualified_name())
+                .collect();
+            skills_model::closest_name(name, qualified.iter().map(String::as_str))
+        } else {
+            skills_model::closest_name(name, snapshot.skills().map(|r| r.name.as_str()))
+        };
         return Err(IndexError::NotFound {
             name: name.into(),
-            suggestion: skills_model::closest_name(name, names),
+            suggestion,
         });
     };
     if let Some(skill) = snapshot.bodies[i].get() {
@@ -78,7 +88,12 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
         }
         None => {
             for sub in RESOURCE_DIRS {
-                list_files(&dir, Path::new(sub), 0, &mut files);
+                // A resource folder that is a link could list files outside the skill.
+                let is_link = std::fs::symlink_metadata(dir.join(sub))
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if !is_link {
+                    list_files(&dir, Path::new(sub), 0, &mut files);
+                }
             }
         }
     }

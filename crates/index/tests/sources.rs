@@ -68,3 +68,49 @@ fn a_folder_root_shadows_an_embedded_plugin() {
     assert_eq!(snap.shadowed()[0].shadowed_by, "project:deploy");
     assert_eq!(index.load("builtin:deploy").unwrap().body, "Built in.\n");
 }
+
+#[test]
+fn a_qualified_name_not_found_suggests_a_qualified_name() {
+    let source = skills_storage::MemorySource::from_files([(
+        "deploy/SKILL.md",
+        "---\nname: deploy\ndescription: Deploys. Use when deploying.\n---\nSteps.\n".as_bytes(),
+    )]);
+    let index = SkillIndex::builder()
+        .plugin_source("acme", Arc::new(source))
+        .build()
+        .unwrap();
+    let err = index.load("acme:deplyo").unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean \"acme:deploy\""),
+        "{err}"
+    );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_resource_folder_that_is_a_link_is_not_listed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = tmp.path().join("root/linky");
+    std::fs::create_dir_all(skill.join("references")).unwrap();
+    std::fs::write(skill.join("references/own.md"), "mine\n").unwrap();
+    std::fs::create_dir_all(tmp.path().join("outside")).unwrap();
+    std::fs::write(tmp.path().join("outside/secret.txt"), "not yours\n").unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("outside"), skill.join("assets")).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: linky\ndescription: Links. Use when testing.\n---\nBody.\n",
+    )
+    .unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path().join("root"))
+        .build()
+        .unwrap();
+    let files: Vec<String> = index
+        .load("linky")
+        .unwrap()
+        .files
+        .iter()
+        .map(|f| f.path.clone())
+        .collect();
+    assert_eq!(files, ["references/own.md"]);
+}
