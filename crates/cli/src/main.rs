@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod list;
+mod prompt;
 mod roots;
 mod session;
 mod validate;
@@ -32,6 +33,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Serve the runtime tools as JSON lines on stdin and stdout.
     Session(session::SessionArgs),
+    /// Print the prompt text for the skills of the given roots.
+    Prompt(prompt::PromptArgs),
 }
 
 fn main() -> ExitCode {
@@ -52,6 +55,7 @@ fn main() -> ExitCode {
         Command::Show(args) => list::show(&args),
         Command::Watch(args) => watch::watch(&args),
         Command::Session(args) => session::run(&args),
+        Command::Prompt(args) => prompt::run(&args),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,105 @@
+//! `skillctl prompt`: the prompt text a host puts in front of its model, for the skills of
+//! the given roots.
+
+use std::io::Write as _;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Result;
+use skills_executor::{Delivery, Executor, LoadMode, Policy, SessionContext};
+use skills_model::{Skill, SkillRecord};
+
+use crate::roots::RootArgs;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PromptFormat {
+    /// `<available_skills>` in the agentskills.io form (as `agentskills to-prompt` prints it).
+    Agentskills,
+    /// The description of the single-skill `skill` tool.
+    Tool,
+    /// `<active_skills>` with the bodies of the skills named by --skill.
+    Active,
+    /// The whole per-turn instructions: base block, available skills, active skills.
+    Instructions,
+}
+
+/// Print the prompt text for the skills of the given roots.
+#[derive(Debug, clap::Args)]
+pub(crate) struct PromptArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// Which text.
+    #[arg(long, value_enum, default_value_t = PromptFormat::Agentskills)]
+    format: PromptFormat,
+    /// A character budget for the available skills (descriptions are shortened, then skills
+    /// left out, with a closing line saying how many).
+    #[arg(long, value_name = "CHARS")]
+    budget: Option<usize>,
+    /// Show `<location>` in the tool form too.
+    #[arg(long)]
+    locations: bool,
+    /// Skills to treat as active, for `--format active` and `instructions` (repeatable).
+    #[arg(long = "skill", value_name = "NAME")]
+    skills: Vec<String>,
+    /// The agent type, tenant and environment, for skills' `scope`.
+    #[arg(long)]
+    agent: Option<String>,
+    /// The tenant.
+    #[arg(long)]
+    tenant: Option<String>,
+    /// The environment.
+    #[arg(long)]
+    environment: Option<String>,
+}
+
+pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
+    let index = Arc::new(args.roots.build_index(false)?);
+    let policy = Policy::builder()
+        .max_active(args.skills.len().max(1))
+        .delivery(Delivery::TopLevel)
+        .build();
+    let executor = Executor::builder(index).policy(policy).build();
+    let mut context = SessionContext::builder();
+    if let Some(a) = &args.agent {
+        context = context.agent(a);
+    }
+    if let Some(t) = &args.tenant {
+        context = context.tenant(t);
+    }
+    if let Some(e) = &args.environment {
+        context = context.environment(e);
+    }
+    let session = executor.session(context.build());
+    if !args.skills.is_empty() {
+        if let Err(e) = session.load(&args.skills, LoadMode::Replace) {
+            let _ = writeln!(std::io::stderr(), "skillctl: {e}");
+            return Ok(ExitCode::from(1));
+        }
+    }
+    let visible = session.visible();
+    let records: Vec<&SkillRecord> = visible.iter().map(|r| &**r).collect();
+    let active = session.active();
+    let active: Vec<&Skill> = active.iter().map(|s| &**s).collect();
+    let text = match args.format {
+        PromptFormat::Agentskills => match args.budget {
+            None => skills_executor::available_skills(&records),
+            Some(_) => {
+                // The budgeted form is the tool description's block without its preamble.
+                let described =
+                    skills_executor::skill_tool_description(&records, true, args.budget);
+                described
+                    .find("<available_skills>")
+                    .map_or(described.clone(), |i| described[i..].to_owned())
+            }
+        },
+        PromptFormat::Tool => {
+            skills_executor::skill_tool_description(&records, args.locations, args.budget)
+        }
+        PromptFormat::Active => skills_executor::active_skills(&active),
+        PromptFormat::Instructions => session.instructions(args.budget),
+    };
+    let mut out = std::io::stdout().lock();
+    out.write_all(text.as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,119 @@
+//! `skillctl prompt` end to end: the agentskills form, the budget's closing line, the tool
+//! description, the active form and an unknown skill.
+
+use std::process::Command;
+
+fn skillctl(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_skillctl"))
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
+
+fn roots() -> tempfile::TempDir {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, description) in [
+        (
+            "alpha",
+            "Does alpha things & more. Use when alpha is asked.",
+        ),
+        ("beta", "Does <beta> things. Use when beta is asked."),
+    ] {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nSteps for {name}.\n"),
+        )
+        .unwrap();
+    }
+    tmp
+}
+
+#[test]
+fn prints_available_skills_in_the_agentskills_form() {
+    let tmp = roots();
+    let root = format!("personal={}", tmp.path().display());
+    let (code, out, _) = skillctl(&["prompt", "--no-defaults", "--root", &root]);
+    assert_eq!(code, 0);
+    let alpha = tmp.path().join("alpha/SKILL.md");
+    let beta = tmp.path().join("beta/SKILL.md");
+    let expected = format!(
+        "<available_skills>\n<skill>\n<name>\nalpha\n</name>\n<description>\nDoes alpha things &amp; more. Use when alpha is asked.\n</description>\n<location>\n{}\n</location>\n</skill>\n<skill>\n<name>\nbeta\n</name>\n<description>\nDoes &lt;beta&gt; things. Use when beta is asked.\n</description>\n<location>\n{}\n</location>\n</skill>\n</available_skills>\n",
+        alpha.display(),
+        beta.display()
+    );
+    assert_eq!(out, expected);
+}
+
+#[test]
+fn a_budget_leaves_skills_out_and_says_so() {
+    let tmp = roots();
+    let root = format!("personal={}", tmp.path().display());
+    let (code, out, _) = skillctl(&[
+        "prompt",
+        "--no-defaults",
+        "--root",
+        &root,
+        "--budget",
+        "120",
+    ]);
+    assert_eq!(code, 0);
+    assert!(out.chars().count() <= 120, "{out}");
+    assert!(
+        out.contains("not shown: the prompt budget is 120 characters"),
+        "{out}"
+    );
+}
+
+#[test]
+fn tool_and_active_forms() {
+    let tmp = roots();
+    let root = format!("personal={}", tmp.path().display());
+    let (code, out, _) = skillctl(&[
+        "prompt",
+        "--no-defaults",
+        "--root",
+        &root,
+        "--format",
+        "tool",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.contains("<name>\nalpha\n</name>") && !out.contains("<location>"),
+        "{out}"
+    );
+    let (code, out, _) = skillctl(&[
+        "prompt",
+        "--no-defaults",
+        "--root",
+        &root,
+        "--format",
+        "active",
+        "--skill",
+        "beta",
+    ]);
+    assert_eq!(code, 0);
+    assert!(
+        out.starts_with("<active_skills>\n<skill name=\"beta\""),
+        "{out}"
+    );
+    assert!(out.contains("Steps for beta."), "{out}");
+    let (code, _, err) = skillctl(&[
+        "prompt",
+        "--no-defaults",
+        "--root",
+        &root,
+        "--format",
+        "active",
+        "--skill",
+        "betta",
+    ]);
+    assert_eq!(code, 1);
+    assert!(err.contains("did you mean \"beta\""), "{err}");
+}
