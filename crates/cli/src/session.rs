@@ -1,7 +1,7 @@
 //! `skillctl session`: the executor over JSON lines, so a host in any language can drive
 //! it. One request per line on stdin, one response per line on stdout.
 
-use std::io::{BufRead as _, Write as _};
+use std::io::{BufRead as _, Read as _, Write as _};
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -88,12 +88,35 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     let mut bytes = Vec::new();
     loop {
         bytes.clear();
-        if stdin
+        // A request line is bounded: a line that never ends cannot grow memory without limit.
+        let read = (&mut stdin)
+            .take(MAX_LINE + 1)
             .read_until(b'\n', &mut bytes)
-            .context("reading stdin")?
-            == 0
-        {
+            .context("reading stdin")?;
+        if read == 0 {
             break;
+        }
+        if bytes.len() as u64 > MAX_LINE {
+            // Skip the rest of the line, then answer it.
+            if !bytes.ends_with(b"\n") {
+                let mut sink = Vec::new();
+                while {
+                    sink.clear();
+                    let n = (&mut stdin)
+                        .take(1 << 16)
+                        .read_until(b'\n', &mut sink)
+                        .context("reading stdin")?;
+                    n > 0 && !sink.ends_with(b"\n")
+                } {}
+            }
+            let message = format!("the request line is over {MAX_LINE} bytes");
+            writeln!(
+                out,
+                "{}",
+                error(&Value::Null, "SKILL_BAD_REQUEST", &message)
+            )?;
+            out.flush()?;
+            continue;
         }
         let response = match std::str::from_utf8(&bytes) {
             Ok(line) if line.trim().is_empty() => continue,
@@ -109,6 +132,9 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     }
     Ok(ExitCode::SUCCESS)
 }
+
+/// The longest request line served: 4 MiB.
+const MAX_LINE: u64 = 4 << 20;
 
 fn error(id: &Value, code: &str, message: &str) -> Value {
     json!({"id": id, "ok": false, "error": {"code": code, "message": message}})

@@ -14,6 +14,8 @@ pub(crate) struct CompiledRules {
     pub(crate) dir: PathBuf,
     /// `dir` with links resolved (when it exists), to compare resolved paths with.
     pub(crate) canonical_dir: Option<PathBuf>,
+    /// `allowed` with `${SKILL_DIR}` expanded to the canonical folder, for resolved paths.
+    pub(crate) allowed_canonical: Option<ToolRules>,
     /// `security.fileSystemScope: skill-directory`: path tools stay inside the skill.
     pub(crate) confined: bool,
 }
@@ -35,6 +37,11 @@ impl CompiledRules {
                 .as_ref()
                 .map(|r| r.expand_skill_dir(&dir_text))
                 .unwrap_or_default(),
+            allowed_canonical: std::fs::canonicalize(&dir).ok().and_then(|c| {
+                fm.allowed_tools
+                    .as_ref()
+                    .map(|r| r.expand_skill_dir(&c.to_string_lossy()))
+            }),
             canonical_dir: std::fs::canonicalize(&dir).ok(),
             confined: fm
                 .security
@@ -113,20 +120,54 @@ struct Touched {
 }
 
 fn touched(arg: &str) -> Touched {
-    let lexical = normalize(Path::new(arg));
-    let mut resolved = None;
-    for ancestor in lexical.ancestors() {
-        if let Ok(base) = std::fs::canonicalize(ancestor) {
-            let rest = lexical.strip_prefix(ancestor).unwrap_or(Path::new(""));
-            resolved = Some(if rest.as_os_str().is_empty() {
-                base
-            } else {
-                base.join(rest)
-            });
-            break;
+    Touched {
+        lexical: normalize(Path::new(arg)),
+        resolved: resolve_physical(Path::new(arg)),
+    }
+}
+
+/// The path the kernel would open: each existing prefix resolved through its links before
+/// the next component applies, so `link/..` climbs from where the link points, not from
+/// where it sits. Past the first missing component the rest is joined as written.
+fn resolve_physical(raw: &Path) -> Option<PathBuf> {
+    let mut current = if raw.is_absolute() {
+        PathBuf::new()
+    } else {
+        std::env::current_dir().ok()?
+    };
+    let mut exists = true;
+    for comp in raw.components() {
+        match comp {
+            Component::Prefix(_) | Component::RootDir => current.push(comp),
+            Component::CurDir => {}
+            Component::ParentDir => {
+                current.pop();
+            }
+            Component::Normal(part) => {
+                current.push(part);
+                if exists {
+                    match std::fs::canonicalize(&current) {
+                        Ok(real) => current = real,
+                        Err(_) => exists = false,
+                    }
+                }
+            }
         }
     }
-    Touched { lexical, resolved }
+    Some(current)
+}
+
+/// A Bash command split at the operators that start another command (`;`, `&`, `|`,
+/// newlines), leading whitespace removed from each part; and whether it substitutes commands (`$(...)`, backticks),
+/// which no rule can see into.
+fn shell_parts(command: &str) -> (Vec<&str>, bool) {
+    let substitutes = command.contains("$(") || command.contains('`');
+    let parts = command
+        .split([';', '&', '|', '\n', '\r'])
+        .map(str::trim_start)
+        .filter(|p| !p.trim().is_empty())
+        .collect();
+    (parts, substitutes)
 }
 
 impl CompiledRules {
@@ -148,15 +189,18 @@ impl CompiledRules {
     }
 }
 
-/// Decides one call against the stack (bottom to top). `default_allow` applies when no
-/// skill restricts tools.
+/// Decides one call against the stack (bottom to top). `declared` says whether the host
+/// declares a primary argument for this tool; `default_allow` applies when no skill
+/// restricts tools.
 pub(crate) fn decide<'a>(
     stack: impl Iterator<Item = &'a CompiledRules> + Clone,
     tool: &str,
     arg: Option<&str>,
+    declared: bool,
     default_allow: bool,
 ) -> Decision {
-    if is_path_tool(tool) && arg.is_none() {
+    let path_tool = is_path_tool(tool);
+    if path_tool && arg.is_none() {
         // A path tool whose path cannot be found in its input cannot be shown to stay
         // inside a confined skill: refused rather than let through unchecked.
         if let Some(rules) = stack.clone().find(|r| r.confined) {
@@ -167,10 +211,22 @@ pub(crate) fn decide<'a>(
             ));
         }
     }
-    if let (true, Some(arg)) = (is_path_tool(tool), arg) {
-        let path = touched(arg);
+    if arg.is_none() && declared {
+        // A deny rule with a specifier cannot be checked without the argument: fail closed.
+        if let Some(rules) = stack.clone().find(|r| r.disallowed.names_tool(tool)) {
+            return Decision::deny(format!(
+                "{tool} is restricted by the disallowed-tools of the active skill {:?}, and this call has no argument to check",
+                rules.skill
+            ));
+        }
+    }
+    let path = match (path_tool, arg) {
+        (true, Some(arg)) => Some(touched(arg)),
+        _ => None,
+    };
+    if let (Some(path), Some(arg)) = (&path, arg) {
         for rules in stack.clone() {
-            if tool.eq_ignore_ascii_case("read") && rules.touches(&path, "scripts") {
+            if tool.eq_ignore_ascii_case("read") && rules.touches(path, "scripts") {
                 return Decision {
                     allowed: false,
                     reason: format!(
@@ -182,7 +238,7 @@ pub(crate) fn decide<'a>(
             }
             // Confined: the path must stay inside as written and as resolved (a link
             // inside the skill that points outside does not count as inside).
-            if rules.confined && !rules.contains(&path) {
+            if rules.confined && !rules.contains(path) {
                 return Decision::deny(format!(
                     "the active skill {:?} confines file access to its own folder ({})",
                     rules.skill,
@@ -191,26 +247,77 @@ pub(crate) fn decide<'a>(
             }
         }
     }
+    // The forms of the argument the rules see. A path is matched as written, normalised
+    // and resolved; a Bash command part by part.
+    let lexical = path
+        .as_ref()
+        .map(|p| p.lexical.to_string_lossy().into_owned());
+    let resolved = path
+        .as_ref()
+        .and_then(|p| p.resolved.as_ref())
+        .map(|r| r.to_string_lossy().into_owned());
+    let bash = tool.eq_ignore_ascii_case("bash");
+    let (parts, substitutes) = match (bash, arg) {
+        (true, Some(command)) => shell_parts(command),
+        _ => (Vec::new(), false),
+    };
     let mut restricted = false;
     for rules in stack {
-        if rules.disallowed.any_matches(tool, arg) {
+        let denied = rules.disallowed.any_matches(tool, arg)
+            || arg.is_some_and(|a| rules.disallowed.any_matches(tool, Some(a.trim())))
+            || [&lexical, &resolved].iter().any(|f| {
+                f.as_deref()
+                    .is_some_and(|f| rules.disallowed.any_matches(tool, Some(f)))
+            })
+            || parts
+                .iter()
+                .any(|p| rules.disallowed.any_matches(tool, Some(p)));
+        if denied {
             return Decision::deny(format!(
                 "{tool} is in the disallowed-tools of the active skill {:?}",
                 rules.skill
             ));
         }
-        if let Some(allowed) = &rules.allowed {
-            restricted = true;
-            if !allowed.any_matches(tool, arg) {
-                let what = match arg {
-                    Some(a) => format!("{tool}({a})"),
-                    None => tool.to_owned(),
-                };
-                return Decision::deny(format!(
-                    "{what} is not in the allowed-tools of the active skill {:?}",
-                    rules.skill
-                ));
-            }
+        let Some(allowed) = &rules.allowed else {
+            continue;
+        };
+        restricted = true;
+        let unrestricted = allowed.any_matches(tool, None);
+        let permitted = if unrestricted {
+            true
+        } else if bash && arg.is_some() {
+            // Every command of a compound line must be allowed; a substitution hides one.
+            !substitutes
+                && !parts.is_empty()
+                && parts.iter().all(|p| allowed.any_matches(tool, Some(p)))
+        } else if let Some(lexical) = &lexical {
+            // A path must be allowed as normalised (no `..` tricks) and, when it exists,
+            // as resolved (no escape through a link), against either spelling of the folder.
+            let either = |form: &str| {
+                allowed.any_matches(tool, Some(form))
+                    || rules
+                        .allowed_canonical
+                        .as_ref()
+                        .is_some_and(|c| c.any_matches(tool, Some(form)))
+            };
+            either(lexical) && resolved.as_deref().is_none_or(either)
+        } else {
+            allowed.any_matches(tool, arg)
+        };
+        if !permitted {
+            let what = match arg {
+                Some(a) => format!("{tool}({a})"),
+                None => tool.to_owned(),
+            };
+            let why = if substitutes {
+                " (command substitution cannot be checked)"
+            } else {
+                ""
+            };
+            return Decision::deny(format!(
+                "{what} is not in the allowed-tools of the active skill {:?}{why}",
+                rules.skill
+            ));
         }
     }
     if restricted {

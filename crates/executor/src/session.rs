@@ -449,7 +449,6 @@ impl Session {
         // Deactivate what a replace drops, then activate; audit before the stack changes.
         let mut hook_results = Vec::new();
         for a in dropped.iter().rev() {
-            hook_results.extend(self.run_hooks(a, false));
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
         }
         let mut activated = Vec::new();
@@ -469,6 +468,11 @@ impl Session {
         *stack = next;
         let receipt_stack = stack.clone();
         drop(stack);
+        // Hooks run after their events are recorded and outside the stack lock, so a slow
+        // hook never blocks this session's tool checks.
+        for a in dropped.iter().rev() {
+            hook_results.extend(self.run_hooks(a, false));
+        }
         for a in &loaded {
             hook_results.extend(self.run_hooks(a, true));
         }
@@ -878,7 +882,7 @@ impl Session {
         let record = &a.skill.record;
         if let Some((name, _)) = env.iter().find(|(k, _)| hijacks_interpreter(k)) {
             return Err(ExecError::BadInput(format!(
-                "the environment variable {name} changes what the interpreter loads and cannot be passed to a script"
+                "the environment variable {name:?} cannot be passed to a script: names are upper-case letters, digits and underscores, and none that the shell, an interpreter or the loader reads as code, options or a search path"
             )));
         }
         if !self.exec.policy.trusts(record.layer) {
@@ -930,15 +934,24 @@ impl Session {
         self.spawn(&script, args, env, &workdir, timeout)
     }
 
-    /// Decides a host tool call without auditing it (the bare decision; see
-    /// [`check_tool`](Session::check_tool)).
+    /// The bare decision for a host tool call, without its audit event: for measuring and
+    /// for hosts that want to preview a call. A call that will run goes through
+    /// [`check_tool`](Session::check_tool), which records the decision.
     pub fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
         let stack = self.stack.lock();
-        decide_stack(
-            &stack,
+        self.decide_on(&stack, tool, primary_arg)
+    }
+
+    fn decide_on(&self, stack: &[Active], tool: &str, arg: Option<&str>) -> Decision {
+        let policy = &self.exec.policy;
+        let declared = policy.primary_args.contains_key(&tool.to_ascii_lowercase());
+        let default_allow = policy.default_decision == crate::DefaultDecision::Allow;
+        decide(
+            stack.iter().map(|a| &a.rules),
             tool,
-            primary_arg,
-            self.exec.policy.default_decision == crate::DefaultDecision::Allow,
+            arg,
+            declared,
+            default_allow,
         )
     }
 
@@ -948,12 +961,7 @@ impl Session {
     pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
         let arg = self.primary_arg(tool, input);
         let stack = self.stack.lock();
-        let decision = decide_stack(
-            &stack,
-            tool,
-            arg,
-            self.exec.policy.default_decision == crate::DefaultDecision::Allow,
-        );
+        let decision = self.decide_on(&stack, tool, arg);
         let kind = if decision.script_read {
             AuditKind::ScriptReadBlocked
         } else if decision.allowed {
@@ -1011,10 +1019,6 @@ impl Session {
     }
 }
 
-fn decide_stack(stack: &[Active], tool: &str, arg: Option<&str>, default_allow: bool) -> Decision {
-    decide(stack.iter().map(|a| &a.rules), tool, arg, default_allow)
-}
-
 fn clone_err(e: &ExecError) -> ExecError {
     match e {
         ExecError::NotActive(m) => ExecError::NotActive(m.clone()),
@@ -1022,21 +1026,33 @@ fn clone_err(e: &ExecError) -> ExecError {
     }
 }
 
-/// Variables that make an interpreter or the dynamic loader run code other than the
-/// script: a model may pass data to a script, never these.
+/// Whether a call may set this environment variable for a script. An allow-list of shape
+/// (`[A-Z][A-Z0-9_]*`) minus every name an interpreter, the shell or the dynamic loader
+/// reads as code, a search path or options: a model passes data to a script, never code to
+/// what runs it.
 fn hijacks_interpreter(name: &str) -> bool {
-    const EXACT: [&str; 9] = [
-        "BASH_ENV",
+    const EXACT: [&str; 11] = [
         "ENV",
-        "PYTHONSTARTUP",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "NODE_OPTIONS",
-        "RUBYOPT",
-        "PERL5OPT",
         "PATH",
+        "HOME",
+        "IFS",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "CDPATH",
+        "GCONV_PATH",
+        "TMPDIR",
+        "LOCPATH",
     ];
-    EXACT.contains(&name) || name.starts_with("LD_") || name.starts_with("DYLD_")
+    const PREFIXES: [&str; 12] = [
+        "LD_", "DYLD_", "BASH", "PYTHON", "PERL", "RUBY", "NODE_", "GIT_", "JAVA_", "JDK_", "GEM_",
+        "NPM_",
+    ];
+    let shaped = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    !shaped || EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
 
 fn elapsed_ms(started: Instant) -> u64 {

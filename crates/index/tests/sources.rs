@@ -114,3 +114,97 @@ fn a_resource_folder_that_is_a_link_is_not_listed() {
         .collect();
     assert_eq!(files, ["references/own.md"]);
 }
+
+#[test]
+fn a_change_reaches_every_root_over_the_same_folder() {
+    // Regression (review): the watcher's refresh updated only the first root with a path,
+    // so a skill deleted from a folder that is both a personal and a project root stayed
+    // indexed as project:x.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("foo");
+    std::fs::create_dir_all(&dir).unwrap();
+    let file = dir.join("SKILL.md");
+    std::fs::write(
+        &file,
+        "---\nname: foo\ndescription: Old. Use when testing.\n---\nOld.\n",
+    )
+    .unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Personal, tmp.path())
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    std::fs::write(
+        &file,
+        "---\nname: foo\ndescription: New. Use when testing.\n---\nNew.\n",
+    )
+    .unwrap();
+    index.apply_changed_paths(std::slice::from_ref(&file));
+    let snap = index.snapshot();
+    assert!(snap
+        .get("personal:foo")
+        .unwrap()
+        .description
+        .starts_with("New"));
+    assert!(snap
+        .get("project:foo")
+        .unwrap()
+        .description
+        .starts_with("New"));
+    std::fs::remove_dir_all(&dir).unwrap();
+    index.apply_changed_paths(std::slice::from_ref(&file));
+    assert!(index.snapshot().get("foo").is_none());
+}
+
+#[test]
+fn plugin_ids_given_to_the_builder_are_checked() {
+    // Regression (review): only register_plugin checked ids; `enterprise` or an id with
+    // `:` given to the builder broke qualified names.
+    let source = || Arc::new(MemorySource::from_files(Vec::<(String, Vec<u8>)>::new()));
+    for id in ["enterprise", "a:b", "", "has space"] {
+        let err = SkillIndex::builder()
+            .plugin_source(id, source())
+            .build()
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_PLUGIN_INVALID", "{id:?}");
+    }
+    let err = SkillIndex::builder()
+        .plugin_source("dup", source())
+        .plugin_source("dup", source())
+        .build()
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_PLUGIN_INVALID");
+}
+
+#[test]
+fn a_skill_appearing_above_a_nested_one_hides_it_as_a_full_scan_would() {
+    // Regression (review): with nested layouts, a SKILL.md created in a parent of a nested
+    // skill re-read only the parent, and the nested skill stayed indexed.
+    let tmp = tempfile::tempdir().unwrap();
+    let nested = tmp.path().join("group/inner");
+    std::fs::create_dir_all(&nested).unwrap();
+    std::fs::write(
+        nested.join("SKILL.md"),
+        "---\nname: inner\ndescription: Inner. Use when testing.\n---\nIn.\n",
+    )
+    .unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .depth(2)
+        .build()
+        .unwrap();
+    assert!(index.snapshot().get("inner").is_some());
+    let parent = tmp.path().join("group/SKILL.md");
+    std::fs::write(
+        &parent,
+        "---\nname: group\ndescription: Group. Use when testing.\n---\nGroup.\n",
+    )
+    .unwrap();
+    index.apply_changed_paths(std::slice::from_ref(&parent));
+    let snap = index.snapshot();
+    assert!(snap.get("group").is_some());
+    assert_eq!(
+        snap.get("inner").is_some(),
+        index.reload_now().get("inner").is_some()
+    );
+}

@@ -50,14 +50,7 @@ impl ToolRule {
     /// Tool names compare case-insensitively; a rule with a specifier never matches a call
     /// that has no primary argument.
     pub fn matches(&self, tool: &str, argument: Option<&str>) -> bool {
-        let name_matches = if self.tool_is_prefix {
-            tool.len() >= self.tool.len()
-                && tool.is_char_boundary(self.tool.len())
-                && tool[..self.tool.len()].eq_ignore_ascii_case(&self.tool)
-        } else {
-            tool.eq_ignore_ascii_case(&self.tool)
-        };
-        if !name_matches {
+        if !self.matches_tool(tool) {
             return false;
         }
         let Some(specifier) = &self.specifier else {
@@ -73,6 +66,17 @@ impl ToolRule {
                 Some(rest) => rest.is_empty() || rest.starts_with(char::is_whitespace),
                 None => false,
             },
+        }
+    }
+
+    /// Whether the rule names `tool` (whatever its specifier says).
+    pub fn matches_tool(&self, tool: &str) -> bool {
+        if self.tool_is_prefix {
+            tool.len() >= self.tool.len()
+                && tool.is_char_boundary(self.tool.len())
+                && tool[..self.tool.len()].eq_ignore_ascii_case(&self.tool)
+        } else {
+            tool.eq_ignore_ascii_case(&self.tool)
         }
     }
 
@@ -214,6 +218,11 @@ impl ToolRules {
     /// Whether any rule matches the call.
     pub fn any_matches(&self, tool: &str, argument: Option<&str>) -> bool {
         self.0.iter().any(|rule| rule.matches(tool, argument))
+    }
+
+    /// Whether any rule names `tool`, whatever its specifier.
+    pub fn names_tool(&self, tool: &str) -> bool {
+        self.0.iter().any(|rule| rule.matches_tool(tool))
     }
 
     /// Every rule with `${SKILL_DIR}` expanded.
