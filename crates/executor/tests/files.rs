@@ -606,70 +606,42 @@ fn a_refused_read_is_audited_with_the_skill_it_was_for() {
 #[test]
 fn a_call_cannot_lengthen_the_hosts_script_timeout() {
     // Regression: timeout_ms from the model used to replace the policy's timeout.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("slow");
-    std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: slow\ndescription: Sleeps. Use when testing timeouts.\n---\nBody.\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("scripts/sleep.sh"), "sleep 30\n").unwrap();
-    let index = std::sync::Arc::new(
-        skills_index::SkillIndex::builder()
-            .root(skills_model::Layer::Personal, tmp.path())
-            .build()
-            .unwrap(),
-    );
-    let policy = skills_executor::Policy::builder()
-        .script_timeout(std::time::Duration::from_millis(300))
+    let env = Env::new();
+    env.skill("slow", "", "Body.\n");
+    env.file("slow", "scripts/sleep.sh", "sleep 30\n");
+    let policy = Policy::builder()
+        .script_timeout(Duration::from_millis(300))
         .build();
-    let executor = skills_executor::Executor::builder(index)
-        .policy(policy)
-        .build();
-    let session = executor.session(skills_executor::SessionContext::builder().build());
-    session
-        .load(&["slow".to_owned()], skills_executor::LoadMode::Replace)
-        .unwrap();
+    let session = env.executor(policy).session(SessionContext::default());
+    session.load(&names(&["slow"]), LoadMode::Replace).unwrap();
     let started = std::time::Instant::now();
     let out = session
         .call_tool(
             "skills_run_script",
-            serde_json::json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
+            json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
         )
         .unwrap();
     assert_eq!(out["timed_out"], true);
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    assert!(started.elapsed() < Duration::from_secs(10));
 }
 
 #[test]
 fn a_skill_that_runs_no_commands_runs_no_hooks() {
     // Regression: hooks used to run for a skill whose manifest says executesCommands: false.
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("quiet");
-    std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: quiet\ndescription: Runs nothing. Use when testing.\nhooks:\n  pre: scripts/setup.sh\nsecurity:\n  executesCommands: false\n---\nBody.\n",
-    )
-    .unwrap();
-    let marker = tmp.path().join("ran");
-    std::fs::write(
-        dir.join("scripts/setup.sh"),
-        format!("touch {}\n", marker.display()),
-    )
-    .unwrap();
-    let index = std::sync::Arc::new(
-        skills_index::SkillIndex::builder()
-            .root(skills_model::Layer::Personal, tmp.path())
-            .build()
-            .unwrap(),
+    let env = Env::new();
+    let marker = env.outside("marks").join("ran");
+    env.skill(
+        "quiet",
+        "hooks:\n  pre: scripts/setup.sh\nsecurity:\n  executesCommands: false\n",
+        "Body.\n",
     );
-    let executor = skills_executor::Executor::builder(index).build();
-    let session = executor.session(skills_executor::SessionContext::builder().build());
-    let receipt = session
-        .load(&["quiet".to_owned()], skills_executor::LoadMode::Replace)
-        .unwrap();
+    env.file(
+        "quiet",
+        "scripts/setup.sh",
+        format!("touch {}\n", marker.display()),
+    );
+    let session = env.session();
+    let receipt = session.load(&names(&["quiet"]), LoadMode::Replace).unwrap();
     let error = receipt["hooks"][0]["error"].as_str().unwrap();
     assert!(error.contains("executesCommands"), "{error}");
     assert!(!marker.exists());
@@ -677,26 +649,11 @@ fn a_skill_that_runs_no_commands_runs_no_hooks() {
 
 #[test]
 fn variables_that_hijack_the_interpreter_are_refused() {
-    let tmp = tempfile::tempdir().unwrap();
-    let dir = tmp.path().join("envy");
-    std::fs::create_dir_all(dir.join("scripts")).unwrap();
-    std::fs::write(
-        dir.join("SKILL.md"),
-        "---\nname: envy\ndescription: Prints its environment. Use when testing.\n---\nBody.\n",
-    )
-    .unwrap();
-    std::fs::write(dir.join("scripts/env.sh"), "env\n").unwrap();
-    let index = std::sync::Arc::new(
-        skills_index::SkillIndex::builder()
-            .root(skills_model::Layer::Personal, tmp.path())
-            .build()
-            .unwrap(),
-    );
-    let executor = skills_executor::Executor::builder(index).build();
-    let session = executor.session(skills_executor::SessionContext::builder().build());
-    session
-        .load(&["envy".to_owned()], skills_executor::LoadMode::Replace)
-        .unwrap();
+    let env = Env::new();
+    env.skill("envy", "", "Body.\n");
+    env.file("envy", "scripts/env.sh", "env\n");
+    let session = env.session();
+    session.load(&names(&["envy"]), LoadMode::Replace).unwrap();
     for name in [
         "LD_PRELOAD",
         "BASH_ENV",
@@ -718,7 +675,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         let err = session
             .call_tool(
                 "skills_run_script",
-                serde_json::json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
+                json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
             )
             .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
@@ -726,7 +683,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     let out = session
         .call_tool(
             "skills_run_script",
-            serde_json::json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
+            json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
         )
         .unwrap();
     assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
