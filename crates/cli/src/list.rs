@@ -2,6 +2,7 @@
 
 use std::io::Write as _;
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use anyhow::Result;
 use serde_json::json;
@@ -92,35 +93,42 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Human => {
-            let width = snap
-                .skills()
+            // What is shown, after --tag: the counts and the column width follow it.
+            let shown: Vec<&Arc<SkillRecord>> = snap.skills().filter(|r| keep(r)).collect();
+            let shadowed: Vec<_> = if args.shadowed {
+                snap.shadowed().iter().filter(|s| keep(&s.record)).collect()
+            } else {
+                Vec::new()
+            };
+            let width = shown
+                .iter()
                 .map(|r| r.qualified_name().len())
+                .chain(shadowed.iter().map(|s| s.record.qualified_name().len()))
                 .max()
                 .unwrap_or(0);
-            for r in snap.skills().filter(|r| keep(r)) {
+            for r in &shown {
                 let description: String = r.description.chars().take(100).collect();
                 writeln!(out, "{:width$}  {description}", r.qualified_name())?;
             }
-            if args.shadowed {
-                for s in snap.shadowed().iter().filter(|s| keep(&s.record)) {
-                    writeln!(
-                        out,
-                        "{:width$}  (shadowed by {})",
-                        s.record.qualified_name(),
-                        s.shadowed_by
-                    )?;
-                }
+            for s in &shadowed {
+                writeln!(
+                    out,
+                    "{:width$}  (shadowed by {})",
+                    s.record.qualified_name(),
+                    s.shadowed_by
+                )?;
             }
             let errors = snap
                 .diagnostics()
                 .iter()
                 .filter(|d| d.diagnostic.is_error())
                 .count();
+            let hidden = snap.shadowed().iter().filter(|s| keep(&s.record)).count();
             writeln!(
                 out,
                 "{} skills ({} shadowed, {} errors in skill files; `skillctl validate` shows them)",
-                snap.len(),
-                snap.shadowed().len(),
+                shown.len(),
+                hidden,
                 errors
             )?;
         }

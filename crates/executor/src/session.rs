@@ -385,6 +385,23 @@ impl Session {
                 });
             }
         }
+        // Read bodies and compile rules before taking the stack lock: file I/O never blocks
+        // this session's tool checks. (Bodies are cached per snapshot generation.)
+        let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
+        for r in &plan {
+            let skill = self
+                .exec
+                .index
+                .load(&r.qualified_name())
+                .map_err(|e| match e {
+                    IndexError::NotFound { name, suggestion } => {
+                        ExecError::NotFound { name, suggestion }
+                    }
+                    other => ExecError::Load(other.to_string()),
+                })?;
+            let rules = CompiledRules::compile(&skill);
+            prepared.push(Active { skill, rules });
+        }
         let mut stack = self.stack.lock();
         // The names of the stack after the load, in order: for `add` the stack as it is,
         // then the plan's new skills; for `replace` the plan alone.
@@ -431,21 +448,10 @@ impl Session {
                 }
             }
         }
-        let mut loaded = Vec::new();
-        for r in &to_activate {
-            let skill = self
-                .exec
-                .index
-                .load(&r.qualified_name())
-                .map_err(|e| match e {
-                    IndexError::NotFound { name, suggestion } => {
-                        ExecError::NotFound { name, suggestion }
-                    }
-                    other => ExecError::Load(other.to_string()),
-                })?;
-            let rules = CompiledRules::compile(&skill);
-            loaded.push(Active { skill, rules });
-        }
+        let loaded: Vec<Active> = prepared
+            .into_iter()
+            .filter(|a| to_activate.iter().any(|r| r.name == a.skill.record.name))
+            .collect();
         // Deactivate what a replace drops, then activate; audit before the stack changes.
         let mut hook_results = Vec::new();
         for a in dropped.iter().rev() {
