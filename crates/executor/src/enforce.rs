@@ -160,13 +160,12 @@ fn resolve_physical(raw: &Path) -> Option<PathBuf> {
 /// A Bash command split at the operators that start another command (`;`, `&`, `|`,
 /// newlines), leading whitespace removed from each part; and whether it substitutes commands (`$(...)`, backticks),
 /// which no rule can see into.
-fn shell_parts(command: &str) -> (Vec<&str>, bool) {
+fn shell_parts(command: &str) -> (impl Iterator<Item = &str> + Clone, bool) {
     let substitutes = command.contains("$(") || command.contains('`');
     let parts = command
         .split([';', '&', '|', '\n', '\r'])
         .map(str::trim_start)
-        .filter(|p| !p.trim().is_empty())
-        .collect();
+        .filter(|p| !p.trim().is_empty());
     (parts, substitutes)
 }
 
@@ -257,10 +256,7 @@ pub(crate) fn decide<'a>(
         .and_then(|p| p.resolved.as_ref())
         .map(|r| r.to_string_lossy().into_owned());
     let bash = tool.eq_ignore_ascii_case("bash");
-    let (parts, substitutes) = match (bash, arg) {
-        (true, Some(command)) => shell_parts(command),
-        _ => (Vec::new(), false),
-    };
+    let (parts, substitutes) = shell_parts(if bash { arg.unwrap_or("") } else { "" });
     let mut restricted = false;
     for rules in stack {
         let denied = rules.disallowed.any_matches(tool, arg)
@@ -270,7 +266,7 @@ pub(crate) fn decide<'a>(
                     .is_some_and(|f| rules.disallowed.any_matches(tool, Some(f)))
             })
             || parts
-                .iter()
+                .clone()
                 .any(|p| rules.disallowed.any_matches(tool, Some(p)));
         if denied {
             return Decision::deny(format!(
@@ -288,8 +284,8 @@ pub(crate) fn decide<'a>(
         } else if bash && arg.is_some() {
             // Every command of a compound line must be allowed; a substitution hides one.
             !substitutes
-                && !parts.is_empty()
-                && parts.iter().all(|p| allowed.any_matches(tool, Some(p)))
+                && parts.clone().next().is_some()
+                && parts.clone().all(|p| allowed.any_matches(tool, Some(p)))
         } else if let Some(lexical) = &lexical {
             // A path must be allowed as normalised (no `..` tricks) and, when it exists,
             // as resolved (no escape through a link), against either spelling of the folder.

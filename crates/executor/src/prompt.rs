@@ -118,9 +118,9 @@ fn render_unbudgeted(skills: &[&SkillRecord], include_location: bool) -> String 
     out.push_str("<available_skills>\n");
     for r in skills {
         out.push_str("<skill>\n<name>\n");
-        out.push_str(&escape(py_strip(r.name.as_str()), true));
+        escape_into(&mut out, py_strip(r.name.as_str()));
         out.push_str("\n</name>\n<description>\n");
-        out.push_str(&escape(py_strip(&r.description), true));
+        escape_into(&mut out, py_strip(&r.description));
         out.push_str("\n</description>\n");
         if include_location {
             out.push_str("<location>\n");
@@ -388,6 +388,26 @@ fn escaped_len(c: char) -> usize {
         '\'' => 6,
         _ => 1,
     }
+}
+
+/// `escape(s, true)` written straight into `out`: one pass over the bytes, copying the runs
+/// between special characters (all ASCII, so runs split on character boundaries).
+fn escape_into(out: &mut String, s: &str) {
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let entity = match b {
+            b'&' => "&amp;",
+            b'<' => "&lt;",
+            b'>' => "&gt;",
+            b'"' => "&quot;",
+            b'\'' => "&#x27;",
+            _ => continue,
+        };
+        out.push_str(&s[start..i]);
+        out.push_str(entity);
+        start = i + 1;
+    }
+    out.push_str(&s[start..]);
 }
 
 /// Python's `html.escape(s, quote)`: `&`, `<`, `>`, and with `quote` also `"` and `'`.

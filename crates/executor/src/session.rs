@@ -950,7 +950,10 @@ impl Session {
 
     fn decide_on(&self, stack: &[Active], tool: &str, arg: Option<&str>) -> Decision {
         let policy = &self.exec.policy;
-        let declared = policy.primary_args.contains_key(&tool.to_ascii_lowercase());
+        let declared = policy
+            .primary_args
+            .keys()
+            .any(|k| k.eq_ignore_ascii_case(tool));
         let default_allow = policy.default_decision == crate::DefaultDecision::Allow;
         decide(
             stack.iter().map(|a| &a.rules),
