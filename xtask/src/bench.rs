@@ -91,7 +91,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
     let quick = args.iter().any(|a| a == "--quick");
     let root = crate::workspace_root();
-    let corpus_dir = root.join("target/bench-corpus");
+    let target = crate::target_dir();
+    let corpus_dir = target.join("bench-corpus");
     let mut corpora = Vec::new();
     for count in [100usize, 1000, 10_000] {
         let dir = corpus_dir.join(count.to_string());
@@ -156,7 +157,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let results = json!({"commit": commit, "cores": cores, "quick": quick, "timestamp": stamp, "metrics": metrics});
-    let out_dir = root.join("target/bench-results");
+    let out_dir = target.join("bench-results");
     std::fs::create_dir_all(&out_dir)?;
     let out = out_dir.join(format!("{stamp}-{commit}.json"));
     std::fs::write(&out, serde_json::to_string_pretty(&results)?)?;

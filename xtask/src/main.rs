@@ -93,12 +93,17 @@ pub(crate) fn build_skillctl(release: bool) -> Result<PathBuf> {
     if !status.success() {
         bail!("cargo build of skillctl failed");
     }
-    let target = std::env::var("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| workspace_root().join("target"));
+    let target = target_dir();
     Ok(target
         .join(if release { "release" } else { "debug" })
         .join("skillctl"))
+}
+
+/// Cargo's target folder: `$CARGO_TARGET_DIR`, else `target/` in the workspace.
+pub(crate) fn target_dir() -> PathBuf {
+    std::env::var("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| workspace_root().join("target"))
 }
 
 /// Takes `--name VALUE` out of `args`.
