@@ -1,6 +1,7 @@
 //! Tool-rule enforcement: the rules of an active skill, compiled once at activation, and the
 //! decision for one host tool call. Deciding allocates only for the reason of a denial.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 use skills_model::{Skill, ToolRules};
@@ -128,14 +129,23 @@ fn touched(arg: &str) -> Touched {
 
 /// The path the kernel would open: each existing prefix resolved through its links before
 /// the next component applies, so `link/..` climbs from where the link points, not from
-/// where it sits. Past the first missing component the rest is joined as written.
+/// where it sits. A missing component is kept as written, and resolution goes on after it:
+/// a host that normalises `missing/../link` (or creates `missing`) reaches `link`, so
+/// `link` is resolved too. A dangling link is followed by hand (a write through it creates
+/// its target). `None` when the links loop (the kernel refuses such a path too) or the
+/// working folder is unknown.
 fn resolve_physical(raw: &Path) -> Option<PathBuf> {
-    let mut current = if raw.is_absolute() {
+    let start = if raw.is_absolute() {
         PathBuf::new()
     } else {
         std::env::current_dir().ok()?
     };
-    let mut exists = true;
+    // The kernel's own limit on links followed in one lookup.
+    let mut links = 40u32;
+    resolve_from(start, raw, &mut links)
+}
+
+fn resolve_from(mut current: PathBuf, raw: &Path, links: &mut u32) -> Option<PathBuf> {
     for comp in raw.components() {
         match comp {
             Component::Prefix(_) | Component::RootDir => current.push(comp),
@@ -145,10 +155,14 @@ fn resolve_physical(raw: &Path) -> Option<PathBuf> {
             }
             Component::Normal(part) => {
                 current.push(part);
-                if exists {
-                    match std::fs::canonicalize(&current) {
-                        Ok(real) => current = real,
-                        Err(_) => exists = false,
+                match std::fs::canonicalize(&current) {
+                    Ok(real) => current = real,
+                    Err(_) => {
+                        if let Ok(target) = std::fs::read_link(&current) {
+                            *links = links.checked_sub(1)?;
+                            current.pop();
+                            current = resolve_from(current, &target, links)?;
+                        }
                     }
                 }
             }
@@ -158,15 +172,54 @@ fn resolve_physical(raw: &Path) -> Option<PathBuf> {
 }
 
 /// A Bash command split at the operators that start another command (`;`, `&`, `|`,
-/// newlines), leading whitespace removed from each part; and whether it substitutes commands (`$(...)`, backticks),
-/// which no rule can see into.
+/// newlines), leading whitespace removed from each part; and whether it substitutes
+/// commands (`$(...)`, backticks, `<(...)`, `>(...)`), which no rule can see into.
 fn shell_parts(command: &str) -> (impl Iterator<Item = &str> + Clone, bool) {
-    let substitutes = command.contains("$(") || command.contains('`');
+    let substitutes = command.contains("$(")
+        || command.contains('`')
+        || command.contains("<(")
+        || command.contains(">(");
     let parts = command
         .split([';', '&', '|', '\n', '\r'])
         .map(str::trim_start)
         .filter(|p| !p.trim().is_empty());
     (parts, substitutes)
+}
+
+/// Whether a Bash command redirects output (`>`, `>>`, `>|`, `&>`, `<>`): it writes a file
+/// no command rule names.
+fn redirects_output(command: &str) -> bool {
+    command.contains('>')
+}
+
+/// The commands a deny rule must see in a Bash line: split also inside subshells, groups
+/// and substitutions (`(`, `)`, `{`, `}`, backticks), each with a leading `!` dropped,
+/// quotes and backslashes removed and runs of blanks made one space, as the shell reads
+/// the words. Only for deny rules: it can only make more calls match.
+fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
+    command
+        .split([';', '&', '|', '\n', '\r', '(', ')', '{', '}', '`', '<', '>'])
+        .map(|p| p.trim_start_matches(|c: char| c.is_ascii_whitespace() || c == '!'))
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| {
+            let plain = !p.contains(['\'', '"', '\\', '\t']) && !p.contains("  ");
+            if plain {
+                return Cow::Borrowed(p);
+            }
+            let mut out = String::with_capacity(p.len());
+            for c in p.chars() {
+                match c {
+                    '\'' | '"' | '\\' => {}
+                    c if c.is_ascii_whitespace() => {
+                        if !out.is_empty() && !out.ends_with(' ') {
+                            out.push(' ');
+                        }
+                    }
+                    c => out.push(c),
+                }
+            }
+            Cow::Owned(out)
+        })
 }
 
 impl CompiledRules {
@@ -183,19 +236,21 @@ impl CompiledRules {
     fn contains(&self, t: &Touched) -> bool {
         let canonical = self.canonical_dir.as_deref().unwrap_or(&self.dir);
         let lexical_inside = t.lexical.starts_with(&self.dir) || t.lexical.starts_with(canonical);
-        let resolved_inside = t.resolved.as_ref().is_none_or(|r| r.starts_with(canonical));
+        // An unresolvable path (links that loop) is not shown to stay inside.
+        let resolved_inside = t
+            .resolved
+            .as_ref()
+            .is_some_and(|r| r.starts_with(canonical));
         lexical_inside && resolved_inside
     }
 }
 
-/// Decides one call against the stack (bottom to top). `declared` says whether the host
-/// declares a primary argument for this tool; `default_allow` applies when no skill
-/// restricts tools.
+/// Decides one call against the stack (bottom to top). `default_allow` applies when no
+/// skill restricts tools.
 pub(crate) fn decide<'a>(
     stack: impl Iterator<Item = &'a CompiledRules> + Clone,
     tool: &str,
     arg: Option<&str>,
-    declared: bool,
     default_allow: bool,
 ) -> Decision {
     let path_tool = is_path_tool(tool);
@@ -210,8 +265,9 @@ pub(crate) fn decide<'a>(
             ));
         }
     }
-    if arg.is_none() && declared {
-        // A deny rule with a specifier cannot be checked without the argument: fail closed.
+    if arg.is_none() {
+        // A deny rule with a specifier cannot be checked without the argument: fail closed
+        // (also when the host declares no primary argument for the tool, so none is found).
         if let Some(rules) = stack.clone().find(|r| r.disallowed.names_tool(tool)) {
             return Decision::deny(format!(
                 "{tool} is restricted by the disallowed-tools of the active skill {:?}, and this call has no argument to check",
@@ -235,6 +291,14 @@ pub(crate) fn decide<'a>(
                     script_read: true,
                 };
             }
+            // The scripts of an active skill run with its layer's trust: the model must not
+            // be able to write one and then run it.
+            if !tool.eq_ignore_ascii_case("read") && rules.touches(path, "scripts") {
+                return Decision::deny(format!(
+                    "{arg} is a script of the active skill {:?}: its scripts cannot be changed while it is active",
+                    rules.skill
+                ));
+            }
             // Confined: the path must stay inside as written and as resolved (a link
             // inside the skill that points outside does not count as inside).
             if rules.confined && !rules.contains(path) {
@@ -257,6 +321,7 @@ pub(crate) fn decide<'a>(
         .map(|r| r.to_string_lossy().into_owned());
     let bash = tool.eq_ignore_ascii_case("bash");
     let (parts, substitutes) = shell_parts(if bash { arg.unwrap_or("") } else { "" });
+    let redirect = bash && arg.is_some_and(redirects_output);
     let mut restricted = false;
     for rules in stack {
         let denied = rules.disallowed.any_matches(tool, arg)
@@ -267,7 +332,12 @@ pub(crate) fn decide<'a>(
             })
             || parts
                 .clone()
-                .any(|p| rules.disallowed.any_matches(tool, Some(p)));
+                .any(|p| rules.disallowed.any_matches(tool, Some(p)))
+            || (bash
+                && !rules.disallowed.is_empty()
+                && arg.is_some_and(|a| {
+                    deny_forms(a).any(|p| rules.disallowed.any_matches(tool, Some(&p)))
+                }));
         if denied {
             return Decision::deny(format!(
                 "{tool} is in the disallowed-tools of the active skill {:?}",
@@ -282,8 +352,10 @@ pub(crate) fn decide<'a>(
         let permitted = if unrestricted {
             true
         } else if bash && arg.is_some() {
-            // Every command of a compound line must be allowed; a substitution hides one.
+            // Every command of a compound line must be allowed; a substitution hides one,
+            // and a redirection writes a file no command rule names.
             !substitutes
+                && !redirect
                 && parts.clone().next().is_some()
                 && parts.clone().all(|p| allowed.any_matches(tool, Some(p)))
         } else if let Some(lexical) = &lexical {
@@ -307,6 +379,8 @@ pub(crate) fn decide<'a>(
             };
             let why = if substitutes {
                 " (command substitution cannot be checked)"
+            } else if redirect {
+                " (an output redirection writes a file no rule names)"
             } else {
                 ""
             };

@@ -802,8 +802,10 @@ impl Session {
         }
         let script = self.inside(dir, &parts, path)?;
         if must_be_in_scripts {
-            let scripts = std::fs::canonicalize(dir.join("scripts")).unwrap_or_default();
-            if !script.starts_with(&scripts) {
+            // An empty path would contain everything: a `scripts/` that cannot be resolved
+            // (gone since the script was) refuses the run.
+            let scripts = std::fs::canonicalize(dir.join("scripts")).ok();
+            if !scripts.is_some_and(|s| script.starts_with(s)) {
                 return Err(ExecError::InvalidPath {
                     path: path.to_owned(),
                     reason: "it resolves outside the skill's scripts/ folder".into(),
@@ -949,28 +951,30 @@ impl Session {
     }
 
     fn decide_on(&self, stack: &[Active], tool: &str, arg: Option<&str>) -> Decision {
-        let policy = &self.exec.policy;
-        let declared = policy
-            .primary_args
-            .keys()
-            .any(|k| k.eq_ignore_ascii_case(tool));
-        let default_allow = policy.default_decision == crate::DefaultDecision::Allow;
-        decide(
-            stack.iter().map(|a| &a.rules),
-            tool,
-            arg,
-            declared,
-            default_allow,
-        )
+        let default_allow = self.exec.policy.default_decision == crate::DefaultDecision::Allow;
+        decide(stack.iter().map(|a| &a.rules), tool, arg, default_allow)
     }
 
     /// Decides a host tool call and audits the decision. `input` is the call's input; its
     /// primary argument is found by the policy (`command` for `Bash`, `file_path` or `path`
-    /// for `Read`, `Write`, `Edit`). If the audit cannot be written, the call is denied.
+    /// for `Read`, `Write`, `Edit`), and when it holds several of those fields each is
+    /// decided, the call allowed only if all are. If the audit cannot be written, the call
+    /// is denied.
     pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
-        let arg = self.primary_arg(tool, input);
+        let fields = self.primary_fields(tool);
         let stack = self.stack.lock();
-        let decision = self.decide_on(&stack, tool, arg);
+        // Every declared field the input holds is checked (the host's tool may read any of
+        // them); the first denial wins. A field that is not a string cannot be checked.
+        let mut decision = None;
+        for value in fields.iter().filter_map(|f| input.get(f)) {
+            let d = self.decide_on(&stack, tool, value.as_str());
+            if !d.allowed {
+                decision = Some(d);
+                break;
+            }
+            decision.get_or_insert(d);
+        }
+        let decision = decision.unwrap_or_else(|| self.decide_on(&stack, tool, None));
         let kind = if decision.script_read {
             AuditKind::ScriptReadBlocked
         } else if decision.allowed {
@@ -1002,15 +1006,13 @@ impl Session {
         }
     }
 
-    fn primary_arg<'v>(&self, tool: &str, input: &'v Value) -> Option<&'v str> {
-        let fields = self
-            .exec
+    /// The input fields that hold `tool`'s primary argument (none when undeclared).
+    fn primary_fields(&self, tool: &str) -> &[String] {
+        self.exec
             .policy
             .primary_args
-            .get(&tool.to_ascii_lowercase())?;
-        fields
-            .iter()
-            .find_map(|f| input.get(f).and_then(Value::as_str))
+            .get(&tool.to_ascii_lowercase())
+            .map_or(&[], Vec::as_slice)
     }
 
     /// The top-level instructions for the next model call: the base block, the available
@@ -1037,10 +1039,11 @@ fn clone_err(e: &ExecError) -> ExecError {
 
 /// Whether a call may set this environment variable for a script. An allow-list of shape
 /// (`[A-Z][A-Z0-9_]*`) minus every name an interpreter, the shell or the dynamic loader
-/// reads as code, a search path or options: a model passes data to a script, never code to
-/// what runs it.
+/// reads as code, a search path or options, and the names that move a tool's configuration
+/// (`XDG_CONFIG_HOME` as well as `HOME`: git's configuration runs commands) or name a
+/// program to start: a model passes data to a script, never code to what runs it.
 fn hijacks_interpreter(name: &str) -> bool {
-    const EXACT: [&str; 11] = [
+    const EXACT: [&str; 28] = [
         "ENV",
         "PATH",
         "HOME",
@@ -1052,10 +1055,29 @@ fn hijacks_interpreter(name: &str) -> bool {
         "GCONV_PATH",
         "TMPDIR",
         "LOCPATH",
+        // Programs that other programs start, and the configuration they read.
+        "SHELL",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "ZDOTDIR",
+        "PROMPT_COMMAND",
+        "CURL_HOME",
+        "WGETRC",
+        "CLASSPATH",
+        "PHPRC",
+        "GLIBC_TUNABLES",
+        "RUSTFLAGS",
+        "TERMINFO",
     ];
-    const PREFIXES: [&str; 12] = [
+    const PREFIXES: [&str; 23] = [
         "LD_", "DYLD_", "BASH", "PYTHON", "PERL", "RUBY", "NODE_", "GIT_", "JAVA_", "JDK_", "GEM_",
-        "NPM_",
+        "NPM_", "XDG_", "OPENSSL_", "LUA_", "PHP_", "CARGO_", "RUSTC", "BUNDLE_", "PIP_", "SSH_",
+        "TCL", "MALLOC_",
     ];
     let shaped = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
         && name

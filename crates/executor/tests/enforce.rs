@@ -503,3 +503,220 @@ fn a_deny_rule_fails_closed_without_its_argument() {
     assert!(!session.check_tool("Bash", &json!({})).allowed);
     assert!(session.check_tool("Grep", &json!({})).allowed);
 }
+
+// Regression (security review): process substitution (`<(...)`, `>(...)`) runs a command
+// like `$(...)` does, but was not counted as a substitution, so `Bash(git status:*)`
+// allowed `git status <(rm -rf ~)`.
+#[test]
+fn process_substitution_is_not_hidden_from_an_allow_list() {
+    let env = Env::new();
+    env.skill("git", "allowed-tools: Bash(git status:*)\n", "Git.\n");
+    let session = env.session();
+    load(&session, &["git"]);
+    assert!(bash(&session, "git status --short"));
+    assert!(!bash(&session, "git status <(rm -rf ~)"));
+    assert!(!bash(&session, "git status >(sh)"));
+}
+
+// Regression (security review): an output redirection writes a file the allow rule never
+// named, so `Bash(echo:*)` allowed `echo 'curl x | sh' >> ~/.bashrc`.
+#[test]
+fn an_output_redirection_is_not_allowed_by_a_command_rule() {
+    let env = Env::new();
+    env.skill("echo", "allowed-tools: Bash(echo:*)\n", "Echo.\n");
+    let session = env.session();
+    load(&session, &["echo"]);
+    assert!(bash(&session, "echo hello"));
+    for command in [
+        "echo 'curl x' >> ~/.bashrc",
+        "echo x > /etc/passwd",
+        "echo x >| f",
+        "echo x <> f",
+    ] {
+        assert!(!bash(&session, command), "{command:?}");
+    }
+}
+
+// Regression (security review): a deny rule was matched against the command as written,
+// so a tab, a doubled space, quotes, a backslash, a subshell, a group or a substitution
+// around the denied command let it through.
+#[test]
+fn a_bash_deny_rule_sees_through_quoting_spacing_and_grouping() {
+    let env = Env::new();
+    env.skill(
+        "careful",
+        "disallowed-tools: Bash(rm *) Bash(git push:*)\n",
+        "Careful.\n",
+    );
+    let session = env.session();
+    load(&session, &["careful"]);
+    for command in [
+        "rm\t-rf /",
+        "git  push",
+        "git\tpush --force",
+        "'rm' -rf /",
+        "\"rm\" -rf /",
+        "\\rm -rf /",
+        "r''m -rf /",
+        "(rm -rf /)",
+        "{ rm -rf /; }",
+        "! rm -rf /",
+        "echo $(rm -rf /)",
+        "echo `rm -rf /`",
+        "cat <(rm -rf /)",
+    ] {
+        assert!(!bash(&session, command), "{command:?}");
+    }
+    // Commands that only look alike stay allowed.
+    for command in ["ls -la", "rmdir x", "git pull", "echo remove"] {
+        assert!(bash(&session, command), "{command:?}");
+    }
+}
+
+// Regression (security review): a deny rule with a specifier for a tool whose primary
+// argument the host does not declare never matched, so the call passed (fail open).
+#[test]
+fn a_deny_rule_on_an_undeclared_tool_fails_closed() {
+    let env = Env::new();
+    env.skill("norm", "disallowed-tools: Grep(password)\n", "No.\n");
+    let session = env.session();
+    load(&session, &["norm"]);
+    assert!(
+        !session
+            .check_tool("Grep", &json!({"pattern": "password"}))
+            .allowed
+    );
+    assert!(session.check_tool("Glob", &json!({"pattern": "*"})).allowed);
+}
+
+// Regression (security review): with both `file_path` and `path` in a call, only the first
+// was checked, so a host whose tool reads `path` read a skill's script (or a file outside
+// a confined skill) while the check saw a harmless `file_path`.
+#[test]
+fn every_declared_path_field_of_a_call_is_checked() {
+    let env = Env::new();
+    let dir = env.skill(
+        "boxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "Boxed.\n",
+    );
+    env.file("boxed", "scripts/run.py", "print(1)\n");
+    env.file("boxed", "references/ok.md", "ok\n");
+    let session = env.session();
+    load(&session, &["boxed"]);
+    let ok = dir.join("references/ok.md");
+    assert!(
+        session
+            .check_tool("Read", &json!({"file_path": ok, "path": ok}))
+            .allowed
+    );
+    let d = session.check_tool(
+        "Read",
+        &json!({"file_path": ok, "path": dir.join("scripts/run.py")}),
+    );
+    assert!(!d.allowed);
+    assert!(d.script_read);
+    assert!(
+        !session
+            .check_tool("Read", &json!({"file_path": ok, "path": "/etc/passwd"}))
+            .allowed
+    );
+    // A declared field that is not a string cannot be checked.
+    assert!(
+        !session
+            .check_tool("Read", &json!({"file_path": ["/etc/passwd"], "path": ok}))
+            .allowed
+    );
+}
+
+// Regression (security review): past the first missing component a path was joined as
+// written (and a dangling link was taken for a plain missing file), so `<skill>/missing/../link/x` (which a host that normalises the path, or
+// creates parents, opens through `link`) was judged as `<skill>/link/x`, inside the
+// skill, though `link` points outside.
+#[cfg(unix)]
+#[test]
+fn a_missing_component_does_not_hide_a_link_after_dot_dot() {
+    let env = Env::new();
+    let dir = env.skill(
+        "boxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "Boxed.\n",
+    );
+    env.file("boxed", "scripts/run.py", "print(1)\n");
+    let outside = env.outside("outside");
+    std::fs::write(outside.join("key.txt"), "secret").unwrap();
+    std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+    let session = env.session();
+    load(&session, &["boxed"]);
+    let sneaky = format!("{}/missing/../link/key.txt", dir.display());
+    assert!(
+        !session
+            .check_tool("Write", &json!({ "file_path": sneaky }))
+            .allowed
+    );
+    // A dangling link inside the skill: a write through it creates its target outside.
+    std::os::unix::fs::symlink(outside.join("new.txt"), dir.join("dangling")).unwrap();
+    assert!(
+        !session
+            .check_tool("Write", &json!({ "file_path": dir.join("dangling") }))
+            .allowed
+    );
+    // New files and folders inside the skill stay fine.
+    let fresh = format!("{}/missing/../fresh/new.txt", dir.display());
+    assert!(
+        session
+            .check_tool("Write", &json!({ "file_path": fresh }))
+            .allowed
+    );
+    // And a link outside the skill into its scripts, behind a missing folder.
+    let env2 = Env::new();
+    let dir2 = env2.skill("plain", "", "Plain.\n");
+    env2.file("plain", "scripts/run.py", "print(1)\n");
+    let elsewhere = env2.outside("elsewhere");
+    std::os::unix::fs::symlink(dir2.join("scripts"), elsewhere.join("s")).unwrap();
+    let session2 = env2.session();
+    load(&session2, &["plain"]);
+    let sneaky = format!("{}/missing/../s/run.py", elsewhere.display());
+    let d = session2.check_tool("Read", &json!({ "file_path": sneaky }));
+    assert!(!d.allowed);
+    assert!(d.script_read);
+}
+
+// Regression (security review): a blank between a tool and its specifier split the rule in
+// two, a bare `Bash` (every command allowed) and an unreadable `(git status:*)`, so
+// `allowed-tools: Bash (git status:*)` allowed `rm -rf /`.
+#[test]
+fn a_blank_before_a_specifier_does_not_widen_the_rule() {
+    let env = Env::new();
+    env.skill("git", "allowed-tools: Bash (git status:*) Read\n", "Git.\n");
+    let session = env.session();
+    load(&session, &["git"]);
+    assert!(bash(&session, "git status"));
+    assert!(!bash(&session, "rm -rf /"));
+    assert!(read(&session, Path::new("/etc/hosts")).allowed);
+}
+
+#[test]
+fn the_scripts_of_an_active_skill_cannot_be_written() {
+    // Regression (security review): with `allowed-tools: Write Read`, a model could write
+    // `<skill>/scripts/x.sh` and then run it through skills_run_script with the skill's
+    // trust.
+    let env = Env::new();
+    let dir = env.skill("writer", "allowed-tools: Write Edit Read\n", "Writes.\n");
+    let session = env.session();
+    load(&session, &["writer"]);
+    for tool in ["Write", "Edit", "write"] {
+        let script = dir.join("scripts/x.sh");
+        assert!(
+            !session
+                .check_tool(tool, &json!({ "file_path": script }))
+                .allowed,
+            "{tool}"
+        );
+    }
+    assert!(
+        session
+            .check_tool("Write", &json!({ "file_path": dir.join("notes.md") }))
+            .allowed
+    );
+}

@@ -688,3 +688,41 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         .unwrap();
     assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
 }
+
+// Regression (security review): `XDG_CONFIG_HOME` moves the configuration of git and many
+// other tools (git's `core.fsmonitor` or `core.pager` run commands) just as `HOME` does,
+// and OpenSSL's, Java's, Lua's and PHP's variables load code; they passed the check.
+#[test]
+fn variables_that_load_configuration_or_code_are_refused() {
+    let env = Env::new();
+    env.skill("envy", "", "Body.\n");
+    env.file("envy", "scripts/env.sh", "env\n");
+    let session = env.session();
+    session.load(&names(&["envy"]), LoadMode::Replace).unwrap();
+    for name in [
+        "XDG_CONFIG_HOME",
+        "OPENSSL_CONF",
+        "CLASSPATH",
+        "LUA_INIT",
+        "PHPRC",
+        "GLIBC_TUNABLES",
+        "SHELL",
+        "EDITOR",
+        "PAGER",
+        "ZDOTDIR",
+        "CURL_HOME",
+        "RUSTC_WRAPPER",
+        "CARGO_HOME",
+        "BUNDLE_GEMFILE",
+        "PIP_CONFIG_FILE",
+        "SSH_ASKPASS",
+    ] {
+        let err = session
+            .call_tool(
+                "skills_run_script",
+                json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
+            )
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
+    }
+}

@@ -244,14 +244,24 @@ impl FromIterator<ToolRule> for ToolRules {
 }
 
 /// Splits at whitespace and commas outside parentheses. Unbalanced parentheses keep the rest
-/// of the text in one entry, so the error names it whole.
+/// of the text in one entry, so the error names it whole. A `(` after nothing but blanks
+/// belongs to the entry before it: `Bash (git status:*)` is one rule, never a bare `Bash`
+/// (which would allow every command) and an unreadable `(git status:*)`.
 fn split_entries(text: &str) -> Vec<&str> {
-    let mut entries = Vec::new();
+    let mut entries: Vec<&str> = Vec::new();
     let mut depth = 0usize;
     let mut start = None;
+    // The start of the entry just ended, while only blanks followed it.
+    let mut previous: Option<usize> = None;
     for (i, c) in text.char_indices() {
         match c {
             '(' => {
+                if depth == 0 && start.is_none() {
+                    if let Some(p) = previous.take() {
+                        entries.pop();
+                        start = Some(p);
+                    }
+                }
                 depth += 1;
                 start.get_or_insert(i);
             }
@@ -262,11 +272,18 @@ fn split_entries(text: &str) -> Vec<&str> {
             c if depth == 0 && (c.is_whitespace() || c == ',') => {
                 if let Some(s) = start.take() {
                     entries.push(&text[s..i]);
+                    previous = Some(s);
+                }
+                if c == ',' {
+                    previous = None;
                 }
             }
             _ => {
                 start.get_or_insert(i);
             }
+        }
+        if start.is_some() {
+            previous = None;
         }
     }
     if let Some(s) = start {
