@@ -57,11 +57,21 @@ fn read_metadata(
 ) -> Result<(Vec<u8>, Option<skills_parser::ParsedSkill>), ReadError> {
     let mut buf = Vec::new();
     let size = read_prefix(file, METADATA_PREFIX.min(limit), &mut buf)?;
-    if size <= METADATA_PREFIX && (buf.len() as u64) <= limit {
-        return Ok((buf, None));
-    }
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
+    }
+    // The common case: the frontmatter closes inside what was read. Parse it alone, so
+    // neither UTF-8 validation nor the delimiter search walks the body.
+    if !parser.lints() {
+        if let Some(end) = frontmatter_end(&buf) {
+            buf.truncate(end);
+            let dir_name = file.parent().map(dir_name).unwrap_or_default();
+            let parsed = parser.parse(&ParseInput::new(&buf, &dir_name));
+            return Ok((buf, Some(parsed)));
+        }
+    }
+    if size <= METADATA_PREFIX && (buf.len() as u64) <= limit {
+        return Ok((buf, None));
     }
     // Cut at the last line break: never inside a UTF-8 sequence, never mid-line.
     let cut = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
@@ -78,6 +88,38 @@ fn read_metadata(
         return Ok((buf, Some(parsed)));
     }
     read_bounded(file, limit).map(|bytes| (bytes, None))
+}
+
+/// The end of the frontmatter's closing line, found on bytes: a first line `---` (after an
+/// optional BOM), then the next line that is exactly `---` and ends with a line break.
+/// `None` when there is no such line in `bytes` (the parser then reads everything).
+fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
+    let strip = |line: &[u8]| -> Option<usize> {
+        let body = line.strip_suffix(b"\n")?;
+        Some(body.strip_suffix(b"\r").unwrap_or(body).len())
+    };
+    let first = lines.next()?;
+    if first
+        .strip_suffix(b"\n")
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        != Some(b"---")
+    {
+        return None;
+    }
+    let mut end = start + first.len();
+    for line in lines {
+        end += line.len();
+        if strip(line).is_some() && line.starts_with(b"---") && strip(line) == Some(3) {
+            return Some(end);
+        }
+    }
+    None
 }
 
 /// The name a skill directory is known by: its last component, resolved through `.` and
@@ -179,5 +221,24 @@ fn check(
         source,
         parsed: Some(parsed),
         diagnostics,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::frontmatter_end;
+
+    #[test]
+    fn finds_the_end_of_the_closing_line_on_bytes() {
+        assert_eq!(frontmatter_end(b"---\na: 1\n---\nbody"), Some(13));
+        assert_eq!(
+            frontmatter_end(b"\xEF\xBB\xBF---\r\na: 1\r\n---\r\nbody"),
+            Some(19)
+        );
+        assert_eq!(frontmatter_end(b"---\na: x---\n--- \n---\n"), Some(21));
+        assert_eq!(frontmatter_end(b"---\na: 1\n---"), None);
+        assert_eq!(frontmatter_end(b"--- \na: 1\n---\n"), None);
+        assert_eq!(frontmatter_end(b"\n---\na: 1\n---\n"), None);
+        assert_eq!(frontmatter_end(b"---\na: 1\n"), None);
     }
 }

@@ -632,6 +632,12 @@ impl Shared {
                 .with_sources(sources),
         );
         let old = self.current.swap(Arc::clone(&snapshot));
+        let mut subscribers = self.subscribers.lock();
+        if subscribers.is_empty() {
+            // Nobody listens: no events to compute (the initial build of a large index
+            // would otherwise make one per skill).
+            return;
+        }
         let events = diff(&old, &snapshot, changed_dirs);
         tracing::debug!(
             generation = writer.generation,
@@ -642,7 +648,6 @@ impl Shared {
         if events.is_empty() {
             return;
         }
-        let mut subscribers = self.subscribers.lock();
         subscribers.retain(|tx| events.iter().all(|e| tx.send(e.clone()).is_ok()));
     }
 }
