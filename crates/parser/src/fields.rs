@@ -128,6 +128,12 @@ impl FieldReader<'_> {
         self.push(rule, Severity::Error, message, node);
     }
 
+    /// An extension value of the right shape that lacks a part it needs.
+    fn ext_missing(&mut self, field: &str, needed: &str, node: &Node<'_>) {
+        let message = format!("`{field}` needs {needed}; it is ignored");
+        self.push(Rule::ExtensionType, Severity::Warning, message, node);
+    }
+
     fn ext_warning(&mut self, field: &str, expected: &str, node: &Node<'_>) {
         let message = format!(
             "`{field}` should be {expected}, not {}; it is ignored",
@@ -580,13 +586,20 @@ impl FieldReader<'_> {
     }
 
     fn tool_binding(&mut self, value: &Node<'_>) -> Option<ToolBinding> {
-        let deps = entries(value).and_then(|e| get(e, "dependencies"));
-        let Some(Kind::Seq(items)) = deps.map(|d| &d.kind) else {
+        let Some(fields) = entries(value) else {
             self.ext_warning(
                 "tool-binding",
                 "a mapping with a `dependencies` list",
                 value,
             );
+            return None;
+        };
+        let Some(deps) = get(fields, "dependencies") else {
+            self.ext_missing("tool-binding", "a `dependencies` list", value);
+            return None;
+        };
+        let Kind::Seq(items) = &deps.kind else {
+            self.ext_warning("tool-binding.dependencies", "a list", deps);
             return None;
         };
         let mut binding = ToolBinding::default();
@@ -607,6 +620,9 @@ impl FieldReader<'_> {
             };
             match dep {
                 Some(dep) => binding.dependencies.push(dep),
+                None if entries(item).is_some() => {
+                    self.ext_missing("tool-binding.dependencies[]", "a `tool`", item);
+                }
                 None => {
                     self.ext_warning("tool-binding.dependencies[]", "a mapping with `tool`", item)
                 }
@@ -645,6 +661,11 @@ impl FieldReader<'_> {
                         };
                         match dep {
                             Some(dep) => c.dependencies.push(dep),
+                            None if self::entries(item).is_some() => self.ext_missing(
+                                "composition.dependencies[]",
+                                "a `skillName`",
+                                item,
+                            ),
                             None => self.ext_warning(
                                 "composition.dependencies[]",
                                 "a mapping with `skillName`",

@@ -305,6 +305,17 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
             .find(|l| !l.trim().is_empty() && l.len() - l.trim_start().len() < indent)
             .and_then(unquoted_colon_key)
     });
+    // A closing line with trailing characters leaves the real one to close a frontmatter
+    // that swallowed part of the body: name the near miss.
+    if e.message.contains("more than one YAML document") {
+        if let Some(n) = yaml.lines().position(|l| l != "---" && l.trim() == "---") {
+            let message = format!(
+                "invalid YAML: line {} looks like the closing `---` but has other characters or spaces; the closing line must be exactly `---`",
+                n + 2
+            );
+            return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, e.col);
+        }
+    }
     let message = match key {
         Some(key) if e.message.contains("mapping values are not allowed") => format!(
             "invalid YAML: the value of `{key}` contains \": \", which YAML reads as another key; quote the whole value (`{key}: \"...\"`) or use a folded block (`{key}: >-` with the text indented on the next lines)"
