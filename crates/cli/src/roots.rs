@@ -136,18 +136,10 @@ impl Roots {
 /// Why `id` cannot name a plugin root given with `--root plugin:ID=DIR` (the rules of
 /// `SkillIndex::register_plugin`), or `None` when it can.
 fn plugin_id_problem(id: &str, taken: &[String]) -> Option<&'static str> {
-    let valid = !id.is_empty()
-        && id.len() <= 64
-        && id
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
-    if !valid {
-        Some("is not 1-64 characters of ASCII letters, digits, '-', '_' and '.'")
-    } else if Layer::ALL.iter().any(|l| l.as_str() == id) {
-        Some("is a layer name (its skills' qualified names would clash with that layer's)")
-    } else if taken.iter().any(|t| t == id) {
-        Some("is already used by another root")
-    } else {
-        None
-    }
+    skills_index::plugin_id_problem(id).or_else(|| {
+        taken
+            .iter()
+            .any(|t| t == id)
+            .then_some("is already used by another root")
+    })
 }

@@ -118,9 +118,9 @@ fn render_unbudgeted(skills: &[&SkillRecord], include_location: bool) -> String 
     out.push_str("<available_skills>\n");
     for r in skills {
         out.push_str("<skill>\n<name>\n");
-        escape_into(&mut out, py_strip(r.name.as_str()));
+        escape_into(&mut out, py_strip(r.name.as_str()), true);
         out.push_str("\n</name>\n<description>\n");
-        escape_into(&mut out, py_strip(&r.description));
+        escape_into(&mut out, py_strip(&r.description), true);
         out.push_str("\n</description>\n");
         if include_location {
             out.push_str("<location>\n");
@@ -390,17 +390,18 @@ fn escaped_len(c: char) -> usize {
     }
 }
 
-/// `escape(s, true)` written straight into `out`: one pass over the bytes, copying the runs
-/// between special characters (all ASCII, so runs split on character boundaries).
-fn escape_into(out: &mut String, s: &str) {
+/// Python's `html.escape(s, quote)` written straight into `out`: `&`, `<`, `>`, and with
+/// `quote` also `"` and `'`. One pass over the bytes, copying the runs between special
+/// characters (all ASCII, so runs split on character boundaries).
+fn escape_into(out: &mut String, s: &str, quote: bool) {
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         let entity = match b {
             b'&' => "&amp;",
             b'<' => "&lt;",
             b'>' => "&gt;",
-            b'"' => "&quot;",
-            b'\'' => "&#x27;",
+            b'"' if quote => "&quot;",
+            b'\'' if quote => "&#x27;",
             _ => continue,
         };
         out.push_str(&s[start..i]);
@@ -410,23 +411,14 @@ fn escape_into(out: &mut String, s: &str) {
     out.push_str(&s[start..]);
 }
 
-/// Python's `html.escape(s, quote)`: `&`, `<`, `>`, and with `quote` also `"` and `'`.
+/// [`escape_into`] as a value, borrowing `s` when nothing needs escaping.
 fn escape(s: &str, quote: bool) -> Cow<'_, str> {
-    let special = |c: char| matches!(c, '&' | '<' | '>') || (quote && matches!(c, '"' | '\''));
-    if !s.contains(special) {
+    let special = |b: &u8| matches!(b, b'&' | b'<' | b'>') || (quote && matches!(b, b'"' | b'\''));
+    if !s.bytes().any(|b| special(&b)) {
         return Cow::Borrowed(s);
     }
     let mut out = String::with_capacity(s.len() + 16);
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' if quote => out.push_str("&quot;"),
-            '\'' if quote => out.push_str("&#x27;"),
-            _ => out.push(c),
-        }
-    }
+    escape_into(&mut out, s, quote);
     Cow::Owned(out)
 }
 

@@ -166,27 +166,31 @@ impl SkillIndexBuilder {
     }
 }
 
-/// A plugin id: 1-64 characters of letters, digits, `-`, `_`, `.`, and not a layer's name
-/// (qualified names would clash).
-fn check_plugin_id(id: &str) -> Result<(), IndexError> {
+/// Why `id` cannot name a plugin, or `None` when it can: an id is 1-64 characters of ASCII
+/// letters, digits, `-`, `_` and `.`, and not a layer's name (qualified names would clash).
+pub fn plugin_id_problem(id: &str) -> Option<&'static str> {
     let valid = !id.is_empty()
         && id.len() <= 64
         && id
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if !valid {
-        return Err(IndexError::Plugin {
-            id: id.into(),
-            reason: "ids are 1-64 characters of a-z, 0-9, '-', '_', '.'",
-        });
+        Some("is not 1-64 characters of ASCII letters, digits, '-', '_' and '.'")
+    } else if Layer::ALL.iter().any(|l| l.as_str() == id) {
+        Some("is a layer name (its skills' qualified names would clash with that layer's)")
+    } else {
+        None
     }
-    if Layer::ALL.iter().any(|l| l.as_str() == id) {
-        return Err(IndexError::Plugin {
+}
+
+fn check_plugin_id(id: &str) -> Result<(), IndexError> {
+    match plugin_id_problem(id) {
+        Some(reason) => Err(IndexError::Plugin {
             id: id.into(),
-            reason: "a layer name cannot be a plugin id",
-        });
+            reason,
+        }),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 /// The live index of skills.

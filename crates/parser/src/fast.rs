@@ -193,20 +193,7 @@ fn special(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::yaml::{parse_full as full, Limits};
-
-    const LIMITS: Limits = Limits {
-        max_depth: 32,
-        max_nodes: 20_000,
-    };
-
-    /// The fast path, when it accepts, builds the full parser's tree.
-    fn agrees(text: &str) -> bool {
-        match parse(text) {
-            Some(fast) => full(text, LIMITS).ok().flatten().as_ref() == Some(&fast),
-            None => true,
-        }
-    }
+    use crate::fast_path_agrees as agrees;
 
     #[test]
     fn accepts_the_common_shapes_and_agrees() {
