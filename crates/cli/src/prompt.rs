@@ -96,7 +96,7 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
             skills_executor::skill_tool_description(&records, args.locations, args.budget)
         }
         PromptFormat::Active => skills_executor::active_skills(&active),
-        PromptFormat::Instructions => session.instructions(args.budget),
+        PromptFormat::Instructions => session.instructions(args.budget).instructions,
     };
     let mut out = std::io::stdout().lock();
     out.write_all(text.as_bytes())?;

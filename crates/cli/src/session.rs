@@ -1,31 +1,70 @@
-//! `skillctl session`: the executor over JSON lines, so a host in any language can drive
-//! it. One request per line on stdin, one response per line on stdout.
+//! `skillctl session`: the executor's protocol over JSON lines, so a host in any language
+//! can drive it. One request per line on stdin, one response per line on stdout, and with
+//! `--events` event lines (no `id`) when the skills change. This module only moves lines:
+//! every request is answered by `skills_executor::protocol`.
 
-use std::io::{BufRead as _, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, BufWriter, Read as _, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
-use serde_json::{json, Value};
-use skills_executor::{AuditSink, Executor, JsonlFileSink, NullSink, Policy, SessionContext};
+use parking_lot::Mutex;
+use skills_executor::{
+    protocol, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink, Policy,
+    Session, SessionContext,
+};
 use skills_model::Layer;
 
 use crate::roots::RootArgs;
 
-/// Serve the runtime tools as JSON lines on stdin and stdout.
+/// What `check_tool` answers when no active skill restricts tools.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DecisionArg {
+    /// Allow the call.
+    Allow,
+    /// Deny the call.
+    Deny,
+}
+
+/// How active skills' instructions reach the model.
+#[derive(Debug, Clone, Copy, clap::ValueEnum)]
+pub(crate) enum DeliveryArg {
+    /// In the load's tool result.
+    ToolResult,
+    /// In `instructions` on every model call.
+    TopLevel,
+}
+
+/// A `--trust` value: a layer, or one plugin as `plugin:ID`.
+#[derive(Debug, Clone)]
+pub(crate) enum TrustArg {
+    Layer(Layer),
+    Plugin(String),
+}
+
+fn parse_trust(s: &str) -> Result<TrustArg, String> {
+    match s.split_once(':') {
+        Some(("plugin", id)) if !id.is_empty() => Ok(TrustArg::Plugin(id.to_owned())),
+        Some(_) => Err(format!("{s:?}: expected a layer or plugin:ID")),
+        None => s.parse::<Layer>().map(TrustArg::Layer).map_err(|e| e.to_string()),
+    }
+}
+
+/// The options every command that serves sessions shares (`session`, `mcp`).
 #[derive(Debug, clap::Args)]
-pub(crate) struct SessionArgs {
+pub(crate) struct SessionOptions {
     #[command(flatten)]
-    roots: RootArgs,
+    pub(crate) roots: RootArgs,
     /// Append audit events to this file (JSON lines).
     #[arg(long, value_name = "FILE")]
     audit: Option<std::path::PathBuf>,
     /// fsync the audit file after every event.
     #[arg(long)]
     audit_fsync: bool,
-    /// Trust a layer to run scripts and hooks (repeatable; project is untrusted by default).
-    #[arg(long, value_name = "LAYER")]
-    trust: Vec<Layer>,
+    /// Trust a layer, or one plugin as plugin:ID, to run scripts and hooks (repeatable;
+    /// project and plugins registered over the protocol are untrusted by default).
+    #[arg(long, value_name = "LAYER", value_parser = parse_trust)]
+    trust: Vec<TrustArg>,
     /// The cap on active skills.
     #[arg(long, default_value_t = 8)]
     max_active: usize,
@@ -41,48 +80,147 @@ pub(crate) struct SessionArgs {
     /// Declare a tool's primary argument for check_tool: TOOL=FIELD (repeatable).
     #[arg(long, value_name = "TOOL=FIELD")]
     primary_arg: Vec<String>,
+    /// What check_tool answers when no active skill restricts tools.
+    #[arg(long, value_enum, default_value = "allow")]
+    default_decision: DecisionArg,
+    /// How active skills' instructions reach the model: in the load's tool result, or in
+    /// `instructions` on every call.
+    #[arg(long, value_enum, default_value = "tool-result")]
+    delivery: DeliveryArg,
+    /// Do not follow the filesystem: the skills are those found at start (and `reload`).
+    #[arg(long)]
+    no_watch: bool,
+}
+
+impl SessionOptions {
+    /// The executor these options describe, over a watching index unless `--no-watch`.
+    pub(crate) fn executor(&self) -> Result<Executor> {
+        let index = Arc::new(self.roots.build_index(!self.no_watch)?);
+        let mut policy = Policy::builder()
+            .max_active(self.max_active)
+            .default_decision(match self.default_decision {
+                DecisionArg::Allow => DefaultDecision::Allow,
+                DecisionArg::Deny => DefaultDecision::Deny,
+            })
+            .delivery(match self.delivery {
+                DeliveryArg::ToolResult => Delivery::ToolResult,
+                DeliveryArg::TopLevel => Delivery::TopLevel,
+            });
+        for trust in &self.trust {
+            policy = match trust {
+                TrustArg::Layer(layer) => policy.trust(*layer),
+                TrustArg::Plugin(id) => policy.trust_plugin(id),
+            };
+        }
+        for spec in &self.primary_arg {
+            let (tool, field) = spec
+                .split_once('=')
+                .with_context(|| format!("--primary-arg {spec:?}: expected TOOL=FIELD"))?;
+            policy = policy.primary_arg(tool, field);
+        }
+        let sink: Arc<dyn AuditSink> = match &self.audit {
+            Some(path) => Arc::new(
+                JsonlFileSink::open(path)
+                    .with_context(|| format!("opening the audit file {}", path.display()))?
+                    .with_fsync(self.audit_fsync),
+            ),
+            None => Arc::new(NullSink),
+        };
+        Ok(Executor::builder(index)
+            .policy(policy.build())
+            .audit_sink(sink)
+            .build())
+    }
+
+    /// A session of `executor` for these options' context; the trust options in force
+    /// are audited as `policy_override`.
+    pub(crate) fn session(&self, executor: &Executor) -> Result<Session> {
+        let mut context = SessionContext::builder();
+        if let Some(a) = &self.agent {
+            context = context.agent(a);
+        }
+        if let Some(t) = &self.tenant {
+            context = context.tenant(t);
+        }
+        if let Some(e) = &self.environment {
+            context = context.environment(e);
+        }
+        let session = executor.session(context.build());
+        for trust in &self.trust {
+            let option = match trust {
+                TrustArg::Layer(layer) => format!("--trust {layer}"),
+                TrustArg::Plugin(id) => format!("--trust plugin:{id}"),
+            };
+            session
+                .audit_policy_override(&option)
+                .context("auditing the session's options")?;
+        }
+        Ok(session)
+    }
+}
+
+/// Serve the runtime tools as JSON lines on stdin and stdout.
+#[derive(Debug, clap::Args)]
+pub(crate) struct SessionArgs {
+    #[command(flatten)]
+    options: SessionOptions,
+    /// Also write event lines (no `id`): skills_changed, active_skill_outdated.
+    #[arg(long)]
+    events: bool,
+}
+
+/// The longest request line served: 4 MiB.
+const MAX_LINE: u64 = 4 << 20;
+
+type Out = Mutex<BufWriter<std::io::Stdout>>;
+
+fn write_line(out: &Out, line: &str, flush: bool) -> std::io::Result<()> {
+    let mut out = out.lock();
+    out.write_all(line.as_bytes())?;
+    out.write_all(b"\n")?;
+    if flush {
+        out.flush()?;
+    }
+    Ok(())
 }
 
 pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
-    let index = Arc::new(args.roots.build_index(false)?);
-    let mut policy = Policy::builder().max_active(args.max_active);
-    for layer in &args.trust {
-        policy = policy.trust(*layer);
-    }
-    for spec in &args.primary_arg {
-        let (tool, field) = spec
-            .split_once('=')
-            .with_context(|| format!("--primary-arg {spec:?}: expected TOOL=FIELD"))?;
-        policy = policy.primary_arg(tool, field);
-    }
-    let sink: Arc<dyn AuditSink> = match &args.audit {
-        Some(path) => Arc::new(
-            JsonlFileSink::open(path)
-                .with_context(|| format!("opening the audit file {}", path.display()))?
-                .with_fsync(args.audit_fsync),
-        ),
-        None => Arc::new(NullSink),
-    };
-    let executor = Executor::builder(index)
-        .policy(policy.build())
-        .audit_sink(sink)
-        .build();
-    let mut context = SessionContext::builder();
-    if let Some(a) = &args.agent {
-        context = context.agent(a);
-    }
-    if let Some(t) = &args.tenant {
-        context = context.tenant(t);
-    }
-    if let Some(e) = &args.environment {
-        context = context.environment(e);
-    }
-    let session = executor.session(context.build());
+    let executor = args.options.executor()?;
+    let batches = args.events.then(|| executor.index().subscribe_batches());
+    let session = args.options.session(&executor)?;
     // Whatever ends the loop (end of input, a broken pipe), the task guard deactivates
     // every skill, audited.
     let _task = session.task();
-    let mut stdin = std::io::stdin().lock();
-    let mut out = std::io::stdout().lock();
+    let out: Out = Mutex::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
+    let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+    std::thread::scope(|scope| {
+        if let Some(batches) = batches {
+            let (session, out) = (&session, &out);
+            scope.spawn(move || loop {
+                crossbeam_channel::select! {
+                    recv(batches) -> batch => {
+                        let Ok(batch) = batch else { break };
+                        for event in protocol::events(session, &batch) {
+                            if write_line(out, &protocol::event_line(&event), true).is_err() {
+                                return;
+                            }
+                        }
+                    }
+                    recv(stopped) -> _ => break,
+                }
+            });
+        }
+        let result = serve(&session, &out);
+        drop(stop);
+        result
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Answers request lines until the end of input. Responses are buffered and flushed when
+/// no further request is waiting.
+fn serve(session: &Session, out: &Out) -> Result<()> {
+    let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
     // like any other, and the session goes on.
     let mut bytes = Vec::new();
@@ -96,95 +234,35 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
         if read == 0 {
             break;
         }
-        if bytes.len() as u64 > MAX_LINE {
+        let response = if bytes.len() as u64 > MAX_LINE {
             // Skip the rest of the line, then answer it.
             if !bytes.ends_with(b"\n") {
-                let mut sink = Vec::new();
+                let mut rest = Vec::new();
                 while {
-                    sink.clear();
+                    rest.clear();
                     let n = (&mut stdin)
                         .take(1 << 16)
-                        .read_until(b'\n', &mut sink)
+                        .read_until(b'\n', &mut rest)
                         .context("reading stdin")?;
-                    n > 0 && !sink.ends_with(b"\n")
+                    n > 0 && !rest.ends_with(b"\n")
                 } {}
             }
-            let message = format!("the request line is over {MAX_LINE} bytes");
-            writeln!(
-                out,
-                "{}",
-                error(&Value::Null, "SKILL_BAD_REQUEST", &message)
-            )?;
-            out.flush()?;
-            continue;
-        }
-        let response = match std::str::from_utf8(&bytes) {
-            Ok(line) if line.trim().is_empty() => continue,
-            Ok(line) => respond(&session, line.trim_end_matches(['\n', '\r'])),
-            Err(e) => error(
-                &Value::Null,
+            protocol::error_line(
                 "SKILL_BAD_REQUEST",
-                &format!("the request line is not UTF-8: {e}"),
-            ),
-        };
-        writeln!(out, "{response}")?;
-        out.flush()?;
-    }
-    Ok(ExitCode::SUCCESS)
-}
-
-/// The longest request line served: 4 MiB.
-const MAX_LINE: u64 = 4 << 20;
-
-fn error(id: &Value, code: &str, message: &str) -> Value {
-    json!({"id": id, "ok": false, "error": {"code": code, "message": message}})
-}
-
-fn respond(session: &skills_executor::Session, line: &str) -> Value {
-    let request: Value = match serde_json::from_str(line) {
-        Ok(v) => v,
-        Err(e) => {
-            return error(
-                &Value::Null,
-                "SKILL_BAD_REQUEST",
-                &format!("not a JSON request: {e}"),
+                &format!("the request line is over {MAX_LINE} bytes"),
             )
-        }
-    };
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
-    let Some(tool) = request.get("tool").and_then(Value::as_str) else {
-        return error(
-            &id,
-            "SKILL_BAD_REQUEST",
-            "a request needs \"tool\" (a string) and \"input\"",
-        );
-    };
-    let input = request.get("input").cloned().unwrap_or(Value::Null);
-    match tool {
-        "check_tool" => {
-            let Some(name) = input.get("tool").and_then(Value::as_str) else {
-                return error(
-                    &id,
-                    "SKILL_BAD_INPUT",
-                    "check_tool needs input.tool (a string)",
-                );
-            };
-            let call_input = input.get("input").cloned().unwrap_or(Value::Null);
-            let d = session.check_tool(name, &call_input);
-            let decision = if d.allowed { "allow" } else { "deny" };
-            json!({"id": id, "ok": true, "output": {"decision": decision, "reason": d.reason}})
-        }
-        "tool_definitions" => json!({"id": id, "ok": true, "output": session.tool_definitions()}),
-        "instructions" => {
-            let budget = input
-                .get("budget")
-                .and_then(Value::as_u64)
-                .and_then(|b| usize::try_from(b).ok());
-            json!({"id": id, "ok": true, "output": {"instructions": session.instructions(budget)}})
-        }
-        _ => match session.call_tool(tool, input) {
-            Ok(output) => json!({"id": id, "ok": true, "output": output}),
-            Err(e) => error(&id, e.code(), &e.to_string()),
-        },
+        } else {
+            match std::str::from_utf8(&bytes) {
+                Ok(line) if line.trim().is_empty() => continue,
+                Ok(line) => protocol::respond_line(session, line.trim_end_matches(['\n', '\r'])),
+                Err(e) => protocol::error_line(
+                    "SKILL_BAD_REQUEST",
+                    &format!("the request line is not UTF-8: {e}"),
+                ),
+            }
+        };
+        write_line(out, &response, stdin.buffer().is_empty())?;
     }
+    out.lock().flush()?;
+    Ok(())
 }

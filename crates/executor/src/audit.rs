@@ -11,15 +11,17 @@ use parking_lot::Mutex;
 use serde::Serialize;
 
 /// What an audit event records.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum AuditKind {
     /// A skill was pushed on a session's stack.
     SkillActivated,
     /// A skill left a session's stack.
     SkillDeactivated,
-    /// A host tool call was allowed.
+    /// A host tool call was decided (allowed) under at least one active skill.
     ToolExecutionInSkill,
+    /// A host tool call was decided with no skill active.
+    ToolCheckedWithoutSkill,
     /// A host tool call was denied.
     ToolRestrictionViolated,
     /// A host read of a skill's script was refused.
@@ -30,10 +32,17 @@ pub enum AuditKind {
     ScriptExecuted,
     /// A `hooks.pre` or `hooks.post` script ran.
     HookExecuted,
+    /// A plugin root was registered over the protocol.
+    PluginRegistered,
+    /// A plugin root was unregistered over the protocol (its active skills were
+    /// deactivated first, each with its own event).
+    PluginUnregistered,
+    /// An authoring or trust option that loosens the defaults is in force for the session.
+    PolicyOverride,
 }
 
 /// One audit record. Fields that do not apply are left out of the JSON.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct AuditEvent {
     /// RFC 3339, UTC, milliseconds.
     pub timestamp: String,
@@ -56,9 +65,31 @@ pub struct AuditEvent {
     /// The skill concerned.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub skill_name: Option<String>,
-    /// The tool called (or the file read, the script run).
+    /// The tool called (a host tool, or the runtime tool that read or ran a file).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
+    /// The file read, the script or hook run, the plugin root registered: relative to the
+    /// skill folder for skill files.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The rule that decided a tool call, as written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+    /// The `SKILL.md` digest of the version activated or deactivated.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub digest: Option<String>,
+    /// For an activation that replaces a loaded version: the digest it replaces.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub previous_digest: Option<String>,
+    /// For an activation: `model` or `host`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub activated_by: Option<String>,
+    /// The plugin registered or unregistered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plugin_id: Option<String>,
+    /// For `policy_override`: the option in force.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub option: Option<String>,
     /// The decision, for tool calls.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_allowed: Option<bool>,
@@ -85,6 +116,13 @@ impl AuditEvent {
             tenant_id: None,
             skill_name: None,
             tool_name: None,
+            path: None,
+            rule: None,
+            digest: None,
+            previous_digest: None,
+            activated_by: None,
+            plugin_id: None,
+            option: None,
             tool_allowed: None,
             allowed_tools: None,
             error: None,

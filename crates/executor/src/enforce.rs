@@ -70,6 +70,10 @@ pub struct Decision {
     pub reason: String,
     /// Whether the denial is the script-read protection.
     pub script_read: bool,
+    /// The active skill whose rules decided (none when no active skill restricts the call).
+    pub skill: Option<String>,
+    /// The rule that decided, as written (none for a call no rule names).
+    pub rule: Option<String>,
 }
 
 impl Decision {
@@ -78,6 +82,8 @@ impl Decision {
             allowed: true,
             reason: reason.to_owned(),
             script_read: false,
+            skill: None,
+            rule: None,
         }
     }
 
@@ -86,7 +92,20 @@ impl Decision {
             allowed: false,
             reason,
             script_read: false,
+            skill: None,
+            rule: None,
         }
+    }
+
+    /// A denial of the executor itself (the audit cannot be written).
+    pub(crate) fn refused(reason: String) -> Decision {
+        Decision::deny(reason)
+    }
+
+    fn by(mut self, rules: &CompiledRules, rule: Option<String>) -> Decision {
+        self.skill = Some(rules.skill.clone());
+        self.rule = rule;
+        self
     }
 }
 
@@ -262,17 +281,25 @@ pub(crate) fn decide<'a>(
                 "the active skill {:?} confines file access to its own folder ({}), and this {tool} call names no path",
                 rules.skill,
                 rules.dir.display()
-            ));
+            ))
+            .by(rules, Some("security.fileSystemScope: skill-directory".into()));
         }
     }
     if arg.is_none() {
         // A deny rule with a specifier cannot be checked without the argument: fail closed
         // (also when the host declares no primary argument for the tool, so none is found).
         if let Some(rules) = stack.clone().find(|r| r.disallowed.names_tool(tool)) {
+            let rule = rules
+                .disallowed
+                .rules()
+                .iter()
+                .find(|r| r.matches_tool(tool))
+                .map(ToString::to_string);
             return Decision::deny(format!(
                 "{tool} is restricted by the disallowed-tools of the active skill {:?}, and this call has no argument to check",
                 rules.skill
-            ));
+            ))
+            .by(rules, rule);
         }
     }
     let path = match (path_tool, arg) {
@@ -283,13 +310,13 @@ pub(crate) fn decide<'a>(
         for rules in stack.clone() {
             if tool.eq_ignore_ascii_case("read") && rules.touches(path, "scripts") {
                 return Decision {
-                    allowed: false,
-                    reason: format!(
+                    script_read: true,
+                    ..Decision::deny(format!(
                         "{arg} is a script of the active skill {:?}: run it with skills_run_script instead of reading it",
                         rules.skill
-                    ),
-                    script_read: true,
-                };
+                    ))
+                }
+                .by(rules, None);
             }
             // The scripts of an active skill run with its layer's trust: the model must not
             // be able to write one and then run it.
@@ -297,7 +324,8 @@ pub(crate) fn decide<'a>(
                 return Decision::deny(format!(
                     "{arg} is a script of the active skill {:?}: its scripts cannot be changed while it is active",
                     rules.skill
-                ));
+                ))
+                .by(rules, None);
             }
             // Confined: the path must stay inside as written and as resolved (a link
             // inside the skill that points outside does not count as inside).
@@ -306,7 +334,8 @@ pub(crate) fn decide<'a>(
                     "the active skill {:?} confines file access to its own folder ({})",
                     rules.skill,
                     rules.dir.display()
-                ));
+                ))
+                .by(rules, Some("security.fileSystemScope: skill-directory".into()));
             }
         }
     }
@@ -323,6 +352,7 @@ pub(crate) fn decide<'a>(
     let (parts, substitutes) = shell_parts(if bash { arg.unwrap_or("") } else { "" });
     let redirect = bash && arg.is_some_and(redirects_output);
     let mut restricted = false;
+    let mut deciding: Option<&CompiledRules> = None;
     for rules in stack {
         let denied = rules.disallowed.any_matches(tool, arg)
             || arg.is_some_and(|a| rules.disallowed.any_matches(tool, Some(a.trim())))
@@ -339,15 +369,23 @@ pub(crate) fn decide<'a>(
                     deny_forms(a).any(|p| rules.disallowed.any_matches(tool, Some(&p)))
                 }));
         if denied {
+            let rule = rules
+                .disallowed
+                .rules()
+                .iter()
+                .find(|r| r.matches_tool(tool))
+                .map(ToString::to_string);
             return Decision::deny(format!(
                 "{tool} is in the disallowed-tools of the active skill {:?}",
                 rules.skill
-            ));
+            ))
+            .by(rules, rule);
         }
         let Some(allowed) = &rules.allowed else {
             continue;
         };
         restricted = true;
+        deciding = Some(rules);
         let unrestricted = allowed.any_matches(tool, None);
         let permitted = if unrestricted {
             true
@@ -387,10 +425,30 @@ pub(crate) fn decide<'a>(
             return Decision::deny(format!(
                 "{what} is not in the allowed-tools of the active skill {:?}{why}",
                 rules.skill
-            ));
+            ))
+            .by(rules, None);
         }
     }
-    if restricted {
+    if let (true, Some(rules)) = (restricted, deciding) {
+        // The rule of the top restricting skill that admits the call (for a compound Bash
+        // line, the one its first command matched).
+        let first = if bash { parts.clone().next() } else { None };
+        let rule = rules.allowed.as_ref().and_then(|allowed| {
+            allowed
+                .first_match(tool, None)
+                .or_else(|| first.and_then(|p| allowed.first_match(tool, Some(p))))
+                .or_else(|| lexical.as_deref().and_then(|l| allowed.first_match(tool, Some(l))))
+                .or_else(|| allowed.first_match(tool, arg))
+                .or_else(|| {
+                    rules
+                        .allowed_canonical
+                        .as_ref()
+                        .and_then(|c| resolved.as_deref().and_then(|r| c.first_match(tool, Some(r))))
+                })
+                .map(ToString::to_string)
+        });
+        Decision::allow("allowed by every active skill's allowed-tools").by(rules, rule)
+    } else if restricted {
         Decision::allow("allowed by every active skill's allowed-tools")
     } else if default_allow {
         Decision::allow("no active skill restricts tools")

@@ -1,6 +1,7 @@
 //! The executor's error type. Every variant has a stable code that `skillctl session` and
 //! hosts put in front of the model.
 
+use skills_index::IndexError;
 use thiserror::Error;
 
 use crate::ScriptError;
@@ -90,21 +91,47 @@ pub enum ExecError {
     /// The script could not be started.
     #[error(transparent)]
     Script(#[from] ScriptError),
-    /// A host tool call was denied.
-    #[error("{0}")]
-    ToolNotAllowed(String),
+    /// `skills_read` was asked for a file under the skill's `scripts/`: scripts are run,
+    /// never read.
+    #[error("{path:?} is a script of {skill:?}: scripts are run, not read; run it with skills_run_script")]
+    ScriptNotReadable {
+        /// The skill.
+        skill: String,
+        /// The path as given.
+        path: String,
+    },
+    /// A script's bytes changed since its skill was loaded.
+    #[error("{path:?} of {skill:?} changed since the skill was loaded, so it is not run; load the skill again (skills_load) to pin the new version")]
+    ScriptChanged {
+        /// The skill.
+        skill: String,
+        /// The path as given.
+        path: String,
+    },
+    /// The host activated this skill for the task; the model cannot unload or replace it.
+    #[error("{0:?} was activated by the host for this task and stays active until the task ends")]
+    PinnedByHost(String),
     /// The audit sink could not record the event, so the call was refused.
     #[error("the audit log cannot be written, so the call is refused: {0}")]
-    Audit(String),
+    Audit(#[source] std::io::Error),
     /// The tool input is malformed.
     #[error("invalid input: {0}")]
     BadInput(String),
     /// No runtime tool has this name.
     #[error("no runtime tool named {0:?}")]
     UnknownTool(String),
-    /// The skill's files could not be read.
-    #[error("{0}")]
-    Load(String),
+    /// The index refused (a plugin id, a skill whose files cannot be read).
+    #[error(transparent)]
+    Index(IndexError),
+}
+
+impl From<IndexError> for ExecError {
+    fn from(e: IndexError) -> ExecError {
+        match e {
+            IndexError::NotFound { name, suggestion } => ExecError::NotFound { name, suggestion },
+            other => ExecError::Index(other),
+        }
+    }
 }
 
 impl ExecError {
@@ -123,11 +150,13 @@ impl ExecError {
             ExecError::Untrusted { .. } => "SKILL_UNTRUSTED",
             ExecError::ScriptsForbidden(_) => "SKILL_SCRIPTS_FORBIDDEN",
             ExecError::Script(_) => "SKILL_SCRIPT_FAILED",
-            ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
+            ExecError::ScriptNotReadable { .. } => "SKILL_SCRIPT_NOT_READABLE",
+            ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",
+            ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",
             ExecError::UnknownTool(_) => "SKILL_UNKNOWN_TOOL",
-            ExecError::Load(_) => "SKILL_LOAD_FAILED",
+            ExecError::Index(e) => e.code(),
         }
     }
 }

@@ -1,23 +1,40 @@
 //! The executor: sessions with a stack of active skills, enforcement of their
-//! `allowed-tools`, the runtime tools a model calls, the script runner, the audit trail and
-//! prompt rendering.
+//! `allowed-tools`, the runtime tools a model calls, the script runner, the audit trail,
+//! prompt rendering, and the protocol layer every transport speaks.
+//!
+//! The Rust API is typed: a [`Session`]'s operations return the values in this crate
+//! ([`LoadReceipt`], [`FileContent`], [`ScriptRun`], [`Decision`]...). JSON appears only
+//! at the edge, in [`protocol`].
 
 mod audit;
+mod check;
 mod enforce;
+mod env;
 mod error;
+mod executor;
+mod files;
 mod policy;
 mod prompt;
+pub mod protocol;
+mod results;
+mod run;
 mod script;
 mod session;
-mod tools;
+mod stack;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
 pub use error::ExecError;
+pub use executor::{Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder};
 pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder};
 pub use prompt::{active_skills, available_skills, instructions, skill_tool_description};
-pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
-pub use session::{
-    Executor, ExecutorBuilder, LoadMode, Session, SessionContext, SessionContextBuilder, TaskGuard,
+pub use protocol::ToolDefinition;
+pub use results::{
+    ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
+    ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
+    ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use tools::ToolDefinition;
+pub use run::ScriptCall;
+pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
+pub use session::Session;
+pub use stack::{LoadMode, TaskGuard};

@@ -29,6 +29,10 @@ pub enum DefaultDecision {
 #[derive(Debug, Clone)]
 pub struct Policy {
     pub(crate) trusted: Vec<Layer>,
+    /// Plugins trusted by id, and whether plugins registered over the wire are trusted as
+    /// a layer (`--trust plugin` given explicitly).
+    pub(crate) trusted_plugins: Vec<String>,
+    pub(crate) registered_plugins_trusted: bool,
     pub(crate) max_active: usize,
     pub(crate) delivery: Delivery,
     pub(crate) read_limit: u64,
@@ -71,6 +75,8 @@ impl Policy {
         PolicyBuilder {
             policy: Policy {
                 trusted: vec![Layer::Enterprise, Layer::Personal, Layer::Plugin],
+                trusted_plugins: Vec::new(),
+                registered_plugins_trusted: false,
                 max_active: 8,
                 delivery: Delivery::ToolResult,
                 read_limit: 200_000,
@@ -89,14 +95,40 @@ impl Policy {
     pub fn trusts(&self, layer: Layer) -> bool {
         self.trusted.contains(&layer)
     }
+
+    /// Whether a skill of `layer` (and `plugin`, for plugin skills) may run scripts and
+    /// hooks. A plugin registered over the protocol (`registered`) is trusted only when
+    /// the host trusts it by id or trusts the plugin layer explicitly.
+    pub(crate) fn trusts_skill(
+        &self,
+        layer: Layer,
+        plugin: Option<&str>,
+        origin: crate::PluginOrigin,
+    ) -> bool {
+        let by_id = plugin.is_some_and(|id| self.trusted_plugins.iter().any(|t| t == id));
+        match origin {
+            crate::PluginOrigin::Protocol => by_id || self.registered_plugins_trusted,
+            crate::PluginOrigin::Host => by_id || self.trusts(layer),
+        }
+    }
 }
 
 impl PolicyBuilder {
-    /// Trusts a layer to run scripts and hooks.
+    /// Trusts a layer to run scripts and hooks. Trusting [`Layer::Plugin`] explicitly also
+    /// trusts plugins registered over the protocol.
     pub fn trust(mut self, layer: Layer) -> PolicyBuilder {
         if !self.policy.trusted.contains(&layer) {
             self.policy.trusted.push(layer);
         }
+        if layer == Layer::Plugin {
+            self.policy.registered_plugins_trusted = true;
+        }
+        self
+    }
+
+    /// Trusts one plugin, by id, to run scripts and hooks (however it was registered).
+    pub fn trust_plugin(mut self, id: impl Into<String>) -> PolicyBuilder {
+        self.policy.trusted_plugins.push(id.into());
         self
     }
 

@@ -91,6 +91,9 @@ pub enum ScriptError {
         /// The OS error.
         source: std::io::Error,
     },
+    /// The request passes an environment variable no script may receive.
+    #[error("the environment variable {0:?} cannot be passed to a script: names are upper-case letters, digits and underscores, and none that the shell, an interpreter or the loader reads as code, options or a search path")]
+    Environment(String),
 }
 
 /// The interpreter for a script, by extension: `.py` python3, `.sh` bash, `.js` node,
@@ -124,6 +127,10 @@ const CHUNK: usize = 64 * 1024;
 
 /// Runs one script to completion or timeout.
 pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptError> {
+    // The filter is here, in the runner, so that no caller can skip it.
+    if let Some((name, _)) = request.env.iter().find(|(k, _)| crate::env::refused(k)) {
+        return Err(ScriptError::Environment(name.clone()));
+    }
     let script = std::path::absolute(request.script).map_err(|e| spawn_error(request.script, e))?;
     let mut command = command_for(&script, request)?;
 

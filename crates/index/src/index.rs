@@ -209,7 +209,7 @@ pub struct SkillIndex {
 pub(crate) struct Shared {
     current: ArcSwap<Snapshot>,
     pub(crate) writer: Mutex<Writer>,
-    subscribers: Mutex<Vec<Sender<ChangeEvent>>>,
+    subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) config: Config,
 }
 
@@ -353,7 +353,15 @@ impl SkillIndex {
     /// A channel of change events, from the next publication on.
     pub fn subscribe(&self) -> Receiver<ChangeEvent> {
         let (tx, rx) = crossbeam_channel::unbounded();
-        self.shared.subscribers.lock().push(tx);
+        self.shared.subscribers.lock().push(Subscriber::Each(tx));
+        rx
+    }
+
+    /// A channel of the change events of each publication, one message per generation (a
+    /// publication that changes nothing sends nothing), from the next publication on.
+    pub fn subscribe_batches(&self) -> Receiver<Arc<[ChangeEvent]>> {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        self.shared.subscribers.lock().push(Subscriber::Batch(tx));
         rx
     }
 
@@ -652,8 +660,21 @@ impl Shared {
         if events.is_empty() {
             return;
         }
-        subscribers.retain(|tx| events.iter().all(|e| tx.send(e.clone()).is_ok()));
+        let batch: Arc<[ChangeEvent]> = events.into();
+        subscribers.retain(|s| match s {
+            Subscriber::Each(tx) => batch.iter().all(|e| tx.send(e.clone()).is_ok()),
+            Subscriber::Batch(tx) => tx.send(Arc::clone(&batch)).is_ok(),
+        });
     }
+}
+
+/// A listener of [`SkillIndex::subscribe`] or [`SkillIndex::subscribe_batches`].
+#[derive(Debug)]
+pub(crate) enum Subscriber {
+    /// One message per event.
+    Each(Sender<ChangeEvent>),
+    /// One message per publication.
+    Batch(Sender<Arc<[ChangeEvent]>>),
 }
 
 /// Whether discovery of layered roots ([`DiscoveryOptions::roots`]) skips a folder of this

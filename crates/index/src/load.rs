@@ -70,6 +70,20 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
     }
     let body = parsed.body(&bytes).to_owned();
     let digest = format!("sha256:{:x}", Sha256::digest(&bytes));
+    // One version: the record (and so the rules a session enforces) comes from the same
+    // bytes as the body, never from the snapshot's older reading of the file.
+    let record = {
+        let mut frontmatter = parsed.frontmatter;
+        let description = frontmatter.description.take().unwrap_or_default();
+        frontmatter.name = None;
+        Arc::new(skills_model::SkillRecord {
+            description: description.into(),
+            frontmatter: Arc::new(frontmatter),
+            body_offset: parsed.body_offset,
+            diagnostics: parsed.diagnostics.into(),
+            ..(*record).clone()
+        })
+    };
     let mut files = Vec::new();
     match source {
         Some((rel, source)) => {

@@ -220,6 +220,11 @@ impl ToolRules {
         self.0.iter().any(|rule| rule.matches(tool, argument))
     }
 
+    /// The first rule that matches the call.
+    pub fn first_match(&self, tool: &str, argument: Option<&str>) -> Option<&ToolRule> {
+        self.0.iter().find(|rule| rule.matches(tool, argument))
+    }
+
     /// Whether any rule names `tool`, whatever its specifier.
     pub fn names_tool(&self, tool: &str) -> bool {
         self.0.iter().any(|rule| rule.matches_tool(tool))

@@ -1,0 +1,51 @@
+//! Which environment variables a script may receive from a call.
+
+/// Whether a call may set this environment variable for a script. An allow-list of shape
+/// (`[A-Z][A-Z0-9_]*`) minus every name an interpreter, the shell or the dynamic loader
+/// reads as code, a search path or options, and the names that move a tool's configuration
+/// (`XDG_CONFIG_HOME` as well as `HOME`: git's configuration runs commands) or name a
+/// program to start: a model passes data to a script, never code to what runs it.
+pub(crate) fn refused(name: &str) -> bool {
+    const EXACT: [&str; 28] = [
+        "ENV",
+        "PATH",
+        "HOME",
+        "IFS",
+        "PS4",
+        "SHELLOPTS",
+        "BASHOPTS",
+        "CDPATH",
+        "GCONV_PATH",
+        "TMPDIR",
+        "LOCPATH",
+        // Programs that other programs start, and the configuration they read.
+        "SHELL",
+        "EDITOR",
+        "VISUAL",
+        "PAGER",
+        "MANPAGER",
+        "BROWSER",
+        "LESSOPEN",
+        "LESSCLOSE",
+        "ZDOTDIR",
+        "PROMPT_COMMAND",
+        "CURL_HOME",
+        "WGETRC",
+        "CLASSPATH",
+        "PHPRC",
+        "GLIBC_TUNABLES",
+        "RUSTFLAGS",
+        "TERMINFO",
+    ];
+    const PREFIXES: [&str; 23] = [
+        "LD_", "DYLD_", "BASH", "PYTHON", "PERL", "RUBY", "NODE_", "GIT_", "JAVA_", "JDK_", "GEM_",
+        "NPM_", "XDG_", "OPENSSL_", "LUA_", "PHP_", "CARGO_", "RUSTC", "BUNDLE_", "PIP_", "SSH_",
+        "TCL", "MALLOC_",
+    ];
+    let shaped = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
+    !shaped || EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+}
+

@@ -1,0 +1,254 @@
+//! The `Executor`, shared by every session: the index, the host's policy, the audit sink,
+//! and the plugins registered over the protocol. Also who a session works for
+//! (`SessionContext`).
+
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use skills_index::SkillIndex;
+use skills_model::SkillRecord;
+
+use crate::audit::{AuditSink, NullSink};
+use crate::{ExecError, Policy, Session};
+
+/// How a plugin root came to the index: from the host's own code (its trust follows the
+/// plugin layer's), or over the protocol (untrusted unless the host trusts it by id or
+/// trusts the plugin layer explicitly).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PluginOrigin {
+    /// Registered by the host's code (`SkillIndex::register_plugin`, a builder root).
+    Host,
+    /// Registered over the protocol (`register_plugin`).
+    Protocol,
+}
+
+/// Serves sessions over one index, one policy and one audit sink. Cheap to clone; share it
+/// across threads.
+#[derive(Debug, Clone)]
+pub struct Executor {
+    inner: Arc<Inner>,
+}
+
+#[derive(Debug)]
+pub(crate) struct Inner {
+    pub(crate) index: Arc<SkillIndex>,
+    pub(crate) policy: Policy,
+    pub(crate) sink: Arc<dyn AuditSink>,
+    /// Plugin ids registered over the protocol.
+    pub(crate) registered: Mutex<HashSet<String>>,
+}
+
+/// Configures an [`Executor`].
+#[derive(Debug)]
+pub struct ExecutorBuilder {
+    index: Arc<SkillIndex>,
+    policy: Policy,
+    sink: Arc<dyn AuditSink>,
+}
+
+impl ExecutorBuilder {
+    /// The policy (default: [`Policy::default`]).
+    pub fn policy(mut self, policy: Policy) -> ExecutorBuilder {
+        self.policy = policy;
+        self
+    }
+
+    /// Where audit events are recorded (default: nowhere but `tracing`).
+    pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> ExecutorBuilder {
+        self.sink = sink;
+        self
+    }
+
+    /// The executor.
+    pub fn build(self) -> Executor {
+        Executor {
+            inner: Arc::new(Inner {
+                index: self.index,
+                policy: self.policy,
+                sink: self.sink,
+                registered: Mutex::new(HashSet::new()),
+            }),
+        }
+    }
+}
+
+impl Executor {
+    /// A builder over `index`.
+    pub fn builder(index: Arc<SkillIndex>) -> ExecutorBuilder {
+        ExecutorBuilder {
+            index,
+            policy: Policy::default(),
+            sink: Arc::new(NullSink),
+        }
+    }
+
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Executor {
+        Executor { inner }
+    }
+
+    /// Opens a session.
+    pub fn session(&self, context: SessionContext) -> Session {
+        static NEXT: AtomicU64 = AtomicU64::new(1);
+        let id = context.id.clone().unwrap_or_else(|| {
+            format!(
+                "session-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, Ordering::Relaxed)
+            )
+        });
+        Session::new(Arc::clone(&self.inner), id, context)
+    }
+
+    /// The policy.
+    pub fn policy(&self) -> &Policy {
+        &self.inner.policy
+    }
+
+    /// The index.
+    pub fn index(&self) -> &SkillIndex {
+        &self.inner.index
+    }
+
+    /// Adds a plugin's skill folder to the index and returns once the new snapshot is
+    /// published. A root registered with [`PluginOrigin::Protocol`] runs no scripts and no
+    /// hooks unless the policy trusts it.
+    pub fn register_plugin(
+        &self,
+        id: &str,
+        root: impl Into<PathBuf>,
+        origin: PluginOrigin,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        let root = root.into();
+        let root = std::path::absolute(&root).unwrap_or(root);
+        if origin == PluginOrigin::Protocol {
+            // Marked before the snapshot is published, so no session ever sees the plugin's
+            // skills as trusted.
+            self.inner.registered.lock().insert(id.to_owned());
+        }
+        let snapshot = match self.inner.index.register_plugin(id, &root) {
+            Ok(s) => s,
+            Err(e) => {
+                if origin == PluginOrigin::Protocol
+                    && !self.inner.index.roots().iter().any(|r| r.plugin.as_deref() == Some(id))
+                {
+                    self.inner.registered.lock().remove(id);
+                }
+                return Err(e.into());
+            }
+        };
+        let skills = snapshot
+            .records()
+            .iter()
+            .filter(|r| r.plugin.as_deref() == Some(id))
+            .count();
+        Ok(crate::PluginRegistered {
+            id: id.to_owned(),
+            root: root.display().to_string(),
+            skills,
+        })
+    }
+
+    /// Removes a plugin's skills from the index and returns once the new snapshot is
+    /// published. Sessions deactivate the plugin's active skills (audited) at their next
+    /// call; [`Session::unregister_plugin`] does it at once for its own session.
+    pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
+        let before = self
+            .inner
+            .index
+            .snapshot()
+            .records()
+            .iter()
+            .filter(|r| r.plugin.as_deref() == Some(id))
+            .count();
+        self.inner.index.unregister_plugin(id)?;
+        self.inner.registered.lock().remove(id);
+        Ok(crate::PluginUnregistered {
+            id: id.to_owned(),
+            removed: before,
+        })
+    }
+
+    /// Rescans every root and returns the generation of the snapshot published.
+    pub fn reload(&self) -> crate::Reloaded {
+        crate::Reloaded {
+            generation: self.inner.index.reload_now().generation(),
+        }
+    }
+}
+
+impl Inner {
+    /// Whether `record`'s skill may run scripts and hooks.
+    pub(crate) fn trusts(&self, record: &SkillRecord) -> bool {
+        let plugin = record.plugin.as_deref();
+        let origin = match plugin {
+            Some(id) if self.registered.lock().contains(id) => PluginOrigin::Protocol,
+            _ => PluginOrigin::Host,
+        };
+        self.policy.trusts_skill(record.layer, plugin, origin)
+    }
+}
+
+/// Who a session works for. Build one with [`SessionContext::builder`].
+#[derive(Debug, Clone, Default)]
+pub struct SessionContext {
+    pub(crate) id: Option<String>,
+    pub(crate) agent: Option<String>,
+    pub(crate) tenant: Option<String>,
+    pub(crate) environment: Option<String>,
+    pub(crate) correlation_id: Option<String>,
+    pub(crate) task_id: Option<String>,
+}
+
+/// Configures a [`SessionContext`].
+#[derive(Debug, Clone, Default)]
+pub struct SessionContextBuilder {
+    context: SessionContext,
+}
+
+impl SessionContext {
+    /// An empty context (a generated id, no agent, tenant or environment).
+    pub fn builder() -> SessionContextBuilder {
+        SessionContextBuilder::default()
+    }
+}
+
+impl SessionContextBuilder {
+    /// The session id (default: generated).
+    pub fn id(mut self, id: impl Into<String>) -> Self {
+        self.context.id = Some(id.into());
+        self
+    }
+    /// The agent type (matched against a skill's `scope.agents`).
+    pub fn agent(mut self, agent: impl Into<String>) -> Self {
+        self.context.agent = Some(agent.into());
+        self
+    }
+    /// The tenant (matched against `scope.tenants`).
+    pub fn tenant(mut self, tenant: impl Into<String>) -> Self {
+        self.context.tenant = Some(tenant.into());
+        self
+    }
+    /// The environment (matched against `scope.environments`).
+    pub fn environment(mut self, environment: impl Into<String>) -> Self {
+        self.context.environment = Some(environment.into());
+        self
+    }
+    /// The host's correlation id, copied into audit events.
+    pub fn correlation_id(mut self, id: impl Into<String>) -> Self {
+        self.context.correlation_id = Some(id.into());
+        self
+    }
+    /// The task id, copied into audit events.
+    pub fn task_id(mut self, id: impl Into<String>) -> Self {
+        self.context.task_id = Some(id.into());
+        self
+    }
+    /// The context.
+    pub fn build(self) -> SessionContext {
+        self.context
+    }
+}
+

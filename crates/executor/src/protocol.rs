@@ -1,0 +1,585 @@
+//! The protocol layer: every request and response on the wire, in one place, for every
+//! transport. A request (a tool name and its JSON input) becomes a typed call on a
+//! [`Session`]; its typed result or error becomes the response. `skillctl session` only
+//! moves lines through [`respond_line`]; the MCP server calls [`call`] for the same tools.
+//!
+//! The input of each request is a Rust type deriving `Deserialize` and `JsonSchema`, and
+//! the output is the typed value the session returns, so the schemas served by
+//! `tool_definitions` and documented in PROTOCOL.md come from the code ([`schemas`]).
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+use skills_index::{ChangeEvent, ChangeKind};
+use skills_model::SkillRecord;
+
+use crate::{
+    CheckResult, ExecError, Hello, LoadMode, ScriptCall, ServerInfo, Session, Verdict,
+};
+
+/// The protocol version `hello` reports. It changes only when a request, field or code
+/// changes meaning or goes away; additions keep it.
+pub const PROTOCOL_VERSION: &str = "1";
+
+/// Requests for the host's own code. A host must never forward them from a model's tool
+/// calls; `tool_definitions` never lists them.
+pub const HOST_ONLY: [&str; 4] = ["register_plugin", "unregister_plugin", "reload", "host_activate"];
+
+/// The runtime tools a model calls (what `tool_definitions` lists, and what the MCP server
+/// serves as tools).
+pub const RUNTIME_TOOLS: [&str; 6] = [
+    "skills_list",
+    "skills_load",
+    "skills_unload",
+    "skills_read",
+    "skills_run_script",
+    "skill",
+];
+
+/// A tool as LLM APIs describe one: a name (letters, digits, underscores), a description
+/// and a JSON Schema for its input.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ToolDefinition {
+    /// The tool's name.
+    pub name: String,
+    /// What it does, for the model.
+    pub description: String,
+    /// JSON Schema of its input.
+    pub input_schema: Value,
+}
+
+/// `skills_list`, `reload`, `hello`: no input.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct NoInput {}
+
+/// How `skills_load` treats skills already active.
+#[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+enum ModeInput {
+    /// Replace the active skills (the host's pinned ones stay).
+    #[default]
+    Replace,
+    /// Push onto the active skills.
+    Add,
+}
+
+/// `skills_load`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct LoadInput {
+    /// Skill names (bare, or qualified as layer:name or plugin-id:name).
+    #[serde(alias = "skills")]
+    #[schemars(length(min = 1))]
+    names: Vec<String>,
+    /// "replace" (default) replaces the active skills; "add" pushes onto them.
+    #[serde(default)]
+    mode: ModeInput,
+}
+
+/// `skills_unload`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UnloadInput {
+    /// Skills to deactivate; they must be the most recently loaded ones.
+    #[serde(default, alias = "skills")]
+    names: Vec<String>,
+    /// Deactivate every skill the model loaded.
+    #[serde(default)]
+    all: bool,
+}
+
+/// `skills_read`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct ReadInput {
+    /// The active skill to read from. Default: the most recently loaded skill.
+    #[serde(default)]
+    skill: Option<String>,
+    /// Relative path, such as references/guide.md.
+    path: String,
+}
+
+/// `skills_run_script`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RunInput {
+    /// The active skill. Default: the most recently loaded skill.
+    #[serde(default)]
+    skill: Option<String>,
+    /// Relative path under scripts/, such as scripts/extract.py.
+    path: String,
+    /// Arguments, passed as they are (no shell).
+    #[serde(default)]
+    args: Vec<String>,
+    /// Environment variables for the script (upper-case names; some are refused).
+    #[serde(default)]
+    env: BTreeMap<String, String>,
+    /// Working folder, relative to the skill folder.
+    #[serde(default)]
+    workdir: Option<String>,
+    /// A timeout shorter than the host's, in milliseconds.
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    timeout_ms: Option<u64>,
+}
+
+/// `skill`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SkillInput {
+    /// The skill to load.
+    name: String,
+}
+
+/// `check_tool`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct CheckInput {
+    /// The host tool about to run (Bash, Read, Write...).
+    tool: String,
+    /// Its input, as the model gave it.
+    #[serde(default)]
+    input: Value,
+}
+
+/// `instructions`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct InstructionsInput {
+    /// A character budget for the available-skills list.
+    #[serde(default)]
+    budget: Option<u64>,
+}
+
+/// `register_plugin` (host only).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct RegisterInput {
+    /// The plugin id (its skills are reachable as id:name).
+    id: String,
+    /// The plugin's skill folder.
+    root: String,
+}
+
+/// `unregister_plugin` (host only).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct UnregisterInput {
+    /// The plugin id.
+    id: String,
+}
+
+/// `host_activate` (host only).
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct HostActivateInput {
+    /// Skill names to activate on the user's behalf, pinned for the task.
+    #[serde(alias = "skills")]
+    #[schemars(length(min = 1))]
+    names: Vec<String>,
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Value) -> Result<T, ExecError> {
+    let input = if input.is_null() { json!({}) } else { input };
+    if input.get("names").is_some() && input.get("skills").is_some() {
+        return Err(ExecError::BadInput(format!(
+            "{request}: give \"names\" or its alias \"skills\", not both"
+        )));
+    }
+    serde_json::from_value(input).map_err(|e| ExecError::BadInput(format!("{request}: {e}")))
+}
+
+fn output<T: Serialize>(value: T) -> Value {
+    // The result types are plain data: serialising them cannot fail.
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// Calls request `name` with its JSON input on `session` and returns its JSON output.
+/// Every transport goes through here.
+pub fn call(session: &Session, name: &str, input: Value) -> Result<Value, ExecError> {
+    // Follow the index first: the skills of a plugin that left are deactivated (audited).
+    session.sync()?;
+    Ok(match name {
+        "hello" => {
+            parse::<NoInput>(name, input)?;
+            output(hello())
+        }
+        "skills_list" => {
+            parse::<NoInput>(name, input)?;
+            output(session.list())
+        }
+        "skills_load" => {
+            let input: LoadInput = parse(name, input)?;
+            let mode = match input.mode {
+                ModeInput::Replace => LoadMode::Replace,
+                ModeInput::Add => LoadMode::Add,
+            };
+            output(session.load(&input.names, mode)?)
+        }
+        "skills_unload" => {
+            let input: UnloadInput = parse(name, input)?;
+            match (input.all, input.names.is_empty()) {
+                (true, _) => output(session.unload_all()?),
+                (false, false) => output(session.unload(&input.names)?),
+                (false, true) => {
+                    return Err(ExecError::BadInput(
+                        "name skills to unload, or pass all: true".into(),
+                    ))
+                }
+            }
+        }
+        "skills_read" => {
+            let input: ReadInput = parse(name, input)?;
+            output(session.read(input.skill.as_deref(), &input.path)?)
+        }
+        "skills_run_script" => {
+            let input: RunInput = parse(name, input)?;
+            output(session.run_script(&ScriptCall {
+                skill: input.skill,
+                path: input.path,
+                args: input.args,
+                env: input.env.into_iter().collect(),
+                workdir: input.workdir,
+                timeout: input.timeout_ms.map(Duration::from_millis),
+            })?)
+        }
+        "skill" => {
+            let input: SkillInput = parse(name, input)?;
+            output(session.skill(&input.name)?)
+        }
+        "check_tool" => {
+            let input: CheckInput = parse(name, input)?;
+            let d = session.check_tool(&input.tool, &input.input);
+            output(CheckResult {
+                decision: if d.allowed { Verdict::Allow } else { Verdict::Deny },
+                reason: d.reason,
+                skill: d.skill,
+                rule: d.rule,
+            })
+        }
+        "tool_definitions" => {
+            parse::<NoInput>(name, input)?;
+            output(tool_definitions(session))
+        }
+        "instructions" => {
+            let input: InstructionsInput = parse(name, input)?;
+            let budget = input.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+            output(session.instructions(budget))
+        }
+        "register_plugin" => {
+            let input: RegisterInput = parse(name, input)?;
+            output(session.register_plugin(&input.id, std::path::Path::new(&input.root))?)
+        }
+        "unregister_plugin" => {
+            let input: UnregisterInput = parse(name, input)?;
+            output(session.unregister_plugin(&input.id)?)
+        }
+        "reload" => {
+            parse::<NoInput>(name, input)?;
+            output(session.reload())
+        }
+        "host_activate" => {
+            let input: HostActivateInput = parse(name, input)?;
+            output(session.host_activate(&input.names)?)
+        }
+        other => return Err(ExecError::UnknownTool(other.to_owned())),
+    })
+}
+
+/// What `hello` answers.
+pub fn hello() -> Hello {
+    Hello {
+        protocol: PROTOCOL_VERSION.to_owned(),
+        server: ServerInfo {
+            name: "agent-skills".to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+        },
+        capabilities: [
+            "events",
+            "check_tool",
+            "host_activate",
+            "plugins",
+            "pinned_versions",
+        ]
+        .map(str::to_owned)
+        .to_vec(),
+    }
+}
+
+/// A request as it arrives: `{"id": ANY, "tool": NAME, "input": {...}}`. The id is kept as
+/// its raw bytes, to be echoed byte for byte.
+#[derive(Deserialize)]
+struct WireRequest<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+    #[serde(default)]
+    tool: Option<Value>,
+    #[serde(default)]
+    input: Value,
+}
+
+#[derive(Serialize)]
+struct WireOk<'a> {
+    id: &'a RawValue,
+    ok: bool,
+    output: Value,
+}
+
+#[derive(Serialize)]
+struct WireErr<'a> {
+    id: &'a RawValue,
+    ok: bool,
+    error: WireError<'a>,
+}
+
+#[derive(Serialize)]
+struct WireError<'a> {
+    code: &'a str,
+    message: &'a str,
+}
+
+fn null_id() -> &'static RawValue {
+    // `null` is valid JSON: this cannot fail.
+    static NULL: std::sync::OnceLock<Box<RawValue>> = std::sync::OnceLock::new();
+    NULL.get_or_init(|| RawValue::from_string("null".to_owned()).unwrap_or_default())
+}
+
+/// The response line (without its newline) for an error outside any request's handling
+/// (a line that is not JSON, too long, not UTF-8).
+pub fn error_line(code: &str, message: &str) -> String {
+    error_response(null_id(), code, message)
+}
+
+fn error_response(id: &RawValue, code: &str, message: &str) -> String {
+    serde_json::to_string(&WireErr {
+        id,
+        ok: false,
+        error: WireError { code, message },
+    })
+    .unwrap_or_default()
+}
+
+/// Answers one request line (without its newline) with one response line (without its
+/// newline). Never fails: a malformed request gets an error response.
+pub fn respond_line(session: &Session, line: &str) -> String {
+    let request: WireRequest<'_> = match serde_json::from_str(line) {
+        Ok(r) => r,
+        Err(e) => {
+            return error_line("SKILL_BAD_REQUEST", &format!("not a JSON request: {e}"));
+        }
+    };
+    let id: &RawValue = match request.id {
+        Some(id) => id,
+        None => null_id(),
+    };
+    let Some(Value::String(tool)) = request.tool else {
+        return error_response(
+            id,
+            "SKILL_BAD_REQUEST",
+            "a request needs \"tool\" (a string) and \"input\"",
+        );
+    };
+    match call(session, &tool, request.input) {
+        Ok(output) => serde_json::to_string(&WireOk {
+            id,
+            ok: true,
+            output,
+        })
+        .unwrap_or_default(),
+        Err(e) => error_response(id, e.code(), &e.to_string()),
+    }
+}
+
+fn input_schema<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+        map.remove("title");
+        map.remove("description");
+    }
+    schema
+}
+
+fn output_schema<T: JsonSchema>() -> Value {
+    let mut schema = serde_json::to_value(schemars::schema_for!(T)).unwrap_or(Value::Null);
+    if let Value::Object(map) = &mut schema {
+        map.remove("$schema");
+    }
+    schema
+}
+
+/// The runtime tools' definitions, for the host to pass to its model. Host-only requests
+/// are never listed.
+pub fn tool_definitions(session: &Session) -> Vec<ToolDefinition> {
+    let visible = session.visible();
+    let records: Vec<&SkillRecord> = visible.iter().map(|r| &**r).collect();
+    let def = |name: &str, description: String, input_schema: Value| ToolDefinition {
+        name: name.to_owned(),
+        description,
+        input_schema,
+    };
+    vec![
+        def(
+            "skills_list",
+            "List the skills available in this session, with their descriptions and whether each is active.".into(),
+            input_schema::<NoInput>(),
+        ),
+        def(
+            "skills_load",
+            "Activate skills by name before following their instructions. mode \"replace\" (default) replaces the active skills; \"add\" pushes onto them.".into(),
+            input_schema::<LoadInput>(),
+        ),
+        def(
+            "skills_unload",
+            "Deactivate skills. Named skills must be the most recently loaded ones; or pass all: true.".into(),
+            input_schema::<UnloadInput>(),
+        ),
+        def(
+            "skills_read",
+            "Read a file of an active skill (a reference or an asset), by a path relative to the skill folder. Scripts are run with skills_run_script, not read.".into(),
+            input_schema::<ReadInput>(),
+        ),
+        def(
+            "skills_run_script",
+            "Run a script from an active skill's scripts/ folder. Arguments are passed as they are, with no shell.".into(),
+            input_schema::<RunInput>(),
+        ),
+        def(
+            "skill",
+            crate::skill_tool_description(&records, false, Some(16_000)),
+            input_schema::<SkillInput>(),
+        ),
+    ]
+}
+
+/// One request's schemas, as documented in PROTOCOL.md.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RequestSchema {
+    /// The request's name.
+    pub name: &'static str,
+    /// Whether it is for the host's code only.
+    pub host_only: bool,
+    /// JSON Schema of its input.
+    pub input: Value,
+    /// JSON Schema of its output.
+    pub output: Value,
+}
+
+/// Every request with the JSON Schemas of its input and output, in documentation order.
+pub fn schemas() -> Vec<RequestSchema> {
+    let r = |name: &'static str, input: Value, output: Value| RequestSchema {
+        name,
+        host_only: HOST_ONLY.contains(&name),
+        input,
+        output,
+    };
+    vec![
+        r("hello", input_schema::<NoInput>(), output_schema::<Hello>()),
+        r("skills_list", input_schema::<NoInput>(), output_schema::<crate::SkillList>()),
+        r("skills_load", input_schema::<LoadInput>(), output_schema::<crate::LoadReceipt>()),
+        r("skills_unload", input_schema::<UnloadInput>(), output_schema::<crate::UnloadReceipt>()),
+        r("skills_read", input_schema::<ReadInput>(), output_schema::<crate::FileContent>()),
+        r("skills_run_script", input_schema::<RunInput>(), output_schema::<crate::ScriptRun>()),
+        r("skill", input_schema::<SkillInput>(), output_schema::<crate::SkillContent>()),
+        r("check_tool", input_schema::<CheckInput>(), output_schema::<CheckResult>()),
+        r("tool_definitions", input_schema::<NoInput>(), output_schema::<Vec<ToolDefinition>>()),
+        r("instructions", input_schema::<InstructionsInput>(), output_schema::<crate::Instructions>()),
+        r("register_plugin", input_schema::<RegisterInput>(), output_schema::<crate::PluginRegistered>()),
+        r("unregister_plugin", input_schema::<UnregisterInput>(), output_schema::<crate::PluginUnregistered>()),
+        r("reload", input_schema::<NoInput>(), output_schema::<crate::Reloaded>()),
+        r("host_activate", input_schema::<HostActivateInput>(), output_schema::<crate::LoadReceipt>()),
+    ]
+}
+
+/// The JSON Schemas of the event lines and of audit events, as documented in PROTOCOL.md.
+pub fn event_schemas() -> Vec<(&'static str, Value)> {
+    vec![
+        ("event", output_schema::<Event>()),
+        ("audit", output_schema::<crate::AuditEvent>()),
+    ]
+}
+
+/// A line the session writes without being asked (with `--events`): it has no `id`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum Event {
+    /// The skills this session may see changed.
+    SkillsChanged {
+        /// The index generation that holds the change.
+        generation: u64,
+        /// Qualified names of skills that appeared.
+        added: Vec<String>,
+        /// Qualified names of skills whose files, or whose precedence, changed.
+        changed: Vec<String>,
+        /// Qualified names of skills that are gone.
+        removed: Vec<String>,
+    },
+    /// An active skill changed on disk; the session serves and enforces the pinned
+    /// version until it is loaded again.
+    ActiveSkillOutdated {
+        /// Its qualified name.
+        skill: String,
+        /// The digest in force.
+        pinned: String,
+        /// The digest on disk (absent when the file is gone).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        current: Option<String>,
+    },
+}
+
+/// The events one publication of the index means for `session`: what changed among the
+/// skills it may see, then each active skill that became outdated.
+pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
+    let snapshot = session.executor().index().snapshot();
+    let visible = |e: &ChangeEvent| {
+        // A removed skill is not in the snapshot: it was visible if its scope allowed it,
+        // which is unknown now, so it is reported.
+        snapshot
+            .records()
+            .iter()
+            .find(|r| r.qualified_name() == e.qualified_name)
+            .is_none_or(|r| session.can_see(r))
+    };
+    let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    let generation = batch.iter().map(|e| e.generation).max().unwrap_or(0);
+    for e in batch.iter().filter(|e| visible(e)) {
+        let list = match e.event {
+            ChangeKind::Added => &mut added,
+            ChangeKind::Removed => &mut removed,
+            _ => &mut changed,
+        };
+        if !list.contains(&e.qualified_name) {
+            list.push(e.qualified_name.clone());
+        }
+    }
+    let mut out = Vec::new();
+    if !(added.is_empty() && changed.is_empty() && removed.is_empty()) {
+        out.push(Event::SkillsChanged {
+            generation,
+            added,
+            changed,
+            removed,
+        });
+    }
+    out.extend(
+        session
+            .newly_outdated()
+            .into_iter()
+            .map(|o| Event::ActiveSkillOutdated {
+                skill: o.skill,
+                pinned: o.pinned,
+                current: o.current,
+            }),
+    );
+    out
+}
+
+/// Serialises an event line (without its newline).
+pub fn event_line(event: &Event) -> String {
+    serde_json::to_string(event).unwrap_or_default()
+}

@@ -1,0 +1,264 @@
+//! The typed values the session's operations return. Each serialises to the JSON the
+//! protocol layer sends and has a JSON Schema (`schemars`), so the wire format and its
+//! documentation come from one definition.
+
+use schemars::JsonSchema;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// One skill on the stack, as a load receipt shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct ActiveSkill {
+    /// The bare name.
+    pub name: String,
+    /// `layer:name`, or `plugin-id:name`.
+    pub qualified_name: String,
+    /// The absolute path of its `SKILL.md`.
+    pub location: String,
+    /// The skill's folder (relative paths in its instructions start here).
+    pub root_dir: String,
+    /// `sha256:<hex>` of the `SKILL.md` bytes pinned at load.
+    pub digest: String,
+    /// The frontmatter fields that are set (the name left out; the description included).
+    pub properties: Map<String, Value>,
+    /// Whether the host activated it for the task (`host_activate`): the model cannot
+    /// unload it.
+    #[serde(skip_serializing_if = "is_false")]
+    pub pinned_by_host: bool,
+    /// The skill's folder, with the body (only for skills this call activated, when
+    /// instructions are delivered in tool results).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_path: Option<String>,
+    /// The instructions (see `base_path`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<String>,
+}
+
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
+/// What `skills_load` and `host_activate` return.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct LoadReceipt {
+    /// The stack after the call, bottom first.
+    pub active_skills: Vec<ActiveSkill>,
+    /// Advice (an optional tool the host does not provide, an allowed-tools that could not
+    /// be read).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+    /// The hooks that ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookRun>,
+}
+
+/// What `skills_unload` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnloadReceipt {
+    /// The skills deactivated, top of the stack first.
+    pub unloaded: Vec<String>,
+    /// The names still active, bottom first.
+    pub active_skills: Vec<String>,
+    /// The hooks that ran.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub hooks: Vec<HookRun>,
+}
+
+/// When a hook runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum HookStage {
+    /// At activation (`hooks.pre`).
+    Pre,
+    /// At deactivation (`hooks.post`).
+    Post,
+}
+
+/// One hook's run.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct HookRun {
+    /// The hook's path, relative to the skill folder.
+    pub hook: String,
+    /// When it ran.
+    pub stage: HookStage,
+    /// Its exit code (`null` when killed by a signal).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    /// Whether the timeout killed it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timed_out: Option<bool>,
+    /// Why it could not run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// How a file's content is encoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Encoding {
+    /// UTF-8 text.
+    Text,
+    /// Standard base64 of the bytes (the file is not UTF-8).
+    Base64,
+}
+
+/// What `skills_read` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct FileContent {
+    /// The path as asked for.
+    pub path: String,
+    /// How `content` is encoded.
+    pub encoding: Encoding,
+    /// The file's size in bytes.
+    pub size: usize,
+    /// The content.
+    pub content: String,
+}
+
+/// What `skills_run_script` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ScriptRun {
+    /// The script's path, as asked for.
+    pub path: String,
+    /// The exit code; `null` when killed by a signal (a timeout included).
+    pub exit_code: Option<i32>,
+    /// Standard output (lossy UTF-8), capped.
+    pub stdout: String,
+    /// Standard error (lossy UTF-8), capped.
+    pub stderr: String,
+    /// Whether stdout or stderr was cut at the cap.
+    pub truncated: bool,
+    /// Whether the timeout killed it.
+    pub timed_out: bool,
+    /// Wall-clock duration.
+    pub duration_ms: u64,
+}
+
+/// One skill as `skills_list` shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ListedSkill {
+    /// The bare name.
+    pub name: String,
+    /// `layer:name`, or `plugin-id:name`.
+    pub qualified_name: String,
+    /// What it does and when to use it.
+    pub description: String,
+    /// `enterprise`, `personal`, `project` or `plugin`.
+    pub layer: String,
+    /// Whether it is on this session's stack.
+    pub active: bool,
+}
+
+/// What `skills_list` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SkillList {
+    /// The skills this session may see, sorted by name.
+    pub skills: Vec<ListedSkill>,
+}
+
+/// What the single-skill `skill` tool returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct SkillContent {
+    /// The skill's name.
+    pub name: String,
+    /// Its instructions, from the bytes pinned at load.
+    pub content: String,
+    /// Its folder.
+    pub base_path: String,
+    /// Its `allowed-tools`, one rule an entry.
+    pub allowed_tools: Vec<String>,
+}
+
+/// `allow` or `deny`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum Verdict {
+    /// The call may proceed.
+    Allow,
+    /// The call must not run.
+    Deny,
+}
+
+/// What `check_tool` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct CheckResult {
+    /// The decision.
+    pub decision: Verdict,
+    /// Why.
+    pub reason: String,
+    /// The active skill whose rules decided (absent when none is active or none restricts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
+    /// The rule that decided, as written (absent for a call no rule names).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub rule: Option<String>,
+}
+
+/// An active skill whose files changed on disk since it was loaded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Outdated {
+    /// Its qualified name.
+    pub skill: String,
+    /// The digest of the version the session serves and enforces.
+    pub pinned: String,
+    /// The digest on disk now (absent when the file is gone or unreadable).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub current: Option<String>,
+}
+
+/// What `instructions` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Instructions {
+    /// The top-level instructions for the next model call.
+    pub instructions: String,
+    /// Active skills that changed on disk; load them again to serve the new version.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outdated: Vec<Outdated>,
+}
+
+/// What `hello` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Hello {
+    /// The protocol version (`"1"`).
+    pub protocol: String,
+    /// This server.
+    pub server: ServerInfo,
+    /// What this server can do beyond the version's base (`events`, `watch`, ...).
+    pub capabilities: Vec<String>,
+}
+
+/// A server's name and version.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct ServerInfo {
+    /// `agent-skills`.
+    pub name: String,
+    /// The crate version.
+    pub version: String,
+}
+
+/// What `register_plugin` returns, once the new snapshot is published.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PluginRegistered {
+    /// The plugin id.
+    pub id: String,
+    /// Its root, absolute.
+    pub root: String,
+    /// How many skills it brought.
+    pub skills: usize,
+}
+
+/// What `unregister_plugin` returns, once the new snapshot is published.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct PluginUnregistered {
+    /// The plugin id.
+    pub id: String,
+    /// How many of its skills left the index.
+    pub removed: usize,
+}
+
+/// What `reload` returns, once the new snapshot is published.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct Reloaded {
+    /// The generation of the new snapshot.
+    pub generation: u64,
+}

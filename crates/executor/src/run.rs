@@ -1,0 +1,296 @@
+//! Scripts and hooks of active skills: which file may run (under `scripts/`, inside the
+//! skill, with the bytes pinned at load), where, for how long, and the audit of each run.
+//! The process itself is the runner's (`script.rs`), which also filters the environment.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use sha2::{Digest, Sha256};
+
+use crate::audit::AuditKind;
+use crate::files::{inside, relative_parts};
+use crate::stack::Active;
+use crate::{run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session};
+
+/// A `skills_run_script` call.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ScriptCall {
+    /// The active skill (default: the most recently loaded).
+    pub skill: Option<String>,
+    /// The script, relative to the skill folder, under `scripts/`.
+    pub path: String,
+    /// Arguments, passed as argv.
+    pub args: Vec<String>,
+    /// Environment variables to add (filtered by the runner).
+    pub env: Vec<(String, String)>,
+    /// The working folder, relative to the skill folder or an area the host allows.
+    pub workdir: Option<String>,
+    /// A shorter timeout than the host's.
+    pub timeout: Option<Duration>,
+}
+
+impl ScriptCall {
+    /// A call of the script at `path` of the most recently loaded skill, with no arguments.
+    pub fn new(path: impl Into<String>) -> ScriptCall {
+        ScriptCall {
+            path: path.into(),
+            ..ScriptCall::default()
+        }
+    }
+}
+
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// `sha256:<hex>` of a regular file's bytes; `None` when it is not one or cannot be read.
+pub(crate) fn script_digest(path: &Path) -> Option<String> {
+    let meta = std::fs::metadata(path).ok()?;
+    if !meta.is_file() {
+        return None;
+    }
+    let mut file = std::fs::File::open(path).ok()?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = file.read(&mut buf).ok()?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Some(format!("sha256:{:x}", hasher.finalize()))
+}
+
+impl Session {
+    /// `skills_run_script`: runs a file under an active skill's `scripts/`, if its bytes
+    /// are the ones pinned when the skill was loaded.
+    pub fn run_script(&self, call: &ScriptCall) -> Result<ScriptRun, ExecError> {
+        let started = Instant::now();
+        let target = self.target(call.skill.as_deref());
+        let result = match &target {
+            Ok(a) => self.run_in(a, call),
+            Err(e) => Err(ExecError::NotActive(e.to_string())),
+        };
+        let mut e = self.event(AuditKind::ScriptExecuted);
+        e.tool_name = Some("skills_run_script".to_owned());
+        e.path = Some(call.path.clone());
+        e.skill_name = target
+            .as_ref()
+            .ok()
+            .map(|a| a.skill.record.name.to_string())
+            .or(call.skill.clone());
+        e.duration_ms = Some(elapsed_ms(started));
+        match &result {
+            Ok(out) if out.exit_code != Some(0) => {
+                e.error = Some(format!(
+                    "exit code {:?}, timed out: {}",
+                    out.exit_code, out.timed_out
+                ));
+            }
+            Ok(_) => {}
+            Err(err) => e.error = Some(err.to_string()),
+        }
+        self.emit(&e)?;
+        let out = result?;
+        Ok(ScriptRun {
+            path: call.path.clone(),
+            exit_code: out.exit_code,
+            stdout: out.stdout,
+            stderr: out.stderr,
+            truncated: out.truncated,
+            timed_out: out.timed_out,
+            duration_ms: out.duration_ms,
+        })
+    }
+
+    fn run_in(&self, a: &Active, call: &ScriptCall) -> Result<ScriptOutput, ExecError> {
+        let record = &a.skill.record;
+        if !self.exec.trusts(record) {
+            return Err(ExecError::Untrusted {
+                skill: record.name.to_string(),
+                layer: record.layer.to_string(),
+            });
+        }
+        if record
+            .frontmatter
+            .security
+            .as_ref()
+            .and_then(|s| s.executes_commands)
+            == Some(false)
+        {
+            return Err(ExecError::ScriptsForbidden(record.name.to_string()));
+        }
+        let path = &call.path;
+        let (script, rel) = self.script_path(&a.rules.dir, path)?;
+        self.check_pinned(a, &script, &rel, path)?;
+        let dir = std::fs::canonicalize(&a.rules.dir).map_err(|_| ExecError::InvalidPath {
+            path: path.clone(),
+            reason: "the skill folder is gone".into(),
+        })?;
+        let workdir = match call.workdir.as_deref() {
+            None => dir.clone(),
+            Some(w) => {
+                let bad = |reason: &str| ExecError::InvalidPath {
+                    path: w.to_owned(),
+                    reason: reason.to_owned(),
+                };
+                let candidate = if Path::new(w).is_absolute() {
+                    PathBuf::from(w)
+                } else {
+                    dir.join(w)
+                };
+                let resolved =
+                    std::fs::canonicalize(&candidate).map_err(|_| bad("no such folder"))?;
+                let allowed = resolved.starts_with(&dir)
+                    || self
+                        .exec
+                        .policy
+                        .workdirs
+                        .iter()
+                        .filter_map(|d| std::fs::canonicalize(d).ok())
+                        .any(|d| resolved.starts_with(d));
+                if !allowed || !resolved.is_dir() {
+                    return Err(bad("the working folder must be inside the skill folder or an area the host allows"));
+                }
+                resolved
+            }
+        };
+        self.spawn(&script, &call.args, &call.env, &workdir, call.timeout)
+    }
+
+    /// Refuses a script whose bytes differ from those pinned at load (or that did not
+    /// exist then).
+    fn check_pinned(&self, a: &Active, script: &Path, rel: &str, shown: &str) -> Result<(), ExecError> {
+        let pinned = a.scripts.iter().find(|(p, _)| p == rel).map(|(_, d)| d);
+        let now = script_digest(script);
+        if pinned.is_none() || pinned != now.as_ref() {
+            return Err(ExecError::ScriptChanged {
+                skill: a.skill.record.name.to_string(),
+                path: shown.to_owned(),
+            });
+        }
+        Ok(())
+    }
+
+    /// The canonical path of a script under the skill's `scripts/`, and its path relative
+    /// to the skill as the load listed it.
+    fn script_path(&self, dir: &Path, path: &str) -> Result<(PathBuf, String), ExecError> {
+        let parts = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        })?;
+        if parts.len() < 2 || parts[0] != "scripts" {
+            return Err(ExecError::InvalidPath {
+                path: path.to_owned(),
+                reason: "only files under the skill's scripts/ folder can be run".into(),
+            });
+        }
+        let script = inside(dir, &parts, path)?;
+        // An empty path would contain everything: a `scripts/` that cannot be resolved
+        // (gone since the script was) refuses the run.
+        let scripts = std::fs::canonicalize(dir.join("scripts")).ok();
+        if !scripts.is_some_and(|s| script.starts_with(s)) {
+            return Err(ExecError::InvalidPath {
+                path: path.to_owned(),
+                reason: "it resolves outside the skill's scripts/ folder".into(),
+            });
+        }
+        Ok((script, parts.join("/")))
+    }
+
+    fn spawn(
+        &self,
+        script: &Path,
+        args: &[String],
+        env: &[(String, String)],
+        workdir: &Path,
+        timeout: Option<Duration>,
+    ) -> Result<ScriptOutput, ExecError> {
+        let policy = &self.exec.policy;
+        let request = ScriptRequest {
+            script,
+            args,
+            env,
+            workdir,
+            // The call may shorten the host's timeout, never lengthen it.
+            timeout: timeout.map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
+            output_limit: policy.output_limit,
+        };
+        Ok(run_script(&request)?)
+    }
+
+    /// Runs `hooks.pre` (activation) or `hooks.post` (deactivation) when the skill's layer
+    /// is trusted; each run is audited first-hand: a hook whose start cannot be audited
+    /// does not run. Hooks lie under the skill's `scripts/` and run as pinned.
+    pub(crate) fn run_hooks(&self, a: &Active, stage: HookStage) -> Vec<HookRun> {
+        let Some(hooks) = a.skill.record.frontmatter.hooks.as_deref() else {
+            return Vec::new();
+        };
+        let list = match stage {
+            HookStage::Pre => &hooks.pre,
+            HookStage::Post => &hooks.post,
+        };
+        let mut results = Vec::new();
+        for hook in list {
+            let started = Instant::now();
+            let record = &a.skill.record;
+            let forbidden = record
+                .frontmatter
+                .security
+                .as_ref()
+                .and_then(|s| s.executes_commands)
+                == Some(false);
+            let outcome = if forbidden {
+                // A manifest that says the skill runs no commands covers its hooks too.
+                Err(ExecError::ScriptsForbidden(record.name.to_string()))
+            } else if !self.exec.trusts(record) {
+                Err(ExecError::Untrusted {
+                    skill: record.name.to_string(),
+                    layer: record.layer.to_string(),
+                })
+            } else {
+                self.script_path(&a.rules.dir, hook)
+                    .and_then(|(script, rel)| {
+                        self.check_pinned(a, &script, &rel, hook)?;
+                        Ok(script)
+                    })
+                    .and_then(|script| self.spawn(&script, &[], &[], &a.rules.dir, None))
+            };
+            let mut e = self.event(AuditKind::HookExecuted);
+            e.skill_name = Some(a.skill.record.name.to_string());
+            e.path = Some(hook.clone());
+            e.duration_ms = Some(elapsed_ms(started));
+            let mut run = HookRun {
+                hook: hook.clone(),
+                stage,
+                exit_code: None,
+                timed_out: None,
+                error: None,
+            };
+            match &outcome {
+                Ok(out) => {
+                    if out.exit_code != Some(0) {
+                        e.error = Some(format!(
+                            "exit code {:?}, timed out: {}",
+                            out.exit_code, out.timed_out
+                        ));
+                    }
+                    run.exit_code = out.exit_code;
+                    run.timed_out = Some(out.timed_out);
+                }
+                Err(err) => {
+                    e.error = Some(err.to_string());
+                    run.error = Some(err.to_string());
+                }
+            }
+            if let Err(err) = self.emit(&e) {
+                tracing::warn!(error = %err, "hook audit failed");
+                run.error = Some(err.to_string());
+            }
+            results.push(run);
+        }
+        results
+    }
+}

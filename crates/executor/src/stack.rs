@@ -1,0 +1,591 @@
+//! The skill stack: loading (with the plan of composition dependencies), what a load pins,
+//! unloading from the top, the host's activations that the model cannot drop, and the
+//! task guard that empties the stack whatever happens.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use serde_json::{json, Map, Value};
+use skills_model::{Skill, SkillRecord};
+
+use crate::audit::{AuditEvent, AuditKind};
+use crate::enforce::CompiledRules;
+use crate::{
+    ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, Session, SkillContent,
+    SkillList, UnloadReceipt,
+};
+
+/// Who activated a skill.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Activation {
+    /// The model, through `skills_load` or `skill`.
+    Model,
+    /// The host, on a user's behalf (`host_activate`): pinned for the task.
+    Host,
+}
+
+/// A skill on the stack: everything in it comes from the bytes read at its load, so the
+/// instructions served and the rules enforced are one version.
+#[derive(Debug, Clone)]
+pub(crate) struct Active {
+    /// Body, record and digest, from one read of `SKILL.md`.
+    pub(crate) skill: Arc<Skill>,
+    /// Its rules, compiled from `skill.record`.
+    pub(crate) rules: CompiledRules,
+    /// Every file under `scripts/` at load (path relative to the skill, `sha256:` digest).
+    pub(crate) scripts: Arc<[(String, String)]>,
+    pub(crate) by: Activation,
+    /// The index's record when it was loaded (or last found unchanged): a different one
+    /// means the file may have changed.
+    pub(crate) indexed: Arc<SkillRecord>,
+}
+
+impl Active {
+    /// Whether `name` (bare or qualified) names this skill.
+    pub(crate) fn is_named(&self, name: &str) -> bool {
+        let r = &self.skill.record;
+        r.name.as_str() == name || r.qualified_name() == name
+    }
+
+    fn name(&self) -> String {
+        self.skill.record.name.to_string()
+    }
+}
+
+/// How `skills_load` treats skills already active.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LoadMode {
+    /// Push onto the stack (skills already active keep their place).
+    Add,
+    /// Replace the whole stack (the default), except skills the host activated.
+    Replace,
+}
+
+/// Ends a task: when dropped, every skill of the session is deactivated (audited), whatever
+/// happened (a panic or an early return included).
+#[derive(Debug)]
+pub struct TaskGuard<'a> {
+    session: &'a Session,
+}
+
+impl Drop for TaskGuard<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = self.session.end_task() {
+            tracing::warn!(session = %self.session.id, error = %e, "ending the task could not record every deactivation");
+            // The task is over whatever the sink says: nothing stays active for the next
+            // one. Post hooks do not run unaudited: with the sink down they are skipped.
+            self.session.stack.lock().clear();
+        }
+    }
+}
+
+impl Session {
+    /// `skills_load`: activates `names` (and their required composition dependencies) for
+    /// the model. Returns the receipt.
+    pub fn load(&self, names: &[String], mode: LoadMode) -> Result<LoadReceipt, ExecError> {
+        self.activate(names, mode, Activation::Model)
+    }
+
+    /// `host_activate`: activates `names` on a user's behalf and pins them for the task:
+    /// the model's `skills_load` (replace) and `skills_unload` cannot remove them.
+    pub fn host_activate(&self, names: &[String]) -> Result<LoadReceipt, ExecError> {
+        self.activate(names, LoadMode::Add, Activation::Host)
+    }
+
+    /// Reads a skill's pinned version: body and record from one read, the digests of its
+    /// scripts, its compiled rules.
+    fn prepare(&self, record: &Arc<SkillRecord>, by: Activation) -> Result<Active, ExecError> {
+        let skill = self.exec.index.load(&record.qualified_name())?;
+        let dir = skill.record.dir().to_path_buf();
+        let scripts: Arc<[(String, String)]> = skill
+            .files
+            .iter()
+            .filter(|f| f.path.starts_with("scripts/"))
+            .filter_map(|f| Some((f.path.clone(), crate::run::script_digest(&dir.join(&f.path))?)))
+            .collect();
+        let rules = CompiledRules::compile(&skill);
+        Ok(Active {
+            skill,
+            rules,
+            scripts,
+            by,
+            indexed: Arc::clone(record),
+        })
+    }
+
+    fn activate(
+        &self,
+        names: &[String],
+        mode: LoadMode,
+        by: Activation,
+    ) -> Result<LoadReceipt, ExecError> {
+        if names.is_empty() {
+            return Err(ExecError::BadInput(
+                "name at least one skill to load".into(),
+            ));
+        }
+        let snapshot = self.exec.index.snapshot();
+        let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
+        let mut visiting = HashSet::new();
+        for name in names {
+            self.plan(&snapshot, name, None, &mut plan, &mut visiting)?;
+        }
+        let policy = &self.exec.policy;
+        let mut warnings = Vec::new();
+        for r in &plan {
+            for dep in r
+                .frontmatter
+                .tool_binding
+                .iter()
+                .flat_map(|b| &b.dependencies)
+            {
+                let provided = policy
+                    .host_tools
+                    .as_ref()
+                    .is_none_or(|tools| tools.iter().any(|t| t.eq_ignore_ascii_case(&dep.tool)));
+                if !provided {
+                    if dep.required {
+                        return Err(ExecError::ToolBindingMissing {
+                            skill: r.name.to_string(),
+                            tool: dep.tool.clone(),
+                        });
+                    }
+                    warnings.push(format!(
+                        "{} can use the tool {:?}, which this host does not provide",
+                        r.name, dep.tool
+                    ));
+                }
+            }
+            if r.frontmatter
+                .hooks
+                .as_deref()
+                .is_some_and(|h| !h.is_empty())
+                && !self.exec.trusts(r)
+            {
+                return Err(ExecError::Untrusted {
+                    skill: r.name.to_string(),
+                    layer: r.layer.to_string(),
+                });
+            }
+        }
+        // Read bodies and compile rules before taking the stack lock: file I/O never blocks
+        // this session's tool checks.
+        let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
+        for r in &plan {
+            prepared.push(self.prepare(r, by)?);
+        }
+        let mut stack = self.stack.lock();
+        // The names of the stack after the load, in order: for `add` the stack as it is,
+        // then the plan's new skills; for `replace` the host's pinned skills, then the plan.
+        let mut new_names: Vec<String> = match mode {
+            LoadMode::Replace => stack
+                .iter()
+                .filter(|a| a.by == Activation::Host)
+                .map(Active::name)
+                .collect(),
+            LoadMode::Add => stack.iter().map(Active::name).collect(),
+        };
+        // Skills not on the stack yet are activated; one that stays keeps its place. A
+        // skill whose pinned version differs from the one just read is activated again:
+        // loading again pins the new version.
+        let mut to_activate = Vec::new();
+        for a in &prepared {
+            let name = a.name();
+            let on_stack = stack.iter().find(|s| s.skill.record.name == a.skill.record.name);
+            let same = on_stack.is_some_and(|s| s.skill.digest == a.skill.digest && s.scripts == a.scripts);
+            if !new_names.contains(&name) {
+                new_names.push(name.clone());
+            }
+            if !same && !to_activate.contains(&name) {
+                to_activate.push(name);
+            }
+        }
+        if new_names.len() > policy.max_active {
+            return Err(ExecError::TooManyActive {
+                cap: policy.max_active,
+                requested: new_names.len(),
+            });
+        }
+        let (kept, dropped): (Vec<Active>, Vec<Active>) = stack.iter().cloned().partition(|a| {
+            new_names.contains(&a.name()) && !to_activate.contains(&a.name())
+        });
+        let loaded: Vec<Active> = prepared
+            .into_iter()
+            .filter(|a| to_activate.contains(&a.name()))
+            .map(|mut a| {
+                // A skill the host pinned stays pinned when the model loads it again.
+                if dropped.iter().any(|d| d.by == Activation::Host && d.skill.record.name == a.skill.record.name) {
+                    a.by = Activation::Host;
+                }
+                a
+            })
+            .collect();
+        let all_records: Vec<&SkillRecord> = kept
+            .iter()
+            .chain(loaded.iter())
+            .map(|a| &*a.skill.record)
+            .collect();
+        for r in &all_records {
+            for conflict in r.frontmatter.composition.iter().flat_map(|c| &c.conflicts) {
+                if conflict != r.name.as_str() && new_names.iter().any(|n| n == conflict) {
+                    return Err(ExecError::Conflict {
+                        skill: r.name.to_string(),
+                        with: conflict.clone(),
+                    });
+                }
+            }
+        }
+        // Deactivate what a replace drops (or a new version replaces), then activate; audit
+        // before the stack changes.
+        let reloaded: Vec<&Active> = dropped
+            .iter()
+            .filter(|d| loaded.iter().any(|l| l.skill.record.name == d.skill.record.name))
+            .collect();
+        for a in dropped.iter().rev() {
+            self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
+        }
+        let mut activated = Vec::new();
+        for a in &loaded {
+            let mut e = self.skill_event(AuditKind::SkillActivated, a);
+            if let Some(old) = reloaded.iter().find(|d| d.skill.record.name == a.skill.record.name) {
+                e.previous_digest = Some(old.skill.digest.clone());
+            }
+            self.emit(&e)?;
+            activated.push(a.name());
+        }
+        let mut next = kept;
+        next.extend(loaded.iter().cloned());
+        next.sort_by_key(|a| new_names.iter().position(|n| *n == a.name()));
+        *stack = next;
+        let receipt_stack = stack.clone();
+        drop(stack);
+        for a in &loaded {
+            self.forget_reported(&a.skill.record.qualified_name());
+        }
+        // Hooks run after their events are recorded and outside the stack lock, so a slow
+        // hook never blocks this session's tool checks. A reloaded skill's hooks do not run
+        // again: it never left the stack.
+        let mut hooks = Vec::new();
+        for a in dropped.iter().rev() {
+            if !reloaded.iter().any(|r| r.skill.record.name == a.skill.record.name) {
+                hooks.extend(self.run_hooks(a, crate::HookStage::Post));
+            }
+        }
+        for a in &loaded {
+            if !reloaded.iter().any(|r| r.skill.record.name == a.skill.record.name) {
+                hooks.extend(self.run_hooks(a, crate::HookStage::Pre));
+            }
+        }
+        let delivery = policy.delivery;
+        let active_skills = receipt_stack
+            .iter()
+            .map(|a| {
+                receipt_entry(
+                    a,
+                    delivery == Delivery::ToolResult && activated.contains(&a.name()),
+                )
+            })
+            .collect();
+        for a in &loaded {
+            warnings.extend(
+                a.skill
+                    .record
+                    .diagnostics
+                    .iter()
+                    .filter(|d| d.rule.id().starts_with("allowed-tools"))
+                    .map(|d| format!("{}: {}", a.name(), d.message)),
+            );
+        }
+        Ok(LoadReceipt {
+            active_skills,
+            warnings,
+            hooks,
+        })
+    }
+
+    /// Adds `name` and its dependencies to `plan` (dependencies first).
+    fn plan(
+        &self,
+        snapshot: &skills_index::Snapshot,
+        name: &str,
+        required_by: Option<&str>,
+        plan: &mut Vec<Arc<SkillRecord>>,
+        visiting: &mut HashSet<String>,
+    ) -> Result<(), ExecError> {
+        let record = match (self.resolve(snapshot, name), required_by) {
+            (Ok(r), _) => r,
+            (Err(_), Some(by)) => {
+                return Err(ExecError::DependencyMissing {
+                    skill: by.to_owned(),
+                    dependency: name.to_owned(),
+                })
+            }
+            (Err(e), None) => return Err(e),
+        };
+        if plan.iter().any(|r| r.name == record.name) || !visiting.insert(record.name.to_string()) {
+            return Ok(());
+        }
+        for dep in record
+            .frontmatter
+            .composition
+            .iter()
+            .flat_map(|c| &c.dependencies)
+        {
+            let available = snapshot
+                .get(&dep.skill_name)
+                .is_some_and(|r| self.can_see(r));
+            if available || !dep.optional {
+                self.plan(
+                    snapshot,
+                    &dep.skill_name,
+                    Some(record.name.as_str()),
+                    plan,
+                    visiting,
+                )?;
+            }
+        }
+        plan.push(record);
+        Ok(())
+    }
+
+    fn resolve(
+        &self,
+        snapshot: &skills_index::Snapshot,
+        name: &str,
+    ) -> Result<Arc<SkillRecord>, ExecError> {
+        match snapshot.get(name) {
+            Some(r) if self.can_see(r) => Ok(Arc::clone(r)),
+            _ => {
+                let visible: Vec<Arc<SkillRecord>> = snapshot
+                    .skills()
+                    .filter(|r| self.can_see(r))
+                    .cloned()
+                    .collect();
+                let suggestion =
+                    skills_model::closest_name(name, visible.iter().map(|r| r.name.as_str()));
+                Err(ExecError::NotFound {
+                    name: name.to_owned(),
+                    suggestion,
+                })
+            }
+        }
+    }
+
+    pub(crate) fn skill_event(&self, kind: AuditKind, a: &Active) -> AuditEvent {
+        let mut e = self.event(kind);
+        e.skill_name = Some(a.skill.record.name.to_string());
+        e.allowed_tools = a.rules.allowed_list();
+        e.digest = Some(a.skill.digest.clone());
+        if kind == AuditKind::SkillActivated {
+            e.activated_by = Some(
+                match a.by {
+                    Activation::Model => "model",
+                    Activation::Host => "host",
+                }
+                .to_owned(),
+            );
+        }
+        e
+    }
+
+    /// `skills_unload`: removes `names`, which must be the top of the stack. Skills the host
+    /// activated cannot be unloaded by the model.
+    pub fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
+        let mut stack = self.stack.lock();
+        // A skill is named by its bare or its qualified name, as `skills_load` takes them.
+        let named = |a: &Active| names.iter().any(|n| a.is_named(n));
+        for name in names {
+            match stack.iter().find(|a| a.is_named(name)) {
+                None => return Err(ExecError::NotActive(format!("{name:?} is not active"))),
+                Some(a) if a.by == Activation::Host => {
+                    return Err(ExecError::PinnedByHost(a.name()))
+                }
+                Some(_) => {}
+            }
+        }
+        let lowest = stack.iter().position(named).unwrap_or(stack.len());
+        let must_first: Vec<String> = stack[lowest..]
+            .iter()
+            .filter(|a| !named(a))
+            .map(Active::name)
+            .collect();
+        if !must_first.is_empty() {
+            return Err(ExecError::UnloadOrder { must_first });
+        }
+        let removed: Vec<Active> = stack[lowest..].to_vec();
+        for a in removed.iter().rev() {
+            self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
+        }
+        stack.truncate(lowest);
+        let remaining: Vec<String> = stack.iter().map(Active::name).collect();
+        drop(stack);
+        Ok(self.finish_unload(&removed, remaining))
+    }
+
+    fn finish_unload(&self, removed: &[Active], remaining: Vec<String>) -> UnloadReceipt {
+        let hooks: Vec<HookRun> = removed
+            .iter()
+            .rev()
+            .flat_map(|a| self.run_hooks(a, crate::HookStage::Post))
+            .collect();
+        UnloadReceipt {
+            unloaded: removed.iter().rev().map(Active::name).collect(),
+            active_skills: remaining,
+            hooks,
+        }
+    }
+
+    /// Deactivates every skill the model activated (`skills_unload {"all": true}`); the
+    /// host's stay.
+    pub fn unload_all(&self) -> Result<UnloadReceipt, ExecError> {
+        self.remove_where(|a| a.by == Activation::Model)
+    }
+
+    /// Removes the skills `pred` selects, wherever they are on the stack, audited.
+    fn remove_where(&self, pred: impl Fn(&Active) -> bool) -> Result<UnloadReceipt, ExecError> {
+        let mut stack = self.stack.lock();
+        let removed: Vec<Active> = stack.iter().filter(|a| pred(a)).cloned().collect();
+        for a in removed.iter().rev() {
+            self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
+        }
+        stack.retain(|a| !pred(a));
+        let remaining: Vec<String> = stack.iter().map(Active::name).collect();
+        drop(stack);
+        Ok(self.finish_unload(&removed, remaining))
+    }
+
+    /// Ends the task: every skill leaves the stack, the host's included, audited, and their
+    /// post hooks run.
+    pub fn end_task(&self) -> Result<UnloadReceipt, ExecError> {
+        self.remove_where(|_| true)
+    }
+
+    /// Deactivates the active skills of plugin `id` (audited).
+    pub(crate) fn deactivate_plugin(&self, id: &str) -> Result<UnloadReceipt, ExecError> {
+        self.remove_where(|a| a.skill.record.plugin.as_deref() == Some(id))
+    }
+
+    /// Unregisters a plugin from the executor's index and deactivates its skills in this
+    /// session at once (audited).
+    pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
+        let out = self.executor().unregister_plugin(id)?;
+        self.deactivate_plugin(id)?;
+        let mut e = self.event(AuditKind::PluginUnregistered);
+        e.plugin_id = Some(id.to_owned());
+        self.emit(&e)?;
+        Ok(out)
+    }
+
+    /// Registers a plugin root over the protocol (untrusted unless the policy trusts it).
+    pub fn register_plugin(
+        &self,
+        id: &str,
+        root: &std::path::Path,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        let out = self
+            .executor()
+            .register_plugin(id, root, crate::PluginOrigin::Protocol)?;
+        let mut e = self.event(AuditKind::PluginRegistered);
+        e.plugin_id = Some(id.to_owned());
+        e.path = Some(out.root.clone());
+        self.emit(&e)?;
+        Ok(out)
+    }
+
+    /// A guard that deactivates everything when the task ends.
+    pub fn task(&self) -> TaskGuard<'_> {
+        TaskGuard { session: self }
+    }
+
+    /// The active skill named `name`, or the most recent one.
+    pub(crate) fn target(&self, name: Option<&str>) -> Result<Active, ExecError> {
+        let stack = self.stack.lock();
+        match name {
+            Some(n) => stack
+                .iter()
+                .rev()
+                .find(|a| a.is_named(n))
+                .cloned()
+                .ok_or_else(|| {
+                    ExecError::NotActive(format!(
+                        "{n:?} is not active: load it first with skills_load"
+                    ))
+                }),
+            None => stack.last().cloned().ok_or_else(|| {
+                ExecError::NotActive("no skill is active: load one with skills_load first".into())
+            }),
+        }
+    }
+
+    /// `skills_list`: the skills this session may see, and which are active.
+    pub fn list(&self) -> SkillList {
+        let active: Vec<String> = self.stack.lock().iter().map(Active::name).collect();
+        SkillList {
+            skills: self
+                .visible()
+                .iter()
+                .map(|r| ListedSkill {
+                    name: r.name.to_string(),
+                    qualified_name: r.qualified_name(),
+                    description: r.description.to_string(),
+                    layer: r.layer.to_string(),
+                    active: active.iter().any(|a| a == r.name.as_str()),
+                })
+                .collect(),
+        }
+    }
+
+    /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
+    /// pinned instructions.
+    pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
+        self.load(&[name.to_owned()], LoadMode::Add)?;
+        let active = self.target(Some(name))?;
+        let skill = &active.skill;
+        Ok(SkillContent {
+            name: skill.record.name.to_string(),
+            content: skill.body.clone(),
+            base_path: skill.record.dir().display().to_string(),
+            allowed_tools: skill
+                .record
+                .frontmatter
+                .allowed_tools
+                .iter()
+                .flat_map(|r| r.rules().iter().map(ToString::to_string))
+                .collect(),
+        })
+    }
+}
+
+/// Whether a frontmatter property is at its default (left out of receipts).
+fn is_unset(key: &str, value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::Array(a) => a.is_empty(),
+        Value::Object(o) => o.values().all(|x| is_unset("", x)),
+        Value::Number(n) => key == "priority" && n.as_i64() == Some(0),
+        _ => false,
+    }
+}
+
+fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
+    let r = &a.skill.record;
+    let mut properties = match serde_json::to_value(&*r.frontmatter) {
+        Ok(Value::Object(map)) => map,
+        _ => Map::new(),
+    };
+    properties.retain(|k, v| k != "name" && !is_unset(k, v));
+    // The index keeps the description on the record, not in the frontmatter.
+    properties.insert("description".to_owned(), json!(r.description));
+    let dir = r.dir().display().to_string();
+    ActiveSkill {
+        name: r.name.to_string(),
+        qualified_name: r.qualified_name(),
+        location: r.path.display().to_string(),
+        root_dir: dir.clone(),
+        digest: a.skill.digest.clone(),
+        properties,
+        pinned_by_host: a.by == Activation::Host,
+        base_path: with_body.then(|| dir.clone()),
+        body: with_body.then(|| a.skill.body.clone()),
+    }
+}
