@@ -2,9 +2,9 @@
 //!
 //! The loop is what a real host does around every model call:
 //!
-//! 1. put `session.instructions(...)` (the available skills, and the active ones when the
+//! 1. put `session.instructions(...).instructions` (the available skills, and the active ones when the
 //!    policy delivers them at top level) in front of the model call, with the runtime
-//!    tools of `session.tool_definitions()`;
+//!    tools of `protocol::tool_definitions(&session)`;
 //! 2. route each runtime tool call the model makes (`skills_load`, `skills_read`,
 //!    `skills_run_script`, ...) to `session.call_tool`, and give the model its result or
 //!    its error;
@@ -29,6 +29,7 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_skills::{
+    protocol,
     AuditSink, Executor, JsonlFileSink, Layer, Policy, Session, SessionContext, SkillIndex,
 };
 use serde_json::{json, Value};
@@ -115,7 +116,7 @@ fn run_task(session: &Session, model: &mut ScriptedModel) {
         match step {
             Step::Runtime(tool, input) => {
                 println!("model -> {tool} {input}");
-                let result = match session.call_tool(tool, input) {
+                let result = match protocol::call(&session, tool, input) {
                     Ok(output) => json!({"ok": true, "output": output}),
                     Err(e) => {
                         json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
@@ -165,8 +166,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             .build(),
     );
 
-    let tools: Vec<String> = session
-        .tool_definitions()
+    let tools: Vec<String> = protocol::tool_definitions(&session)
         .into_iter()
         .map(|d| d.name)
         .collect();

@@ -6,11 +6,14 @@
 #![doc = include_str!("../README.md")]
 
 pub use skills_executor::{
-    active_skills, available_skills, instructions, interpreter_for, run_script,
-    skill_tool_description, AuditEvent, AuditKind, AuditSink, Decision, DefaultDecision, Delivery,
-    ExecError, Executor, ExecutorBuilder, JsonlFileSink, LoadMode, MemorySink, NullSink, Policy,
-    PolicyBuilder, ScriptError, ScriptOutput, ScriptRequest, Session, SessionContext,
-    SessionContextBuilder, TaskGuard, ToolDefinition,
+    active_skills, available_skills, instructions, interpreter_for, protocol, run_script,
+    skill_tool_description, ActiveSkill, AuditEvent, AuditKind, AuditSink, CheckResult, Decision,
+    DefaultDecision, Delivery, Encoding, ExecError, Executor, ExecutorBuilder, FileContent, Hello,
+    HookRun, HookStage, Instructions, JsonlFileSink, ListedSkill, LoadMode, LoadReceipt,
+    MemorySink, NullSink, Outdated, PluginOrigin, PluginRegistered, PluginUnregistered, Policy,
+    PolicyBuilder, Reloaded, ScriptCall, ScriptError, ScriptOutput, ScriptRequest, ScriptRun,
+    Session, SessionContext, SessionContextBuilder, SkillContent, SkillList, TaskGuard,
+    ToolDefinition, UnloadReceipt, Verdict,
 };
 pub use skills_index::{
     check_candidate, ChangeEvent, ChangeKind, IndexError, PathDiagnostic, RootSpec, Shadowed,

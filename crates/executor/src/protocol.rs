@@ -401,6 +401,8 @@ fn input_schema<T: JsonSchema>() -> Value {
         map.remove("$schema");
         map.remove("title");
         map.remove("description");
+        // LLM APIs want an object schema with its properties, even when there are none.
+        map.entry("properties").or_insert_with(|| json!({}));
     }
     schema
 }

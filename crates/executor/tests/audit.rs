@@ -8,6 +8,7 @@
 
 mod common;
 
+use skills_executor::protocol;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -83,11 +84,9 @@ fn every_operation_is_an_event_with_the_session_context() {
                 .check_tool("Read", &json!({"file_path": dir.join("scripts/build.sh")}))
                 .allowed
         );
-        session
-            .call_tool("skills_read", json!({"path": "references/notes.md"}))
+        protocol::call(&session, "skills_read", json!({"path": "references/notes.md"}))
             .unwrap();
-        session
-            .call_tool("skills_run_script", json!({"path": "scripts/build.sh"}))
+        protocol::call(&session, "skills_run_script", json!({"path": "scripts/build.sh"}))
             .unwrap();
     }
     let events = env.sink.events();
@@ -127,8 +126,13 @@ fn every_operation_is_an_event_with_the_session_context() {
     for i in [1, 5, 6] {
         assert!(events[i].duration_ms.is_some(), "{:?}", events[i]);
     }
-    assert_eq!(events[5].tool_name.as_deref(), Some("references/notes.md"));
-    assert_eq!(events[6].tool_name.as_deref(), Some("scripts/build.sh"));
+    // File reads and script runs name the runtime tool, and carry the file in `path`.
+    assert_eq!(events[5].tool_name.as_deref(), Some("skills_read"));
+    assert_eq!(events[5].path.as_deref(), Some("references/notes.md"));
+    assert_eq!(events[6].tool_name.as_deref(), Some("skills_run_script"));
+    assert_eq!(events[6].path.as_deref(), Some("scripts/build.sh"));
+    // A decision names the rule that decided.
+    assert_eq!(events[2].rule.as_deref(), Some("Bash(make:*)"));
 }
 
 #[test]
@@ -141,7 +145,8 @@ fn events_serialise_with_snake_case_names_and_without_empty_fields() {
     let event = env.sink.events().pop().unwrap();
     let value = serde_json::to_value(&event).unwrap();
     let object = value.as_object().unwrap();
-    assert_eq!(object["event"], "tool_execution_in_skill");
+    // With no skill active, the decision has its own event name.
+    assert_eq!(object["event"], "tool_checked_without_skill");
     assert_eq!(object["session_id"], "s");
     assert_eq!(object["tool_name"], "Bash");
     assert_eq!(object["tool_allowed"], true);
@@ -229,12 +234,10 @@ fn a_sink_that_cannot_write_makes_every_call_fail_closed() {
     sink.fail.store(false, Ordering::SeqCst);
     session.load(&names(&["builder"]), LoadMode::Add).unwrap();
     sink.fail.store(true, Ordering::SeqCst);
-    let err = session
-        .call_tool("skills_read", json!({"path": "references/notes.md"}))
+    let err = protocol::call(&session, "skills_read", json!({"path": "references/notes.md"}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
-    let err = session
-        .call_tool("skills_run_script", json!({"path": "scripts/build.sh"}))
+    let err = protocol::call(&session, "skills_run_script", json!({"path": "scripts/build.sh"}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
     // Unloading is refused: the skill and its restrictions stay.
@@ -316,7 +319,7 @@ fn eight_threads_of_a_thousand_checks_make_eight_thousand_whole_lines() {
         let v: Value = serde_json::from_str(line)
             .unwrap_or_else(|e| panic!("not a whole JSON object ({e}): {line:?}"));
         assert!(v.is_object());
-        assert_eq!(v["event"], "tool_execution_in_skill");
+        assert_eq!(v["event"], "tool_checked_without_skill");
         *per_session
             .entry(v["session_id"].as_str().unwrap().to_owned())
             .or_default() += 1;

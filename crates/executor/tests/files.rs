@@ -10,6 +10,7 @@
 
 mod common;
 
+use skills_executor::protocol;
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,11 +25,11 @@ fn load(session: &Session, skills: &[&str]) {
 }
 
 fn read(session: &Session, input: Value) -> Result<Value, ExecError> {
-    session.call_tool("skills_read", input)
+    protocol::call(&session, "skills_read", input)
 }
 
 fn run(session: &Session, input: Value) -> Result<Value, ExecError> {
-    session.call_tool("skills_run_script", input)
+    protocol::call(&session, "skills_run_script", input)
 }
 
 fn invalid_path<T: std::fmt::Debug>(result: Result<T, ExecError>, needle: &str) {
@@ -120,9 +121,12 @@ fn narrow_reads_serve_only_files_directly_under_the_three_folders() {
     let executor = env.executor(Policy::builder().narrow_reads(true).build());
     let session = executor.session(SessionContext::default());
     load(&session, &["second"]);
-    for ok in ["references/guide.md", "scripts/run.sh", "assets/logo.txt"] {
+    for ok in ["references/guide.md", "assets/logo.txt"] {
         assert!(read(&session, json!({ "path": ok })).is_ok(), "{ok}");
     }
+    // Scripts are run, never read, narrow or not.
+    let err = read(&session, json!({"path": "scripts/run.sh"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE");
     for refused in ["SKILL.md", "references/deep/more.md", "other.md"] {
         invalid_path(read(&session, json!({ "path": refused })), "directly under");
     }
@@ -216,7 +220,8 @@ fn every_read_is_audited_served_or_refused() {
     let events = env.events(AuditKind::SkillFileRead);
     assert_eq!(events.len(), 2);
     assert_eq!(events[0].skill_name.as_deref(), Some("first"));
-    assert_eq!(events[0].tool_name.as_deref(), Some("references/guide.md"));
+    assert_eq!(events[0].tool_name.as_deref(), Some("skills_read"));
+    assert_eq!(events[0].path.as_deref(), Some("references/guide.md"));
     assert!(events[0].error.is_none());
     assert!(events[0].duration_ms.is_some());
     assert!(events[1].error.as_deref().unwrap().contains(".."));
@@ -308,7 +313,8 @@ fn a_script_runs_with_argv_and_reports_every_field() {
     let events = env.events(AuditKind::ScriptExecuted);
     assert_eq!(events.len(), 4);
     assert_eq!(events[0].skill_name.as_deref(), Some("tools"));
-    assert_eq!(events[0].tool_name.as_deref(), Some("scripts/args.sh"));
+    assert_eq!(events[0].tool_name.as_deref(), Some("skills_run_script"));
+    assert_eq!(events[0].path.as_deref(), Some("scripts/args.sh"));
     assert!(events[0].error.is_none());
     assert!(events[0].duration_ms.is_some());
     assert!(events[1].error.as_deref().unwrap().contains("exit code"));
@@ -519,8 +525,10 @@ fn scripts_of_an_untrusted_layer_are_refused_with_how_to_trust() {
     let err = run(&session, json!({"path": "scripts/args.sh"})).unwrap_err();
     assert_eq!(err.code(), "SKILL_UNTRUSTED");
     assert!(err.to_string().contains("--trust project"), "{err}");
-    // Reading is still allowed.
-    assert!(read(&session, json!({"path": "scripts/args.sh"})).is_ok());
+    // Reading is refused too: scripts are run, never read, and the message says how.
+    let err = read(&session, json!({"path": "scripts/args.sh"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE");
+    assert!(err.to_string().contains("skills_run_script"), "{err}");
     let event = env.events(AuditKind::ScriptExecuted).pop().unwrap();
     assert!(event.error.as_deref().unwrap().contains("not trusted"));
 
@@ -615,8 +623,7 @@ fn a_call_cannot_lengthen_the_hosts_script_timeout() {
     let session = env.executor(policy).session(SessionContext::default());
     session.load(&names(&["slow"]), LoadMode::Replace).unwrap();
     let started = std::time::Instant::now();
-    let out = session
-        .call_tool(
+    let out = protocol::call(&session, 
             "skills_run_script",
             json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
         )
@@ -642,7 +649,7 @@ fn a_skill_that_runs_no_commands_runs_no_hooks() {
     );
     let session = env.session();
     let receipt = session.load(&names(&["quiet"]), LoadMode::Replace).unwrap();
-    let error = receipt["hooks"][0]["error"].as_str().unwrap();
+    let error = receipt.hooks[0].error.as_deref().unwrap();
     assert!(error.contains("executesCommands"), "{error}");
     assert!(!marker.exists());
 }
@@ -672,16 +679,14 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "lower_case",
         "",
     ] {
-        let err = session
-            .call_tool(
+        let err = protocol::call(&session, 
                 "skills_run_script",
                 json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
             )
             .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
     }
-    let out = session
-        .call_tool(
+    let out = protocol::call(&session, 
             "skills_run_script",
             json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
         )
@@ -717,8 +722,7 @@ fn variables_that_load_configuration_or_code_are_refused() {
         "PIP_CONFIG_FILE",
         "SSH_ASKPASS",
     ] {
-        let err = session
-            .call_tool(
+        let err = protocol::call(&session, 
                 "skills_run_script",
                 json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
             )

@@ -8,6 +8,7 @@
 
 mod common;
 
+use skills_executor::protocol;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
@@ -28,19 +29,17 @@ fn abc() -> Env {
 }
 
 fn load(session: &Session, skills: &[&str], mode: LoadMode) -> Result<Value, ExecError> {
-    session.load(&names(skills), mode)
+    session.load(&names(skills), mode).map(|r| serde_json::to_value(r).unwrap())
 }
 
 #[test]
 fn load_replaces_by_default() {
     let env = abc();
     let session = env.session();
-    session
-        .call_tool("skills_load", json!({"skills": ["alpha", "beta"]}))
+    protocol::call(&session, "skills_load", json!({"skills": ["alpha", "beta"]}))
         .unwrap();
     assert_eq!(active(&session), ["alpha", "beta"]);
-    let receipt = session
-        .call_tool("skills_load", json!({"skills": ["gamma"]}))
+    let receipt = protocol::call(&session, "skills_load", json!({"skills": ["gamma"]}))
         .unwrap();
     assert_eq!(active(&session), ["gamma"]);
     assert_eq!(receipt_names(&receipt), ["gamma"]);
@@ -60,8 +59,7 @@ fn load_add_pushes_deduplicates_and_keeps_order() {
     let env = abc();
     let session = env.session();
     load(&session, &["alpha"], LoadMode::Add).unwrap();
-    let receipt = session
-        .call_tool(
+    let receipt = protocol::call(&session, 
             "skills_load",
             json!({"skills": ["beta", "alpha", "gamma", "beta"], "mode": "add"}),
         )
@@ -106,16 +104,13 @@ fn load_replace_keeps_one_copy_of_a_skill_already_active() {
 fn load_with_an_unknown_mode_or_no_names_is_bad_input() {
     let env = abc();
     let session = env.session();
-    let err = session
-        .call_tool("skills_load", json!({"skills": ["alpha"], "mode": "push"}))
+    let err = protocol::call(&session, "skills_load", json!({"skills": ["alpha"], "mode": "push"}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = session
-        .call_tool("skills_load", json!({"skills": []}))
+    let err = protocol::call(&session, "skills_load", json!({"skills": []}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = session
-        .call_tool("skills_load", json!({"skills": ["alpha"], "extra": 1}))
+    let err = protocol::call(&session, "skills_load", json!({"skills": ["alpha"], "extra": 1}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
     assert!(active(&session).is_empty());
@@ -128,8 +123,7 @@ fn unload_takes_the_top_of_the_stack_in_any_order() {
     load(&session, &["alpha", "beta", "gamma"], LoadMode::Add).unwrap();
 
     // `beta` is under `gamma`: the error names what must go first.
-    let err = session
-        .call_tool("skills_unload", json!({"skills": ["beta"]}))
+    let err = protocol::call(&session, "skills_unload", json!({"skills": ["beta"]}))
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_UNLOAD_ORDER");
     assert!(err.to_string().contains("unload gamma first"), "{err}");
@@ -143,8 +137,7 @@ fn unload_takes_the_top_of_the_stack_in_any_order() {
     assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
 
     // The two on top, named in either order.
-    let out = session
-        .call_tool("skills_unload", json!({"skills": ["beta", "gamma"]}))
+    let out = protocol::call(&session, "skills_unload", json!({"skills": ["beta", "gamma"]}))
         .unwrap();
     assert_eq!(out["unloaded"], json!(["gamma", "beta"]));
     assert_eq!(out["active_skills"], json!(["alpha"]));
@@ -154,7 +147,7 @@ fn unload_takes_the_top_of_the_stack_in_any_order() {
     let err = session.unload(&names(&["beta"])).unwrap_err();
     assert_eq!(err.code(), "SKILL_NOT_ACTIVE");
     // Nothing named.
-    let err = session.call_tool("skills_unload", json!({})).unwrap_err();
+    let err = protocol::call(&session, "skills_unload", json!({})).unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
 }
 
@@ -163,14 +156,12 @@ fn unload_all_clears_the_stack() {
     let env = abc();
     let session = env.session();
     load(&session, &["alpha", "beta"], LoadMode::Add).unwrap();
-    let out = session
-        .call_tool("skills_unload", json!({"all": true}))
+    let out = protocol::call(&session, "skills_unload", json!({"all": true}))
         .unwrap();
     assert_eq!(out["unloaded"], json!(["beta", "alpha"]));
     assert!(active(&session).is_empty());
     // Clearing an empty stack is fine.
-    session
-        .call_tool("skills_unload", json!({"all": true}))
+    protocol::call(&session, "skills_unload", json!({"all": true}))
         .unwrap();
     assert_eq!(env.events(AuditKind::SkillDeactivated).len(), 2);
 }
@@ -251,7 +242,7 @@ fn scoped() -> Env {
 }
 
 fn listed(session: &Session) -> Vec<String> {
-    let out = session.call_tool("skills_list", json!({})).unwrap();
+    let out = protocol::call(&session, "skills_list", json!({})).unwrap();
     out["skills"]
         .as_array()
         .unwrap()
@@ -266,7 +257,7 @@ fn scope_hides_a_skill_from_sessions_that_do_not_name_it() {
     let executor = env.executor(Policy::default());
     let plain = executor.session(SessionContext::default());
     assert_eq!(listed(&plain), ["everyone"]);
-    let instructions = plain.instructions(None);
+    let instructions = plain.instructions(None).instructions;
     assert!(instructions.contains("everyone"));
     for hidden in ["review-only", "acme-only", "prod-only"] {
         assert!(!instructions.contains(hidden), "{hidden} in {instructions}");
@@ -275,8 +266,7 @@ fn scope_hides_a_skill_from_sessions_that_do_not_name_it() {
         let err = load(&plain, &[&format!("personal:{hidden}")], LoadMode::Add).unwrap_err();
         assert_eq!(err.code(), "SKILL_NOT_FOUND", "{hidden}");
         assert!(
-            !plain
-                .tool_definitions()
+            !protocol::tool_definitions(&plain)
                 .iter()
                 .any(|d| d.description.contains(hidden)),
             "{hidden} in the tool definitions"
@@ -302,7 +292,7 @@ fn scope_hides_a_skill_from_sessions_that_do_not_name_it() {
         LoadMode::Add,
     )
     .unwrap();
-    let instructions = named.instructions(None);
+    let instructions = named.instructions(None).instructions;
     assert!(instructions.contains("review-only"));
 
     // Other values do not match.
@@ -325,8 +315,7 @@ fn the_receipt_carries_location_digest_properties_body_and_base_path() {
         "# PDF tools\n\nExtract text with pdftotext.\n",
     );
     let session = env.session();
-    let receipt = session
-        .call_tool("skills_load", json!({"skills": ["pdf-tools"]}))
+    let receipt = protocol::call(&session, "skills_load", json!({"skills": ["pdf-tools"]}))
         .unwrap();
     let entries = receipt["active_skills"].as_array().unwrap();
     assert_eq!(entries.len(), 1);
@@ -361,7 +350,7 @@ fn top_level_delivery_leaves_the_body_out_of_the_receipt_and_puts_it_in_instruct
     env.skill("notes", "", "Write notes in the margin, always.\n");
     let executor = env.executor(Policy::builder().delivery(Delivery::TopLevel).build());
     let session = executor.session(SessionContext::default());
-    let before = session.instructions(None);
+    let before = session.instructions(None).instructions;
     assert!(!before.contains("Write notes in the margin"));
     let receipt = load(&session, &["notes"], LoadMode::Add).unwrap();
     let entry = &receipt["active_skills"][0];
@@ -369,7 +358,7 @@ fn top_level_delivery_leaves_the_body_out_of_the_receipt_and_puts_it_in_instruct
     assert!(entry.get("base_path").is_none(), "{entry}");
     assert!(entry["digest"].as_str().unwrap().starts_with("sha256:"));
     assert!(session
-        .instructions(None)
+        .instructions(None).instructions
         .contains("Write notes in the margin"));
 }
 
@@ -515,8 +504,8 @@ fn hooks_run_on_activation_and_deactivation_and_are_audited() {
     assert!(events
         .iter()
         .all(|e| e.skill_name.as_deref() == Some("hooked") && e.error.is_none()));
-    assert_eq!(events[0].tool_name.as_deref(), Some("scripts/pre.sh"));
-    assert_eq!(events[1].tool_name.as_deref(), Some("scripts/post.sh"));
+    assert_eq!(events[0].path.as_deref(), Some("scripts/pre.sh"));
+    assert_eq!(events[1].path.as_deref(), Some("scripts/post.sh"));
 }
 
 #[test]
@@ -573,14 +562,14 @@ fn the_stack_and_its_rules_survive_failing_and_panicking_calls() {
 
     // Runtime tools that fail.
     let failures = [
-        session.call_tool("skills_read", json!({"path": "../x"})),
-        session.call_tool("skills_read", json!({"path": "references/missing.md"})),
-        session.call_tool("skills_run_script", json!({"path": "scripts/none.sh"})),
-        session.call_tool("skills_load", json!({"skills": ["nope"], "mode": "add"})),
-        session.call_tool("skills_load", json!({"skills": ["nope"]})),
-        session.call_tool("skills_unload", json!({"skills": ["other"]})),
-        session.call_tool("no_such_tool", json!({})),
-        session.call_tool("skills_read", json!("not an object")),
+        protocol::call(&session, "skills_read", json!({"path": "../x"})),
+        protocol::call(&session, "skills_read", json!({"path": "references/missing.md"})),
+        protocol::call(&session, "skills_run_script", json!({"path": "scripts/none.sh"})),
+        protocol::call(&session, "skills_load", json!({"skills": ["nope"], "mode": "add"})),
+        protocol::call(&session, "skills_load", json!({"skills": ["nope"]})),
+        protocol::call(&session, "skills_unload", json!({"skills": ["other"]})),
+        protocol::call(&session, "no_such_tool", json!({})),
+        protocol::call(&session, "skills_read", json!("not an object")),
     ];
     assert!(failures.iter().all(Result::is_err));
     assert_eq!(active(&session), before);
@@ -605,7 +594,7 @@ fn the_stack_and_its_rules_survive_failing_and_panicking_calls() {
 fn tool_definitions_have_plain_names_and_object_schemas() {
     let env = abc();
     let session = env.session();
-    let defs = session.tool_definitions();
+    let defs = protocol::tool_definitions(&session);
     let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
     for expected in [
         "skills_list",
@@ -632,7 +621,7 @@ fn tool_definitions_have_plain_names_and_object_schemas() {
         assert_eq!(d.input_schema["type"], "object", "{}", d.name);
         assert!(d.input_schema["properties"].is_object(), "{}", d.name);
         // Every tool named here can be called.
-        let err = session.call_tool(&d.name, json!({"definitely_not_a_field": 1}));
+        let err = protocol::call(&session, &d.name, json!({"definitely_not_a_field": 1}));
         assert!(
             !matches!(err, Err(ExecError::UnknownTool(_))),
             "{} is not dispatched",
@@ -646,7 +635,7 @@ fn skills_list_marks_the_active_skills() {
     let env = abc();
     let session = env.session();
     load(&session, &["beta"], LoadMode::Add).unwrap();
-    let out = session.call_tool("skills_list", Value::Null).unwrap();
+    let out = protocol::call(&session, "skills_list", Value::Null).unwrap();
     let active: Vec<(String, bool)> = out["skills"]
         .as_array()
         .unwrap()
@@ -694,8 +683,7 @@ fn unload_accepts_the_qualified_names_load_accepts() {
     assert_eq!(active(&session), ["alpha", "beta"]);
     let err = session.unload(&names(&["personal:alpha"])).unwrap_err();
     assert!(err.to_string().contains("unload beta first"), "{err}");
-    let out = session
-        .call_tool(
+    let out = protocol::call(&session, 
             "skills_unload",
             json!({"skills": ["personal:beta", "alpha"]}),
         )
