@@ -1,0 +1,263 @@
+//! The harness of the `skillctl session` tests: the real binary driven over piped stdin
+//! and stdout one JSON line at a time, and skills written into temporary directories.
+//! Nothing waits by sleeping: lines are read on a thread and received with a deadline.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+/// The binary under test.
+pub const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
+/// How long one response (or the exit) may take before the test fails.
+pub const DEADLINE: Duration = Duration::from_secs(20);
+
+/// A running `skillctl session`.
+pub struct Session {
+    child: Option<Child>,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    stderr: Option<JoinHandle<String>>,
+    next_id: u64,
+    events: RefCell<VecDeque<Value>>,
+}
+
+impl Session {
+    /// Starts `skillctl session --no-defaults ARGS` in `cwd`.
+    pub fn start(cwd: &Path, args: &[&str]) -> Session {
+        let mut child = Command::new(BIN)
+            .arg("session")
+            .arg("--no-defaults")
+            .args(args)
+            .current_dir(cwd)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn skillctl session");
+        let stdout = child.stdout.take().expect("stdout piped");
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().expect("stderr piped");
+        let stderr = std::thread::spawn(move || {
+            let mut text = String::new();
+            let _ = stderr.read_to_string(&mut text);
+            text
+        });
+        Session {
+            stdin: child.stdin.take(),
+            child: Some(child),
+            lines,
+            stderr: Some(stderr),
+            next_id: 1,
+            events: RefCell::new(VecDeque::new()),
+        }
+    }
+
+    /// Writes raw bytes (a line or several) to the session.
+    pub fn send_raw(&mut self, bytes: &[u8]) {
+        let stdin = self.stdin.as_mut().expect("stdin open");
+        stdin.write_all(bytes).expect("write to skillctl");
+        stdin.flush().expect("flush to skillctl");
+    }
+
+    /// The next line, parsed.
+    fn next_line(&self) -> Value {
+        match self.lines.recv_timeout(DEADLINE) {
+            Ok(line) => serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("line is not JSON ({e}): {line:?}")),
+            Err(RecvTimeoutError::Timeout) => panic!("no line within {DEADLINE:?}"),
+            Err(RecvTimeoutError::Disconnected) => panic!("the session ended early"),
+        }
+    }
+
+    /// The next line as it came (event lines included).
+    pub fn recv_raw(&self) -> String {
+        self.lines.recv_timeout(DEADLINE).expect("a line within the deadline")
+    }
+
+    /// The next response line, parsed; event lines (no `id`, an `event`) met on the way
+    /// are kept for [`Session::event`].
+    pub fn recv(&self) -> Value {
+        loop {
+            let line = self.next_line();
+            if line.get("id").is_none() && line.get("event").is_some() {
+                self.events.borrow_mut().push_back(line);
+                continue;
+            }
+            return line;
+        }
+    }
+
+    /// The next event line named `name` (others before it are dropped), waiting for it
+    /// with the deadline.
+    pub fn event(&self, name: &str) -> Value {
+        loop {
+            let next = self.events.borrow_mut().pop_front();
+            let line = match next {
+                Some(line) => line,
+                None => self.next_line(),
+            };
+            assert!(line.get("id").is_none(), "a response while waiting for {name}: {line}");
+            if line["event"] == name {
+                return line;
+            }
+        }
+    }
+
+    /// Sends one request and returns its response (checking the id came back).
+    pub fn call(&mut self, tool: &str, input: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        let request = json!({"id": id, "tool": tool, "input": input});
+        self.send_raw(format!("{request}\n").as_bytes());
+        let response = self.recv();
+        assert_eq!(response["id"], id, "{response}");
+        response
+    }
+
+    /// A call that must succeed: its output.
+    pub fn ok(&mut self, tool: &str, input: Value) -> Value {
+        let response = self.call(tool, input);
+        assert_eq!(response["ok"], true, "{response}");
+        response["output"].clone()
+    }
+
+    /// A call that must fail: its error code and message.
+    pub fn err(&mut self, tool: &str, input: Value) -> (String, String) {
+        let response = self.call(tool, input);
+        assert_eq!(response["ok"], false, "{response}");
+        let error = &response["error"];
+        (
+            error["code"].as_str().expect("code").to_owned(),
+            error["message"].as_str().expect("message").to_owned(),
+        )
+    }
+
+    /// `check_tool` for a Bash command: whether it is allowed.
+    pub fn bash(&mut self, command: &str) -> bool {
+        let out = self.ok(
+            "check_tool",
+            json!({"tool": "Bash", "input": {"command": command}}),
+        );
+        assert!(out["reason"].is_string(), "{out}");
+        match out["decision"].as_str() {
+            Some("allow") => true,
+            Some("deny") => false,
+            other => panic!("decision {other:?}"),
+        }
+    }
+
+    /// Closes stdin and waits for the exit (and end of stdout), with a deadline.
+    pub fn finish(mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        loop {
+            match self.lines.recv_timeout(DEADLINE) {
+                Err(RecvTimeoutError::Disconnected) => break,
+                // Event lines may still come while the session ends.
+                Ok(line) if line.starts_with("{\"event\"") => {}
+                Ok(line) => panic!("unexpected output after end of input: {line}"),
+                Err(RecvTimeoutError::Timeout) => panic!("stdout still open after {DEADLINE:?}"),
+            }
+        }
+        let mut child = self.child.take().expect("child");
+        let pid = child.id();
+        let (tx, exited) = mpsc::channel();
+        std::thread::spawn(move || {
+            let _ = tx.send(child.wait());
+        });
+        let status = match exited.recv_timeout(DEADLINE) {
+            Ok(status) => status.expect("wait for skillctl"),
+            Err(_) => {
+                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+                panic!("skillctl did not exit within {DEADLINE:?} (killed)");
+            }
+        };
+        let stderr = self
+            .stderr
+            .take()
+            .expect("stderr")
+            .join()
+            .expect("stderr reader");
+        (status, stderr)
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A temporary folder with `skills/` (the root) and room around it.
+pub struct Fixture {
+    tmp: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let tmp = tempfile::tempdir().expect("tempdir");
+        std::fs::create_dir_all(tmp.path().join("skills")).expect("root");
+        Fixture { tmp }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    pub fn root(&self) -> PathBuf {
+        self.tmp.path().join("skills")
+    }
+
+    /// `--root LAYER=<root>`.
+    pub fn root_arg(&self, layer: &str) -> String {
+        format!("--root={layer}={}", self.root().display())
+    }
+
+    /// Writes a skill with the extra frontmatter lines and a body.
+    pub fn skill(&self, name: &str, frontmatter: &str, body: &str) -> PathBuf {
+        let dir = self.root().join(name);
+        std::fs::create_dir_all(&dir).expect("skill dir");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: The {name} skill of the session tests; use it when they ask.\n{frontmatter}---\n{body}"),
+        )
+        .expect("SKILL.md");
+        dir
+    }
+
+    /// Writes a file of a skill.
+    pub fn file(&self, skill: &str, rel: &str, contents: impl AsRef<[u8]>) -> PathBuf {
+        let path = self.root().join(skill).join(rel);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("parents");
+        std::fs::write(&path, contents).expect("file");
+        path
+    }
+
+    /// A session over the root as the personal layer, with more arguments.
+    pub fn session(&self, args: &[&str]) -> Session {
+        let root = self.root_arg("personal");
+        let mut all = vec![root.as_str()];
+        all.extend_from_slice(args);
+        Session::start(self.path(), &all)
+    }
+}
+
