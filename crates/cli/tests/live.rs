@@ -333,6 +333,8 @@ fn without_watching_new_skills_wait_for_reload() {
     let f = Fixture::new();
     f.skill("first", "", "First.\n");
     let mut s = f.session(&["--no-watch"]);
+    // Answered: the index is built.
+    assert_eq!(listed(&mut s), ["personal:first"]);
     f.skill("second", "", "Second.\n");
     assert_eq!(listed(&mut s), ["personal:first"]);
     let out = s.ok("reload", json!({}));
