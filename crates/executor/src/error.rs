@@ -135,6 +135,33 @@ impl From<IndexError> for ExecError {
 }
 
 impl ExecError {
+    /// Every code a request can answer with, the index's included (PROTOCOL.md documents
+    /// each; a test holds the two equal).
+    pub const CODES: [&'static str; 22] = [
+        "SKILL_BAD_REQUEST",
+        "SKILL_BAD_INPUT",
+        "SKILL_UNKNOWN_TOOL",
+        "SKILL_NOT_FOUND",
+        "SKILL_NOT_ACTIVE",
+        "SKILL_UNLOAD_ORDER",
+        "SKILL_TOO_MANY_ACTIVE",
+        "SKILL_CONFLICT",
+        "SKILL_DEPENDENCY_MISSING",
+        "SKILL_TOOL_BINDING_MISSING",
+        "SKILL_PATH_INVALID",
+        "SKILL_FILE_TOO_LARGE",
+        "SKILL_UNTRUSTED",
+        "SKILL_SCRIPTS_FORBIDDEN",
+        "SKILL_SCRIPT_FAILED",
+        "SKILL_SCRIPT_NOT_READABLE",
+        "SKILL_SCRIPT_CHANGED",
+        "SKILL_PINNED_BY_HOST",
+        "SKILL_AUDIT_FAILED",
+        "SKILL_PLUGIN_INVALID",
+        "SKILL_LOAD_FAILED",
+        "SKILL_WATCH_FAILED",
+    ];
+
     /// A stable, upper-case code.
     pub fn code(&self) -> &'static str {
         match self {
