@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 mod bench;
 mod conformance;
 mod gen_corpus;
+mod host_example;
 mod prompt_compare;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -23,7 +24,14 @@ commands:
   prompt-compare [--shared DIR] [--corpus DIR] [--limit N]
       Compare our <available_skills> byte for byte with `agentskills to-prompt` (PyPI
       skills-ref, installed with pip when missing) over N corpus folders (default 300,
-      0 = all) that the reference accepts.";
+      0 = all) that the reference accepts.
+  host-example
+      Build skillctl and run examples/host.py (Python 3, standard library only), a host
+      written from PROTOCOL.md, against a live session.
+  bench [--quick] [--shared DIR]
+      The performance gates, each beside its floor measured in the same run.
+  gen-corpus
+      Generate the synthetic corpora the benchmarks read.";
 
 fn main() -> ExitCode {
     match run() {
@@ -47,6 +55,7 @@ fn run() -> Result<ExitCode> {
         "gen-corpus" => gen_corpus::run(&rest),
         "bench" => bench::run(&rest),
         "prompt-compare" => prompt_compare::run(&rest),
+        "host-example" => host_example::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
