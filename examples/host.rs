@@ -2,7 +2,7 @@
 //!
 //! The loop is what a real host does around every model call:
 //!
-//! 1. put `session.instructions(...).instructions` (the available skills, and the active ones when the
+//! 1. put `session.instructions(...)` (the available skills, and the active ones when the
 //!    policy delivers them at top level) in front of the model call, with the runtime
 //!    tools of `protocol::tool_definitions(&session)`;
 //! 2. route each runtime tool call the model makes (`skills_load`, `skills_read`,
@@ -29,8 +29,8 @@ use std::path::Path;
 use std::sync::Arc;
 
 use agent_skills::{
-    protocol,
-    AuditSink, Executor, JsonlFileSink, Layer, Policy, Session, SessionContext, SkillIndex,
+    protocol, AuditSink, Executor, JsonlFileSink, Layer, Policy, Session, SessionContext,
+    SkillIndex,
 };
 use serde_json::{json, Value};
 
@@ -109,14 +109,14 @@ fn run_task(session: &Session, model: &mut ScriptedModel) {
     let _task = session.task();
     let mut transcript: Vec<Value> = Vec::new();
     loop {
-        let instructions = session.instructions(Some(8_000));
+        let instructions = session.instructions(Some(8_000)).instructions;
         let Some(step) = model.next(&instructions, &transcript) else {
             break;
         };
         match step {
             Step::Runtime(tool, input) => {
                 println!("model -> {tool} {input}");
-                let result = match protocol::call(&session, tool, input) {
+                let result = match protocol::call(session, tool, input) {
                     Ok(output) => json!({"ok": true, "output": output}),
                     Err(e) => {
                         json!({"ok": false, "error": {"code": e.code(), "message": e.to_string()}})
@@ -173,7 +173,11 @@ fn main() -> Result<(), Box<dyn Error>> {
     println!("runtime tools given to the model: {}", tools.join(", "));
     println!(
         "instructions before the first call: {} characters\n",
-        session.instructions(Some(8_000)).chars().count()
+        session
+            .instructions(Some(8_000))
+            .instructions
+            .chars()
+            .count()
     );
 
     let script = skills.join("changelog-entry/scripts/last_tag.py");

@@ -46,7 +46,10 @@ fn parse_trust(s: &str) -> Result<TrustArg, String> {
     match s.split_once(':') {
         Some(("plugin", id)) if !id.is_empty() => Ok(TrustArg::Plugin(id.to_owned())),
         Some(_) => Err(format!("{s:?}: expected a layer or plugin:ID")),
-        None => s.parse::<Layer>().map(TrustArg::Layer).map_err(|e| e.to_string()),
+        None => s
+            .parse::<Layer>()
+            .map(TrustArg::Layer)
+            .map_err(|e| e.to_string()),
     }
 }
 

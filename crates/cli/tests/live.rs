@@ -62,9 +62,15 @@ fn skills_created_changed_and_removed_mid_session_are_followed() {
         .iter()
         .find(|d| d["name"] == "skill")
         .expect("skill tool");
-    assert!(skill_tool["description"].as_str().expect("text").contains("second"));
+    assert!(skill_tool["description"]
+        .as_str()
+        .expect("text")
+        .contains("second"));
     let text = s.ok("instructions", json!({}));
-    assert!(text["instructions"].as_str().expect("text").contains("<name>\nsecond\n</name>"));
+    assert!(text["instructions"]
+        .as_str()
+        .expect("text")
+        .contains("<name>\nsecond\n</name>"));
 
     f.skill("second", "", "Second, edited.\n");
     let event = s.event("skills_changed");
@@ -86,7 +92,10 @@ fn an_edited_skill_serves_and_enforces_one_version_until_loaded_again() {
     );
     let mut s = f.session(&["--events", "--delivery", "top-level"]);
     let receipt = s.ok("skills_load", json!({"names": ["cleaner"]}));
-    let pinned = receipt["active_skills"][0]["digest"].as_str().expect("digest").to_owned();
+    let pinned = receipt["active_skills"][0]["digest"]
+        .as_str()
+        .expect("digest")
+        .to_owned();
     assert!(s.bash("rm -rf build"));
 
     f.skill("cleaner", "allowed-tools: Read\n", "Never run rm.\n");
@@ -187,16 +196,28 @@ fn plugins_register_and_unregister_over_the_wire() {
     assert_eq!(out["removed"], 1);
     assert!(!listed(&mut s).contains(&"acme:deploy".to_owned()));
     let out = s.ok("skills_list", json!({}));
-    assert!(out["skills"].as_array().expect("skills").iter().all(|k| k["active"] == false));
+    assert!(out["skills"]
+        .as_array()
+        .expect("skills")
+        .iter()
+        .all(|k| k["active"] == false));
     let (status, _) = s.finish();
     assert!(status.success());
     let kinds: Vec<String> = audit(&audit_file)
         .iter()
         .map(|e| e["event"].as_str().expect("event").to_owned())
         .collect();
-    let at = |k: &str| kinds.iter().position(|x| x == k).unwrap_or_else(|| panic!("{k} in {kinds:?}"));
+    let at = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| x == k)
+            .unwrap_or_else(|| panic!("{k} in {kinds:?}"))
+    };
     assert!(at("plugin_registered") < at("skill_activated"));
-    assert!(at("skill_deactivated") < at("plugin_unregistered"), "{kinds:?}");
+    assert!(
+        at("skill_deactivated") < at("plugin_unregistered"),
+        "{kinds:?}"
+    );
 
     // Trusted by id, the same plugin's scripts run.
     let mut s = f.session(&["--trust", "plugin:acme"]);
@@ -215,11 +236,17 @@ fn names_is_accepted_with_skills_as_its_alias() {
     f.skill("alpha", "", "A.\n");
     f.skill("beta", "", "B.\n");
     let mut s = f.session(&[]);
-    let out = s.ok("skills_load", json!({"names": ["alpha"], "mode": "replace"}));
+    let out = s.ok(
+        "skills_load",
+        json!({"names": ["alpha"], "mode": "replace"}),
+    );
     assert_eq!(out["active_skills"][0]["name"], "alpha");
     let out = s.ok("skills_load", json!({"skills": ["beta"], "mode": "add"}));
     assert_eq!(out["active_skills"].as_array().expect("stack").len(), 2);
-    let (code, message) = s.err("skills_load", json!({"names": ["alpha"], "skills": ["beta"]}));
+    let (code, message) = s.err(
+        "skills_load",
+        json!({"names": ["alpha"], "skills": ["beta"]}),
+    );
     assert_eq!(code, "SKILL_BAD_INPUT");
     assert!(message.contains("not both"), "{message}");
     let out = s.ok("skills_unload", json!({"names": ["beta"]}));
@@ -243,7 +270,13 @@ fn names_is_accepted_with_skills_as_its_alias() {
     for d in defs.as_array().expect("definitions") {
         let name = d["name"].as_str().expect("name");
         assert!(
-            !["register_plugin", "unregister_plugin", "reload", "host_activate"].contains(&name),
+            ![
+                "register_plugin",
+                "unregister_plugin",
+                "reload",
+                "host_activate"
+            ]
+            .contains(&name),
             "{name}"
         );
     }

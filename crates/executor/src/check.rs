@@ -7,7 +7,7 @@ use serde_json::Value;
 use crate::audit::AuditKind;
 use crate::enforce::decide;
 use crate::stack::Active;
-use crate::{DefaultDecision, Decision, Session};
+use crate::{Decision, DefaultDecision, Session};
 
 impl Session {
     /// The bare decision for a host tool call, without its audit event: for measuring and
@@ -59,7 +59,12 @@ impl Session {
         let decider = decision
             .skill
             .as_deref()
-            .and_then(|s| stack.iter().rev().find(|a| a.skill.record.name.as_str() == s))
+            .and_then(|s| {
+                stack
+                    .iter()
+                    .rev()
+                    .find(|a| a.skill.record.name.as_str() == s)
+            })
             .or(stack.last());
         e.skill_name = decider.map(|a| a.skill.record.name.to_string());
         e.allowed_tools = decider.and_then(|a| a.rules.allowed_list());

@@ -335,7 +335,10 @@ pub(crate) fn decide<'a>(
                     rules.skill,
                     rules.dir.display()
                 ))
-                .by(rules, Some("security.fileSystemScope: skill-directory".into()));
+                .by(
+                    rules,
+                    Some("security.fileSystemScope: skill-directory".into()),
+                );
             }
         }
     }
@@ -437,13 +440,18 @@ pub(crate) fn decide<'a>(
             allowed
                 .first_match(tool, None)
                 .or_else(|| first.and_then(|p| allowed.first_match(tool, Some(p))))
-                .or_else(|| lexical.as_deref().and_then(|l| allowed.first_match(tool, Some(l))))
+                .or_else(|| {
+                    lexical
+                        .as_deref()
+                        .and_then(|l| allowed.first_match(tool, Some(l)))
+                })
                 .or_else(|| allowed.first_match(tool, arg))
                 .or_else(|| {
-                    rules
-                        .allowed_canonical
-                        .as_ref()
-                        .and_then(|c| resolved.as_deref().and_then(|r| c.first_match(tool, Some(r))))
+                    rules.allowed_canonical.as_ref().and_then(|c| {
+                        resolved
+                            .as_deref()
+                            .and_then(|r| c.first_match(tool, Some(r)))
+                    })
                 })
                 .map(ToString::to_string)
         });

@@ -48,4 +48,3 @@ pub(crate) fn refused(name: &str) -> bool {
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
     !shaped || EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
 }
-

@@ -132,7 +132,12 @@ impl Executor {
             Ok(s) => s,
             Err(e) => {
                 if origin == PluginOrigin::Protocol
-                    && !self.inner.index.roots().iter().any(|r| r.plugin.as_deref() == Some(id))
+                    && !self
+                        .inner
+                        .index
+                        .roots()
+                        .iter()
+                        .any(|r| r.plugin.as_deref() == Some(id))
                 {
                     self.inner.registered.lock().remove(id);
                 }
@@ -251,4 +256,3 @@ impl SessionContextBuilder {
         self.context
     }
 }
-

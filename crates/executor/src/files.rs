@@ -48,7 +48,8 @@ pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf,
         reason: reason.to_owned(),
     };
     let joined: PathBuf = parts.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
-    let canonical_dir = std::fs::canonicalize(dir).map_err(|_| invalid("the skill folder is gone"))?;
+    let canonical_dir =
+        std::fs::canonicalize(dir).map_err(|_| invalid("the skill folder is gone"))?;
     let canonical =
         std::fs::canonicalize(&joined).map_err(|_| invalid("no such file in the skill"))?;
     if !canonical.starts_with(&canonical_dir) {

@@ -25,7 +25,9 @@ mod stack;
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
 pub use error::ExecError;
-pub use executor::{Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder};
+pub use executor::{
+    Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
+};
 pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder};
 pub use prompt::{active_skills, available_skills, instructions, skill_tool_description};
 pub use protocol::ToolDefinition;

@@ -17,9 +17,7 @@ use serde_json::{json, Value};
 use skills_index::{ChangeEvent, ChangeKind};
 use skills_model::SkillRecord;
 
-use crate::{
-    CheckResult, ExecError, Hello, LoadMode, ScriptCall, ServerInfo, Session, Verdict,
-};
+use crate::{CheckResult, ExecError, Hello, LoadMode, ScriptCall, ServerInfo, Session, Verdict};
 
 /// The protocol version `hello` reports. It changes only when a request, field or code
 /// changes meaning or goes away; additions keep it.
@@ -27,7 +25,12 @@ pub const PROTOCOL_VERSION: &str = "1";
 
 /// Requests for the host's own code. A host must never forward them from a model's tool
 /// calls; `tool_definitions` never lists them.
-pub const HOST_ONLY: [&str; 4] = ["register_plugin", "unregister_plugin", "reload", "host_activate"];
+pub const HOST_ONLY: [&str; 4] = [
+    "register_plugin",
+    "unregister_plugin",
+    "reload",
+    "host_activate",
+];
 
 /// The runtime tools a model calls (what `tool_definitions` lists, and what the MCP server
 /// serves as tools).
@@ -256,7 +259,11 @@ pub fn call(session: &Session, name: &str, input: Value) -> Result<Value, ExecEr
             let input: CheckInput = parse(name, input)?;
             let d = session.check_tool(&input.tool, &input.input);
             output(CheckResult {
-                decision: if d.allowed { Verdict::Allow } else { Verdict::Deny },
+                decision: if d.allowed {
+                    Verdict::Allow
+                } else {
+                    Verdict::Deny
+                },
                 reason: d.reason,
                 skill: d.skill,
                 rule: d.rule,
@@ -268,7 +275,9 @@ pub fn call(session: &Session, name: &str, input: Value) -> Result<Value, ExecEr
         }
         "instructions" => {
             let input: InstructionsInput = parse(name, input)?;
-            let budget = input.budget.map(|b| usize::try_from(b).unwrap_or(usize::MAX));
+            let budget = input
+                .budget
+                .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
             output(session.instructions(budget))
         }
         "register_plugin" => {
@@ -482,19 +491,71 @@ pub fn schemas() -> Vec<RequestSchema> {
     };
     vec![
         r("hello", input_schema::<NoInput>(), output_schema::<Hello>()),
-        r("skills_list", input_schema::<NoInput>(), output_schema::<crate::SkillList>()),
-        r("skills_load", input_schema::<LoadInput>(), output_schema::<crate::LoadReceipt>()),
-        r("skills_unload", input_schema::<UnloadInput>(), output_schema::<crate::UnloadReceipt>()),
-        r("skills_read", input_schema::<ReadInput>(), output_schema::<crate::FileContent>()),
-        r("skills_run_script", input_schema::<RunInput>(), output_schema::<crate::ScriptRun>()),
-        r("skill", input_schema::<SkillInput>(), output_schema::<crate::SkillContent>()),
-        r("check_tool", input_schema::<CheckInput>(), output_schema::<CheckResult>()),
-        r("tool_definitions", input_schema::<NoInput>(), output_schema::<Vec<ToolDefinition>>()),
-        r("instructions", input_schema::<InstructionsInput>(), output_schema::<crate::Instructions>()),
-        r("register_plugin", input_schema::<RegisterInput>(), output_schema::<crate::PluginRegistered>()),
-        r("unregister_plugin", input_schema::<UnregisterInput>(), output_schema::<crate::PluginUnregistered>()),
-        r("reload", input_schema::<NoInput>(), output_schema::<crate::Reloaded>()),
-        r("host_activate", input_schema::<HostActivateInput>(), output_schema::<crate::LoadReceipt>()),
+        r(
+            "skills_list",
+            input_schema::<NoInput>(),
+            output_schema::<crate::SkillList>(),
+        ),
+        r(
+            "skills_load",
+            input_schema::<LoadInput>(),
+            output_schema::<crate::LoadReceipt>(),
+        ),
+        r(
+            "skills_unload",
+            input_schema::<UnloadInput>(),
+            output_schema::<crate::UnloadReceipt>(),
+        ),
+        r(
+            "skills_read",
+            input_schema::<ReadInput>(),
+            output_schema::<crate::FileContent>(),
+        ),
+        r(
+            "skills_run_script",
+            input_schema::<RunInput>(),
+            output_schema::<crate::ScriptRun>(),
+        ),
+        r(
+            "skill",
+            input_schema::<SkillInput>(),
+            output_schema::<crate::SkillContent>(),
+        ),
+        r(
+            "check_tool",
+            input_schema::<CheckInput>(),
+            output_schema::<CheckResult>(),
+        ),
+        r(
+            "tool_definitions",
+            input_schema::<NoInput>(),
+            output_schema::<Vec<ToolDefinition>>(),
+        ),
+        r(
+            "instructions",
+            input_schema::<InstructionsInput>(),
+            output_schema::<crate::Instructions>(),
+        ),
+        r(
+            "register_plugin",
+            input_schema::<RegisterInput>(),
+            output_schema::<crate::PluginRegistered>(),
+        ),
+        r(
+            "unregister_plugin",
+            input_schema::<UnregisterInput>(),
+            output_schema::<crate::PluginUnregistered>(),
+        ),
+        r(
+            "reload",
+            input_schema::<NoInput>(),
+            output_schema::<crate::Reloaded>(),
+        ),
+        r(
+            "host_activate",
+            input_schema::<HostActivateInput>(),
+            output_schema::<crate::LoadReceipt>(),
+        ),
     ]
 }
 

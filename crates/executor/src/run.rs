@@ -11,7 +11,9 @@ use sha2::{Digest, Sha256};
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
 use crate::stack::Active;
-use crate::{run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session};
+use crate::{
+    run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session,
+};
 
 /// A `skills_run_script` call.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -162,7 +164,13 @@ impl Session {
 
     /// Refuses a script whose bytes differ from those pinned at load (or that did not
     /// exist then).
-    fn check_pinned(&self, a: &Active, script: &Path, rel: &str, shown: &str) -> Result<(), ExecError> {
+    fn check_pinned(
+        &self,
+        a: &Active,
+        script: &Path,
+        rel: &str,
+        shown: &str,
+    ) -> Result<(), ExecError> {
         let pinned = a.scripts.iter().find(|(p, _)| p == rel).map(|(_, d)| d);
         let now = script_digest(script);
         if pinned.is_none() || pinned != now.as_ref() {

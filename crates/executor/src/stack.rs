@@ -101,7 +101,12 @@ impl Session {
             .files
             .iter()
             .filter(|f| f.path.starts_with("scripts/"))
-            .filter_map(|f| Some((f.path.clone(), crate::run::script_digest(&dir.join(&f.path))?)))
+            .filter_map(|f| {
+                Some((
+                    f.path.clone(),
+                    crate::run::script_digest(&dir.join(&f.path))?,
+                ))
+            })
             .collect();
         let rules = CompiledRules::compile(&skill);
         Ok(Active {
@@ -191,8 +196,11 @@ impl Session {
         let mut to_activate = Vec::new();
         for a in &prepared {
             let name = a.name();
-            let on_stack = stack.iter().find(|s| s.skill.record.name == a.skill.record.name);
-            let same = on_stack.is_some_and(|s| s.skill.digest == a.skill.digest && s.scripts == a.scripts);
+            let on_stack = stack
+                .iter()
+                .find(|s| s.skill.record.name == a.skill.record.name);
+            let same = on_stack
+                .is_some_and(|s| s.skill.digest == a.skill.digest && s.scripts == a.scripts);
             if !new_names.contains(&name) {
                 new_names.push(name.clone());
             }
@@ -206,15 +214,19 @@ impl Session {
                 requested: new_names.len(),
             });
         }
-        let (kept, dropped): (Vec<Active>, Vec<Active>) = stack.iter().cloned().partition(|a| {
-            new_names.contains(&a.name()) && !to_activate.contains(&a.name())
-        });
+        let (kept, dropped): (Vec<Active>, Vec<Active>) = stack
+            .iter()
+            .cloned()
+            .partition(|a| new_names.contains(&a.name()) && !to_activate.contains(&a.name()));
         let loaded: Vec<Active> = prepared
             .into_iter()
             .filter(|a| to_activate.contains(&a.name()))
             .map(|mut a| {
                 // A skill the host pinned stays pinned when the model loads it again.
-                if dropped.iter().any(|d| d.by == Activation::Host && d.skill.record.name == a.skill.record.name) {
+                if dropped
+                    .iter()
+                    .any(|d| d.by == Activation::Host && d.skill.record.name == a.skill.record.name)
+                {
                     a.by = Activation::Host;
                 }
                 a
@@ -239,7 +251,11 @@ impl Session {
         // before the stack changes.
         let reloaded: Vec<&Active> = dropped
             .iter()
-            .filter(|d| loaded.iter().any(|l| l.skill.record.name == d.skill.record.name))
+            .filter(|d| {
+                loaded
+                    .iter()
+                    .any(|l| l.skill.record.name == d.skill.record.name)
+            })
             .collect();
         for a in dropped.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
@@ -247,7 +263,10 @@ impl Session {
         let mut activated = Vec::new();
         for a in &loaded {
             let mut e = self.skill_event(AuditKind::SkillActivated, a);
-            if let Some(old) = reloaded.iter().find(|d| d.skill.record.name == a.skill.record.name) {
+            if let Some(old) = reloaded
+                .iter()
+                .find(|d| d.skill.record.name == a.skill.record.name)
+            {
                 e.previous_digest = Some(old.skill.digest.clone());
             }
             self.emit(&e)?;
@@ -267,12 +286,18 @@ impl Session {
         // again: it never left the stack.
         let mut hooks = Vec::new();
         for a in dropped.iter().rev() {
-            if !reloaded.iter().any(|r| r.skill.record.name == a.skill.record.name) {
+            if !reloaded
+                .iter()
+                .any(|r| r.skill.record.name == a.skill.record.name)
+            {
                 hooks.extend(self.run_hooks(a, crate::HookStage::Post));
             }
         }
         for a in &loaded {
-            if !reloaded.iter().any(|r| r.skill.record.name == a.skill.record.name) {
+            if !reloaded
+                .iter()
+                .any(|r| r.skill.record.name == a.skill.record.name)
+            {
                 hooks.extend(self.run_hooks(a, crate::HookStage::Pre));
             }
         }

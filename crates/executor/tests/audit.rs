@@ -84,10 +84,18 @@ fn every_operation_is_an_event_with_the_session_context() {
                 .check_tool("Read", &json!({"file_path": dir.join("scripts/build.sh")}))
                 .allowed
         );
-        protocol::call(&session, "skills_read", json!({"path": "references/notes.md"}))
-            .unwrap();
-        protocol::call(&session, "skills_run_script", json!({"path": "scripts/build.sh"}))
-            .unwrap();
+        protocol::call(
+            &session,
+            "skills_read",
+            json!({"path": "references/notes.md"}),
+        )
+        .unwrap();
+        protocol::call(
+            &session,
+            "skills_run_script",
+            json!({"path": "scripts/build.sh"}),
+        )
+        .unwrap();
     }
     let events = env.sink.events();
     let kinds: Vec<AuditKind> = events.iter().map(|e| e.event).collect();
@@ -234,11 +242,19 @@ fn a_sink_that_cannot_write_makes_every_call_fail_closed() {
     sink.fail.store(false, Ordering::SeqCst);
     session.load(&names(&["builder"]), LoadMode::Add).unwrap();
     sink.fail.store(true, Ordering::SeqCst);
-    let err = protocol::call(&session, "skills_read", json!({"path": "references/notes.md"}))
-        .unwrap_err();
+    let err = protocol::call(
+        &session,
+        "skills_read",
+        json!({"path": "references/notes.md"}),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
-    let err = protocol::call(&session, "skills_run_script", json!({"path": "scripts/build.sh"}))
-        .unwrap_err();
+    let err = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/build.sh"}),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
     // Unloading is refused: the skill and its restrictions stay.
     let err = session.unload(&names(&["builder"])).unwrap_err();

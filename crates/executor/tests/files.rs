@@ -25,11 +25,11 @@ fn load(session: &Session, skills: &[&str]) {
 }
 
 fn read(session: &Session, input: Value) -> Result<Value, ExecError> {
-    protocol::call(&session, "skills_read", input)
+    protocol::call(session, "skills_read", input)
 }
 
 fn run(session: &Session, input: Value) -> Result<Value, ExecError> {
-    protocol::call(&session, "skills_run_script", input)
+    protocol::call(session, "skills_run_script", input)
 }
 
 fn invalid_path<T: std::fmt::Debug>(result: Result<T, ExecError>, needle: &str) {
@@ -623,11 +623,12 @@ fn a_call_cannot_lengthen_the_hosts_script_timeout() {
     let session = env.executor(policy).session(SessionContext::default());
     session.load(&names(&["slow"]), LoadMode::Replace).unwrap();
     let started = std::time::Instant::now();
-    let out = protocol::call(&session, 
-            "skills_run_script",
-            json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
-        )
-        .unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
+    )
+    .unwrap();
     assert_eq!(out["timed_out"], true);
     assert!(started.elapsed() < Duration::from_secs(10));
 }
@@ -679,18 +680,20 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "lower_case",
         "",
     ] {
-        let err = protocol::call(&session, 
-                "skills_run_script",
-                json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
-            )
-            .unwrap_err();
+        let err = protocol::call(
+            &session,
+            "skills_run_script",
+            json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
     }
-    let out = protocol::call(&session, 
-            "skills_run_script",
-            json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
-        )
-        .unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/env.sh", "env": {"MY_INPUT": "ok"}}),
+    )
+    .unwrap();
     assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
 }
 
@@ -722,11 +725,12 @@ fn variables_that_load_configuration_or_code_are_refused() {
         "PIP_CONFIG_FILE",
         "SSH_ASKPASS",
     ] {
-        let err = protocol::call(&session, 
-                "skills_run_script",
-                json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
-            )
-            .unwrap_err();
+        let err = protocol::call(
+            &session,
+            "skills_run_script",
+            json!({"path": "scripts/env.sh", "env": {name: "/tmp/x"}}),
+        )
+        .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
     }
 }

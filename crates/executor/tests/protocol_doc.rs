@@ -22,14 +22,19 @@ fn pretty(value: &serde_json::Value) -> String {
 fn generated() -> String {
     let mut out = String::from(BEGIN);
     for r in protocol::schemas() {
-        out.push_str(&format!("\n### `{}`{}\n\nInput:\n\n```json\n{}\n```\n\nOutput:\n\n```json\n{}\n```\n",
+        out.push_str(&format!(
+            "\n### `{}`{}\n\nInput:\n\n```json\n{}\n```\n\nOutput:\n\n```json\n{}\n```\n",
             r.name,
             if r.host_only { " (host only)" } else { "" },
             pretty(&r.input),
-            pretty(&r.output)));
+            pretty(&r.output)
+        ));
     }
     for (name, schema) in protocol::event_schemas() {
-        out.push_str(&format!("\n### {name} lines\n\n```json\n{}\n```\n", pretty(&schema)));
+        out.push_str(&format!(
+            "\n### {name} lines\n\n```json\n{}\n```\n",
+            pretty(&schema)
+        ));
     }
     out.push('\n');
     out.push_str(END);
@@ -40,7 +45,9 @@ fn generated() -> String {
 fn the_schema_appendix_is_generated_from_the_types() {
     let path = document();
     let text = std::fs::read_to_string(&path).expect("PROTOCOL.md at the workspace root");
-    let start = text.find(BEGIN).expect("the generated section's start marker");
+    let start = text
+        .find(BEGIN)
+        .expect("the generated section's start marker");
     let end = text.find(END).expect("the generated section's end marker") + END.len();
     let want = generated();
     if text[start..end] != want {
@@ -57,7 +64,10 @@ fn the_schema_appendix_is_generated_from_the_types() {
 fn every_error_code_and_audit_event_is_documented() {
     let text = std::fs::read_to_string(document()).expect("PROTOCOL.md");
     for code in ExecError::CODES {
-        assert!(text.contains(&format!("`{code}`")), "{code} is not documented");
+        assert!(
+            text.contains(&format!("`{code}`")),
+            "{code} is not documented"
+        );
     }
     let events = protocol::event_schemas();
     let audit = &events.iter().find(|(n, _)| *n == "audit").expect("audit").1;
@@ -67,7 +77,10 @@ fn every_error_code_and_audit_event_is_documented() {
     assert!(kinds.len() >= 12);
     for kind in kinds {
         let name = kind["const"].as_str().expect("a kind name");
-        assert!(text.contains(&format!("`{name}`")), "audit event {name} is not documented");
+        assert!(
+            text.contains(&format!("`{name}`")),
+            "audit event {name} is not documented"
+        );
     }
     let _ = AuditKind::PolicyOverride;
 }
@@ -76,7 +89,9 @@ fn every_error_code_and_audit_event_is_documented() {
 fn served_tool_schemas_are_the_documented_ones() {
     let documented = protocol::schemas();
     let index = std::sync::Arc::new(
-        skills_index::SkillIndex::builder().build().expect("an empty index"),
+        skills_index::SkillIndex::builder()
+            .build()
+            .expect("an empty index"),
     );
     let executor = skills_executor::Executor::builder(index).build();
     let session = executor.session(skills_executor::SessionContext::default());

@@ -29,18 +29,23 @@ fn abc() -> Env {
 }
 
 fn load(session: &Session, skills: &[&str], mode: LoadMode) -> Result<Value, ExecError> {
-    session.load(&names(skills), mode).map(|r| serde_json::to_value(r).unwrap())
+    session
+        .load(&names(skills), mode)
+        .map(|r| serde_json::to_value(r).unwrap())
 }
 
 #[test]
 fn load_replaces_by_default() {
     let env = abc();
     let session = env.session();
-    protocol::call(&session, "skills_load", json!({"skills": ["alpha", "beta"]}))
-        .unwrap();
+    protocol::call(
+        &session,
+        "skills_load",
+        json!({"skills": ["alpha", "beta"]}),
+    )
+    .unwrap();
     assert_eq!(active(&session), ["alpha", "beta"]);
-    let receipt = protocol::call(&session, "skills_load", json!({"skills": ["gamma"]}))
-        .unwrap();
+    let receipt = protocol::call(&session, "skills_load", json!({"skills": ["gamma"]})).unwrap();
     assert_eq!(active(&session), ["gamma"]);
     assert_eq!(receipt_names(&receipt), ["gamma"]);
     // Both replaced skills were deactivated, audited.
@@ -59,11 +64,12 @@ fn load_add_pushes_deduplicates_and_keeps_order() {
     let env = abc();
     let session = env.session();
     load(&session, &["alpha"], LoadMode::Add).unwrap();
-    let receipt = protocol::call(&session, 
-            "skills_load",
-            json!({"skills": ["beta", "alpha", "gamma", "beta"], "mode": "add"}),
-        )
-        .unwrap();
+    let receipt = protocol::call(
+        &session,
+        "skills_load",
+        json!({"skills": ["beta", "alpha", "gamma", "beta"], "mode": "add"}),
+    )
+    .unwrap();
     assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
     assert_eq!(receipt_names(&receipt), ["alpha", "beta", "gamma"]);
     // Loading an active skill again changes nothing and activates nothing.
@@ -104,14 +110,21 @@ fn load_replace_keeps_one_copy_of_a_skill_already_active() {
 fn load_with_an_unknown_mode_or_no_names_is_bad_input() {
     let env = abc();
     let session = env.session();
-    let err = protocol::call(&session, "skills_load", json!({"skills": ["alpha"], "mode": "push"}))
-        .unwrap_err();
+    let err = protocol::call(
+        &session,
+        "skills_load",
+        json!({"skills": ["alpha"], "mode": "push"}),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = protocol::call(&session, "skills_load", json!({"skills": []}))
-        .unwrap_err();
+    let err = protocol::call(&session, "skills_load", json!({"skills": []})).unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = protocol::call(&session, "skills_load", json!({"skills": ["alpha"], "extra": 1}))
-        .unwrap_err();
+    let err = protocol::call(
+        &session,
+        "skills_load",
+        json!({"skills": ["alpha"], "extra": 1}),
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
     assert!(active(&session).is_empty());
 }
@@ -123,8 +136,7 @@ fn unload_takes_the_top_of_the_stack_in_any_order() {
     load(&session, &["alpha", "beta", "gamma"], LoadMode::Add).unwrap();
 
     // `beta` is under `gamma`: the error names what must go first.
-    let err = protocol::call(&session, "skills_unload", json!({"skills": ["beta"]}))
-        .unwrap_err();
+    let err = protocol::call(&session, "skills_unload", json!({"skills": ["beta"]})).unwrap_err();
     assert_eq!(err.code(), "SKILL_UNLOAD_ORDER");
     assert!(err.to_string().contains("unload gamma first"), "{err}");
     match &err {
@@ -137,8 +149,12 @@ fn unload_takes_the_top_of_the_stack_in_any_order() {
     assert_eq!(active(&session), ["alpha", "beta", "gamma"]);
 
     // The two on top, named in either order.
-    let out = protocol::call(&session, "skills_unload", json!({"skills": ["beta", "gamma"]}))
-        .unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_unload",
+        json!({"skills": ["beta", "gamma"]}),
+    )
+    .unwrap();
     assert_eq!(out["unloaded"], json!(["gamma", "beta"]));
     assert_eq!(out["active_skills"], json!(["alpha"]));
     assert_eq!(active(&session), ["alpha"]);
@@ -156,13 +172,11 @@ fn unload_all_clears_the_stack() {
     let env = abc();
     let session = env.session();
     load(&session, &["alpha", "beta"], LoadMode::Add).unwrap();
-    let out = protocol::call(&session, "skills_unload", json!({"all": true}))
-        .unwrap();
+    let out = protocol::call(&session, "skills_unload", json!({"all": true})).unwrap();
     assert_eq!(out["unloaded"], json!(["beta", "alpha"]));
     assert!(active(&session).is_empty());
     // Clearing an empty stack is fine.
-    protocol::call(&session, "skills_unload", json!({"all": true}))
-        .unwrap();
+    protocol::call(&session, "skills_unload", json!({"all": true})).unwrap();
     assert_eq!(env.events(AuditKind::SkillDeactivated).len(), 2);
 }
 
@@ -242,7 +256,7 @@ fn scoped() -> Env {
 }
 
 fn listed(session: &Session) -> Vec<String> {
-    let out = protocol::call(&session, "skills_list", json!({})).unwrap();
+    let out = protocol::call(session, "skills_list", json!({})).unwrap();
     out["skills"]
         .as_array()
         .unwrap()
@@ -315,8 +329,8 @@ fn the_receipt_carries_location_digest_properties_body_and_base_path() {
         "# PDF tools\n\nExtract text with pdftotext.\n",
     );
     let session = env.session();
-    let receipt = protocol::call(&session, "skills_load", json!({"skills": ["pdf-tools"]}))
-        .unwrap();
+    let receipt =
+        protocol::call(&session, "skills_load", json!({"skills": ["pdf-tools"]})).unwrap();
     let entries = receipt["active_skills"].as_array().unwrap();
     assert_eq!(entries.len(), 1);
     let entry = &entries[0];
@@ -358,7 +372,8 @@ fn top_level_delivery_leaves_the_body_out_of_the_receipt_and_puts_it_in_instruct
     assert!(entry.get("base_path").is_none(), "{entry}");
     assert!(entry["digest"].as_str().unwrap().starts_with("sha256:"));
     assert!(session
-        .instructions(None).instructions
+        .instructions(None)
+        .instructions
         .contains("Write notes in the margin"));
 }
 
@@ -563,9 +578,21 @@ fn the_stack_and_its_rules_survive_failing_and_panicking_calls() {
     // Runtime tools that fail.
     let failures = [
         protocol::call(&session, "skills_read", json!({"path": "../x"})),
-        protocol::call(&session, "skills_read", json!({"path": "references/missing.md"})),
-        protocol::call(&session, "skills_run_script", json!({"path": "scripts/none.sh"})),
-        protocol::call(&session, "skills_load", json!({"skills": ["nope"], "mode": "add"})),
+        protocol::call(
+            &session,
+            "skills_read",
+            json!({"path": "references/missing.md"}),
+        ),
+        protocol::call(
+            &session,
+            "skills_run_script",
+            json!({"path": "scripts/none.sh"}),
+        ),
+        protocol::call(
+            &session,
+            "skills_load",
+            json!({"skills": ["nope"], "mode": "add"}),
+        ),
         protocol::call(&session, "skills_load", json!({"skills": ["nope"]})),
         protocol::call(&session, "skills_unload", json!({"skills": ["other"]})),
         protocol::call(&session, "no_such_tool", json!({})),
@@ -683,11 +710,12 @@ fn unload_accepts_the_qualified_names_load_accepts() {
     assert_eq!(active(&session), ["alpha", "beta"]);
     let err = session.unload(&names(&["personal:alpha"])).unwrap_err();
     assert!(err.to_string().contains("unload beta first"), "{err}");
-    let out = protocol::call(&session, 
-            "skills_unload",
-            json!({"skills": ["personal:beta", "alpha"]}),
-        )
-        .unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_unload",
+        json!({"skills": ["personal:beta", "alpha"]}),
+    )
+    .unwrap();
     assert_eq!(out["unloaded"], json!(["beta", "alpha"]));
     assert!(active(&session).is_empty());
     let err = session.unload(&names(&["project:alpha"])).unwrap_err();

@@ -88,7 +88,9 @@ impl Session {
 
     /// The next line as it came (event lines included).
     pub fn recv_raw(&self) -> String {
-        self.lines.recv_timeout(DEADLINE).expect("a line within the deadline")
+        self.lines
+            .recv_timeout(DEADLINE)
+            .expect("a line within the deadline")
     }
 
     /// The next response line, parsed; event lines (no `id`, an `event`) met on the way
@@ -113,7 +115,10 @@ impl Session {
                 Some(line) => line,
                 None => self.next_line(),
             };
-            assert!(line.get("id").is_none(), "a response while waiting for {name}: {line}");
+            assert!(
+                line.get("id").is_none(),
+                "a response while waiting for {name}: {line}"
+            );
             if line["event"] == name {
                 return line;
             }
@@ -260,4 +265,3 @@ impl Fixture {
         Session::start(self.path(), &all)
     }
 }
-
