@@ -312,13 +312,28 @@ impl Session {
             })
             .collect();
         for a in &loaded {
+            // An allowed-tools that cannot be read restricts to nothing: say so and why.
+            let nothing = a
+                .skill
+                .record
+                .frontmatter
+                .allowed_tools
+                .as_ref()
+                .is_some_and(|r| r.is_empty());
             warnings.extend(
                 a.skill
                     .record
                     .diagnostics
                     .iter()
                     .filter(|d| d.rule.id().starts_with("allowed-tools"))
-                    .map(|d| format!("{}: {}", a.name(), d.message)),
+                    .map(|d| {
+                        let consequence = if nothing {
+                            " (it cannot be read, so this skill allows no tool until it is fixed)"
+                        } else {
+                            ""
+                        };
+                        format!("{}: {}{consequence}", a.name(), d.message)
+                    }),
             );
         }
         Ok(LoadReceipt {

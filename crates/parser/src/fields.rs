@@ -459,7 +459,9 @@ impl FieldReader<'_> {
                 self.error(Rule::AllowedToolsType, message, value);
             }
         }
-        self.tool_rules("allowed-tools", value)
+        // Fail closed: an `allowed-tools` that is present but cannot be read (null, a
+        // mapping) restricts to nothing, never to "no restriction".
+        Some(self.tool_rules("allowed-tools", value).unwrap_or_default())
     }
 
     fn disallowed_tools(&mut self, value: &Node<'_>) -> Option<ToolRules> {
