@@ -11,7 +11,7 @@ use anyhow::{Context, Result};
 use parking_lot::Mutex;
 use skills_executor::{
     protocol, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink, Policy,
-    Session, SessionContext,
+    Session, SessionContext, SkillWrites,
 };
 use skills_model::Layer;
 
@@ -83,6 +83,15 @@ pub(crate) struct SessionOptions {
     /// Declare a tool's primary argument for check_tool: TOOL=FIELD (repeatable).
     #[arg(long, value_name = "TOOL=FIELD")]
     primary_arg: Vec<String>,
+    /// Declare a host tool whose FIELD holds a path (repeatable): every path rule and
+    /// protection applies to it, as to Read, Write, Edit, MultiEdit, NotebookEdit, Grep,
+    /// Glob and LS.
+    #[arg(long, value_name = "TOOL=FIELD")]
+    path_tool: Vec<String>,
+    /// Authoring: let host write tools write inside skill folders (audited as
+    /// policy_override).
+    #[arg(long)]
+    allow_skill_writes: bool,
     /// What check_tool answers when no active skill restricts tools.
     #[arg(long, value_enum, default_value = "allow")]
     default_decision: DecisionArg,
@@ -121,6 +130,15 @@ impl SessionOptions {
                 .with_context(|| format!("--primary-arg {spec:?}: expected TOOL=FIELD"))?;
             policy = policy.primary_arg(tool, field);
         }
+        for spec in &self.path_tool {
+            let (tool, field) = spec
+                .split_once('=')
+                .with_context(|| format!("--path-tool {spec:?}: expected TOOL=FIELD"))?;
+            policy = policy.path_tool(tool, field);
+        }
+        if self.allow_skill_writes {
+            policy = policy.skill_writes(SkillWrites::Allowed);
+        }
         let sink: Arc<dyn AuditSink> = match &self.audit {
             Some(path) => Arc::new(
                 JsonlFileSink::open(path)
@@ -149,13 +167,20 @@ impl SessionOptions {
             context = context.environment(e);
         }
         let session = executor.session(context.build());
-        for trust in &self.trust {
-            let option = match trust {
+        let mut overrides: Vec<String> = self
+            .trust
+            .iter()
+            .map(|trust| match trust {
                 TrustArg::Layer(layer) => format!("--trust {layer}"),
                 TrustArg::Plugin(id) => format!("--trust plugin:{id}"),
-            };
+            })
+            .collect();
+        if self.allow_skill_writes {
+            overrides.push("--allow-skill-writes".to_owned());
+        }
+        for option in &overrides {
             session
-                .audit_policy_override(&option)
+                .audit_policy_override(option)
                 .context("auditing the session's options")?;
         }
         Ok(session)

@@ -5,9 +5,14 @@
 use serde_json::Value;
 
 use crate::audit::AuditKind;
-use crate::enforce::decide;
+use crate::enforce::{decide, PathAccess};
+use crate::policy::PathTool;
 use crate::stack::Active;
-use crate::{Decision, DefaultDecision, Session};
+use crate::{Decision, DefaultDecision, Session, SkillWrites};
+
+/// The longest path a path tool may be given (Linux's `PATH_MAX`): checking is linear in
+/// the path, and the cap bounds it.
+pub(crate) const PATH_MAX: usize = 4096;
 
 impl Session {
     /// The bare decision for a host tool call, without its audit event: for measuring and
@@ -15,12 +20,89 @@ impl Session {
     /// [`check_tool`](Session::check_tool), which records the decision.
     pub fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
         let stack = self.stack.lock();
-        self.decide_on(&stack, tool, primary_arg)
+        match self.exec.policy.path_tools.get(&tool.to_ascii_lowercase()) {
+            Some(pt) => match primary_arg {
+                Some(path) => self.decide_path(&stack, tool, path, pt.access),
+                None => self.decide_on(&stack, tool, None, pt.access),
+            },
+            None => self.decide_on(&stack, tool, primary_arg, PathAccess::None),
+        }
     }
 
-    fn decide_on(&self, stack: &[Active], tool: &str, arg: Option<&str>) -> Decision {
+    fn decide_on(
+        &self,
+        stack: &[Active],
+        tool: &str,
+        arg: Option<&str>,
+        access: PathAccess,
+    ) -> Decision {
         let default_allow = self.exec.policy.default_decision == DefaultDecision::Allow;
-        decide(stack.iter().map(|a| &a.rules), tool, arg, default_allow)
+        decide(stack.iter().map(|a| &a.rules), tool, arg, access, default_allow)
+    }
+
+    /// One path of a path tool: capped, no NUL, not inside a skill folder for a write
+    /// (unless authoring is allowed), then the rules and protections of the stack.
+    fn decide_path(&self, stack: &[Active], tool: &str, path: &str, access: PathAccess) -> Decision {
+        if path.len() > PATH_MAX {
+            return Decision::refused(format!(
+                "the {tool} path is {} bytes, longer than any path the system can open ({PATH_MAX})",
+                path.len()
+            ));
+        }
+        if path.contains('\0') {
+            return Decision::refused(format!("the {tool} path holds a NUL byte"));
+        }
+        if access == PathAccess::Write && self.exec.policy.skill_writes == SkillWrites::Refused {
+            if let Some(folder) = self.exec.protected_folder(path) {
+                return Decision::refused(format!(
+                    "{path} is inside {}: skill folders are read-only to the model while a session is live (the host can allow authoring with --allow-skill-writes)",
+                    folder.display()
+                ));
+            }
+        }
+        self.decide_on(stack, tool, Some(path), access)
+    }
+
+    /// A path tool's call: every path field it holds is decided, the first denial wins. A
+    /// field that is not a string is denied wherever a rule or a protection could apply;
+    /// an absent optional path is the host's working folder, or denied under a path rule.
+    fn decide_path_tool(&self, stack: &[Active], tool: &str, pt: &PathTool, input: &Value) -> Decision {
+        let protected = !stack.is_empty()
+            || (pt.access == PathAccess::Write
+                && self.exec.policy.skill_writes == SkillWrites::Refused);
+        let mut decision: Option<Decision> = None;
+        for (field, value) in pt.fields.iter().filter_map(|f| Some((f, input.get(f)?))) {
+            let d = match value.as_str() {
+                Some(path) => self.decide_path(stack, tool, path, pt.access),
+                None if protected => Decision::refused(format!(
+                    "{tool}'s {field} is not a string, so the path rules and protections cannot be checked"
+                )),
+                None => self.decide_on(stack, tool, None, pt.access),
+            };
+            if !d.allowed {
+                return d;
+            }
+            decision.get_or_insert(d);
+        }
+        if let Some(d) = decision {
+            return d;
+        }
+        if let Some(dir) = &self.exec.policy.working_dir {
+            return self.decide_path(stack, tool, &dir.to_string_lossy(), pt.access);
+        }
+        let path_rule = stack.iter().find(|a| {
+            a.rules
+                .allowed
+                .as_ref()
+                .is_some_and(|r| r.names_tool(tool) && !r.any_matches(tool, None))
+        });
+        if let Some(a) = path_rule {
+            return Decision::refused(format!(
+                "{tool} names no path and the host declares no working folder, so the path rules of the active skill {:?} cannot be checked",
+                a.rules.skill
+            ));
+        }
+        self.decide_on(stack, tool, None, pt.access)
     }
 
     /// Decides a host tool call and audits the decision. `input` is the call's input; its
@@ -29,20 +111,25 @@ impl Session {
     /// decided, the call allowed only if all are. If the audit cannot be written, the call
     /// is denied.
     pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
-        let fields = self.primary_fields(tool);
         let stack = self.stack.lock();
-        // Every declared field the input holds is checked (the host's tool may read any of
-        // them); the first denial wins. A field that is not a string cannot be checked.
-        let mut decision = None;
-        for value in fields.iter().filter_map(|f| input.get(f)) {
-            let d = self.decide_on(&stack, tool, value.as_str());
-            if !d.allowed {
-                decision = Some(d);
-                break;
+        let decision = match self.exec.policy.path_tools.get(&tool.to_ascii_lowercase()) {
+            Some(pt) => self.decide_path_tool(&stack, tool, pt, input),
+            None => {
+                // Every declared field the input holds is checked (the host's tool may read
+                // any of them); the first denial wins. A field that is not a string cannot
+                // be checked.
+                let mut decision = None;
+                for value in self.primary_fields(tool).iter().filter_map(|f| input.get(f)) {
+                    let d = self.decide_on(&stack, tool, value.as_str(), PathAccess::None);
+                    if !d.allowed {
+                        decision = Some(d);
+                        break;
+                    }
+                    decision.get_or_insert(d);
+                }
+                decision.unwrap_or_else(|| self.decide_on(&stack, tool, None, PathAccess::None))
             }
-            decision.get_or_insert(d);
-        }
-        let decision = decision.unwrap_or_else(|| self.decide_on(&stack, tool, None));
+        };
         let kind = if decision.script_read {
             AuditKind::ScriptReadBlocked
         } else if !decision.allowed {

@@ -109,11 +109,16 @@ impl Decision {
     }
 }
 
-/// Tools whose primary argument is a path.
-fn is_path_tool(tool: &str) -> bool {
-    ["read", "write", "edit"]
-        .iter()
-        .any(|t| tool.eq_ignore_ascii_case(t))
+/// What a tool does with the path it is given (the policy says which tools are path
+/// tools: [`crate::Policy`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathAccess {
+    /// Not a path tool.
+    None,
+    /// It reads (Read, Grep, Glob, LS).
+    Read,
+    /// It may write (Write, Edit, MultiEdit, NotebookEdit, and tools the host declares).
+    Write,
 }
 
 /// `..` and `.` removed without touching the filesystem.
@@ -134,12 +139,12 @@ fn normalize(path: &Path) -> PathBuf {
 /// The path a path tool touches: normalised as written, and with links resolved (the
 /// deepest existing ancestor canonicalised, the rest appended, so a file not created yet
 /// under a link is resolved through the link).
-struct Touched {
-    lexical: PathBuf,
-    resolved: Option<PathBuf>,
+pub(crate) struct Touched {
+    pub(crate) lexical: PathBuf,
+    pub(crate) resolved: Option<PathBuf>,
 }
 
-fn touched(arg: &str) -> Touched {
+pub(crate) fn touched(arg: &str) -> Touched {
     Touched {
         lexical: normalize(Path::new(arg)),
         resolved: resolve_physical(Path::new(arg)),
@@ -157,13 +162,16 @@ fn resolve_physical(raw: &Path) -> Option<PathBuf> {
     let start = if raw.is_absolute() {
         PathBuf::new()
     } else {
-        std::env::current_dir().ok()?
+        std::fs::canonicalize(std::env::current_dir().ok()?).ok()?
     };
     // The kernel's own limit on links followed in one lookup.
     let mut links = 40u32;
     resolve_from(start, raw, &mut links)
 }
 
+/// Resolves `raw` from `current`, which has no links in it: one `lstat` per component
+/// (linear in the path's length), a link followed by resolving its target from where it
+/// sits.
 fn resolve_from(mut current: PathBuf, raw: &Path, links: &mut u32) -> Option<PathBuf> {
     for comp in raw.components() {
         match comp {
@@ -174,15 +182,13 @@ fn resolve_from(mut current: PathBuf, raw: &Path, links: &mut u32) -> Option<Pat
             }
             Component::Normal(part) => {
                 current.push(part);
-                match std::fs::canonicalize(&current) {
-                    Ok(real) => current = real,
-                    Err(_) => {
-                        if let Ok(target) = std::fs::read_link(&current) {
-                            *links = links.checked_sub(1)?;
-                            current.pop();
-                            current = resolve_from(current, &target, links)?;
-                        }
-                    }
+                let is_link = std::fs::symlink_metadata(&current)
+                    .is_ok_and(|m| m.file_type().is_symlink());
+                if is_link {
+                    *links = links.checked_sub(1)?;
+                    let target = std::fs::read_link(&current).ok()?;
+                    current.pop();
+                    current = resolve_from(current, &target, links)?;
                 }
             }
         }
@@ -270,9 +276,10 @@ pub(crate) fn decide<'a>(
     stack: impl Iterator<Item = &'a CompiledRules> + Clone,
     tool: &str,
     arg: Option<&str>,
+    access: PathAccess,
     default_allow: bool,
 ) -> Decision {
-    let path_tool = is_path_tool(tool);
+    let path_tool = access != PathAccess::None;
     if path_tool && arg.is_none() {
         // A path tool whose path cannot be found in its input cannot be shown to stay
         // inside a confined skill: refused rather than let through unchecked.
@@ -308,7 +315,7 @@ pub(crate) fn decide<'a>(
     };
     if let (Some(path), Some(arg)) = (&path, arg) {
         for rules in stack.clone() {
-            if tool.eq_ignore_ascii_case("read") && rules.touches(path, "scripts") {
+            if access == PathAccess::Read && rules.touches(path, "scripts") {
                 return Decision {
                     script_read: true,
                     ..Decision::deny(format!(
@@ -320,7 +327,7 @@ pub(crate) fn decide<'a>(
             }
             // The scripts of an active skill run with its layer's trust: the model must not
             // be able to write one and then run it.
-            if !tool.eq_ignore_ascii_case("read") && rules.touches(path, "scripts") {
+            if access == PathAccess::Write && rules.touches(path, "scripts") {
                 return Decision::deny(format!(
                     "{arg} is a script of the active skill {:?}: its scripts cannot be changed while it is active",
                     rules.skill

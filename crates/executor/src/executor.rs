@@ -39,6 +39,9 @@ pub(crate) struct Inner {
     pub(crate) sink: Arc<dyn AuditSink>,
     /// Plugin ids registered over the protocol.
     pub(crate) registered: Mutex<HashSet<String>>,
+    /// The folders host write tools may not touch (every root and skill folder, as given
+    /// and resolved), for the snapshot generation they were computed from.
+    protected: Mutex<Option<(u64, Arc<[PathBuf]>)>>,
 }
 
 /// Configures an [`Executor`].
@@ -70,6 +73,7 @@ impl ExecutorBuilder {
                 policy: self.policy,
                 sink: self.sink,
                 registered: Mutex::new(HashSet::new()),
+                protected: Mutex::new(None),
             }),
         }
     }
@@ -185,6 +189,50 @@ impl Executor {
 }
 
 impl Inner {
+    /// The root or skill folder `path` lies in (as written or as resolved), if any. A path
+    /// whose links cannot be resolved (a loop) is taken to lie in one: fail closed.
+    pub(crate) fn protected_folder(&self, path: &str) -> Option<PathBuf> {
+        let folders = self.protected_folders();
+        let t = crate::enforce::touched(path);
+        let Some(resolved) = &t.resolved else {
+            return Some(PathBuf::from(path));
+        };
+        let lexical = std::path::absolute(&t.lexical).unwrap_or(t.lexical);
+        folders
+            .iter()
+            .find(|f| resolved.starts_with(f) || lexical.starts_with(f))
+            .cloned()
+    }
+
+    fn protected_folders(&self) -> Arc<[PathBuf]> {
+        let snapshot = self.index.snapshot();
+        let generation = snapshot.generation();
+        let mut cache = self.protected.lock();
+        if let Some((g, folders)) = &*cache {
+            if *g == generation {
+                return Arc::clone(folders);
+            }
+        }
+        let mut folders: Vec<PathBuf> = Vec::new();
+        let roots = self.index.roots();
+        let dirs = roots
+            .iter()
+            .filter(|r| r.source.is_none())
+            .map(|r| r.path.clone())
+            .chain(snapshot.records().iter().map(|r| r.dir().to_path_buf()));
+        for dir in dirs {
+            if let Ok(real) = std::fs::canonicalize(&dir) {
+                folders.push(real);
+            }
+            folders.push(dir);
+        }
+        folders.sort();
+        folders.dedup();
+        let folders: Arc<[PathBuf]> = folders.into();
+        *cache = Some((generation, Arc::clone(&folders)));
+        folders
+    }
+
     /// Whether `record`'s skill may run scripts and hooks.
     pub(crate) fn trusts(&self, record: &SkillRecord) -> bool {
         let plugin = record.plugin.as_deref();

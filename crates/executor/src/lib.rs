@@ -28,7 +28,7 @@ pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
-pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder};
+pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{active_skills, available_skills, instructions, skill_tool_description};
 pub use protocol::ToolDefinition;
 pub use results::{

@@ -25,6 +25,17 @@ pub enum DefaultDecision {
     Deny,
 }
 
+/// Whether host write tools may write inside skill folders while a session is live.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SkillWrites {
+    /// Refused, in every layer, active or not (the default): the model cannot plant code
+    /// a trusted skill later runs.
+    Refused,
+    /// Allowed, for authoring (`--allow-skill-writes`); sessions audit it as
+    /// `policy_override`.
+    Allowed,
+}
+
 /// The host's policy. Build one with [`Policy::builder`].
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -44,7 +55,35 @@ pub struct Policy {
     pub(crate) default_decision: DefaultDecision,
     /// Lowercased tool name → the input fields that hold its primary argument, in order.
     pub(crate) primary_args: HashMap<String, Vec<String>>,
+    /// Lowercased path tool name → what it does and the input fields that hold its paths.
+    pub(crate) path_tools: HashMap<String, PathTool>,
+    /// The host's working folder: the path of a path tool whose optional path is absent.
+    pub(crate) working_dir: Option<PathBuf>,
+    pub(crate) skill_writes: SkillWrites,
 }
+
+/// A path tool as the policy declares it.
+#[derive(Debug, Clone)]
+pub(crate) struct PathTool {
+    pub(crate) access: crate::enforce::PathAccess,
+    pub(crate) fields: Vec<String>,
+}
+
+/// The built-in path tools, with their real field names: every path rule and protection
+/// applies to all of them.
+const PATH_TOOLS: [(&str, crate::enforce::PathAccess, &[&str]); 8] = {
+    use crate::enforce::PathAccess::{Read, Write};
+    [
+        ("read", Read, &["file_path", "path"]),
+        ("grep", Read, &["path"]),
+        ("glob", Read, &["path"]),
+        ("ls", Read, &["path"]),
+        ("write", Write, &["file_path", "path"]),
+        ("edit", Write, &["file_path", "path"]),
+        ("multiedit", Write, &["file_path"]),
+        ("notebookedit", Write, &["notebook_path"]),
+    ]
+};
 
 impl Default for Policy {
     fn default() -> Policy {
@@ -66,12 +105,18 @@ impl Policy {
     pub fn builder() -> PolicyBuilder {
         let mut primary_args = HashMap::new();
         primary_args.insert("bash".to_owned(), vec!["command".to_owned()]);
-        for tool in ["read", "write", "edit"] {
-            primary_args.insert(
-                tool.to_owned(),
-                vec!["file_path".to_owned(), "path".to_owned()],
-            );
-        }
+        let path_tools = PATH_TOOLS
+            .iter()
+            .map(|(tool, access, fields)| {
+                (
+                    (*tool).to_owned(),
+                    PathTool {
+                        access: *access,
+                        fields: fields.iter().map(|f| (*f).to_owned()).collect(),
+                    },
+                )
+            })
+            .collect();
         PolicyBuilder {
             policy: Policy {
                 trusted: vec![Layer::Enterprise, Layer::Personal, Layer::Plugin],
@@ -87,6 +132,9 @@ impl Policy {
                 host_tools: None,
                 default_decision: DefaultDecision::Allow,
                 primary_args,
+                path_tools,
+                working_dir: None,
+                skill_writes: SkillWrites::Refused,
             },
         }
     }
@@ -196,11 +244,45 @@ impl PolicyBuilder {
     }
 
     /// Declares the input field that holds a tool's primary argument (what `Tool(...)`
-    /// specifiers match).
+    /// specifiers match). Declaring one for a built-in path tool (`Grep` → `pattern`, say)
+    /// makes it a plain tool: its specifiers then match that field, not a path.
     pub fn primary_arg(mut self, tool: &str, field: &str) -> PolicyBuilder {
-        self.policy
-            .primary_args
-            .insert(tool.to_ascii_lowercase(), vec![field.to_owned()]);
+        let tool = tool.to_ascii_lowercase();
+        self.policy.path_tools.remove(&tool);
+        self.policy.primary_args.insert(tool, vec![field.to_owned()]);
+        self
+    }
+
+    /// Declares a host tool whose `field` holds a path: every path rule and protection
+    /// applies to it, as to the built-in Read, Write, Edit, MultiEdit, NotebookEdit, Grep,
+    /// Glob and LS. A declared tool is taken to write (the stricter reading). Repeat to
+    /// declare several fields.
+    pub fn path_tool(mut self, tool: &str, field: &str) -> PolicyBuilder {
+        let entry = self
+            .policy
+            .path_tools
+            .entry(tool.to_ascii_lowercase())
+            .or_insert_with(|| PathTool {
+                access: crate::enforce::PathAccess::Write,
+                fields: Vec::new(),
+            });
+        if !entry.fields.iter().any(|f| f == field) {
+            entry.fields.push(field.to_owned());
+        }
+        self
+    }
+
+    /// The host's working folder: a path tool whose optional path is absent (Grep, Glob
+    /// without `path`) is judged as this folder. Unset, such a call is denied under a path
+    /// rule.
+    pub fn working_dir(mut self, dir: impl Into<PathBuf>) -> PolicyBuilder {
+        self.policy.working_dir = Some(dir.into());
+        self
+    }
+
+    /// Whether host write tools may write inside skill folders (default: refused).
+    pub fn skill_writes(mut self, writes: SkillWrites) -> PolicyBuilder {
+        self.policy.skill_writes = writes;
         self
     }
 

@@ -257,7 +257,7 @@ fn file_system_scope_confines_host_path_tools_to_the_skill() {
     env.file("sandboxed", "references/notes.md", "Notes.\n");
     let outside = env.outside("secrets");
     std::fs::write(outside.join("key.txt"), "secret").unwrap();
-    let session = env.session();
+    let session = authoring(&env);
     load(&session, &["sandboxed"]);
 
     assert!(read(&session, &dir.join("references/notes.md")).allowed);
@@ -304,7 +304,7 @@ fn file_system_scope_is_not_escaped_through_a_link_inside_the_skill() {
     std::fs::write(outside.join("key.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(outside.join("key.txt"), dir.join("key-link")).unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("dir-link")).unwrap();
-    let session = env.session();
+    let session = authoring(&env);
     load(&session, &["sandboxed"]);
     assert!(!read(&session, &dir.join("key-link")).allowed);
     assert!(!read(&session, &dir.join("dir-link/key.txt")).allowed);
@@ -646,7 +646,7 @@ fn a_missing_component_does_not_hide_a_link_after_dot_dot() {
     let outside = env.outside("outside");
     std::fs::write(outside.join("key.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
-    let session = env.session();
+    let session = authoring(&env);
     load(&session, &["boxed"]);
     let sneaky = format!("{}/missing/../link/key.txt", dir.display());
     assert!(
@@ -703,7 +703,7 @@ fn the_scripts_of_an_active_skill_cannot_be_written() {
     // trust.
     let env = Env::new();
     let dir = env.skill("writer", "allowed-tools: Write Edit Read\n", "Writes.\n");
-    let session = env.session();
+    let session = authoring(&env);
     load(&session, &["writer"]);
     for tool in ["Write", "Edit", "write"] {
         let script = dir.join("scripts/x.sh");
@@ -719,4 +719,15 @@ fn the_scripts_of_an_active_skill_cannot_be_written() {
             .check_tool("Write", &json!({ "file_path": dir.join("notes.md") }))
             .allowed
     );
+}
+
+/// A session where host write tools may write skill folders (authoring), for tests of the
+/// protections that hold even then.
+fn authoring(env: &Env) -> skills_executor::Session {
+    env.executor(
+        Policy::builder()
+            .skill_writes(skills_executor::SkillWrites::Allowed)
+            .build(),
+    )
+    .session(SessionContext::default())
 }
