@@ -385,3 +385,55 @@ fn end_of_input_ends_a_session_that_follows_the_filesystem() {
     assert!(status.success(), "{stderr}");
     let _ = std::io::stderr().flush();
 }
+
+#[test]
+fn the_skill_creator_flow_needs_allow_skill_writes_and_is_audited() {
+    let f = Fixture::new();
+    f.skill("first", "", "First.\n");
+    let new_skill = f.root().join("release-notes/SKILL.md");
+    let write = json!({"tool": "Write", "input": {"file_path": new_skill.display().to_string()}});
+    let mut locked = f.session(&[]);
+    let out = locked.ok("check_tool", write.clone());
+    assert_eq!(out["decision"], "deny", "{out}");
+    assert!(out["reason"]
+        .as_str()
+        .expect("reason")
+        .contains("--allow-skill-writes"));
+
+    let audit_file = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit_file.display());
+    let mut s = f.session(&["--events", "--allow-skill-writes", &audit_arg]);
+    assert_eq!(listed(&mut s), ["personal:first"]);
+    let out = s.ok("check_tool", write);
+    assert_eq!(out["decision"], "allow", "{out}");
+    // The host's Write tool runs: the model writes a new skill.
+    std::fs::create_dir_all(new_skill.parent().expect("folder")).expect("folder");
+    std::fs::write(
+        &new_skill,
+        "---\nname: release-notes\ndescription: Writes release notes from the git log; use when asked for a changelog.\n---\nRead the log, group the changes, write the notes.\n",
+    )
+    .expect("write");
+    let validate = std::process::Command::new(common::BIN)
+        .arg("validate")
+        .arg(new_skill.parent().expect("folder"))
+        .output()
+        .expect("skillctl validate");
+    assert!(
+        validate.status.success(),
+        "{}",
+        String::from_utf8_lossy(&validate.stdout)
+    );
+    let event = s.event("skills_changed");
+    assert_eq!(
+        names(&event["added"]),
+        ["personal:release-notes"],
+        "{event}"
+    );
+    let out = s.ok("skills_load", json!({"names": ["release-notes"]}));
+    assert_eq!(out["active_skills"][0]["name"], "release-notes");
+    let (status, _) = s.finish();
+    assert!(status.success());
+    let events = audit(&audit_file);
+    assert_eq!(events[0]["event"], "policy_override", "{}", events[0]);
+    assert_eq!(events[0]["option"], "--allow-skill-writes");
+}

@@ -37,12 +37,24 @@ impl Session {
         access: PathAccess,
     ) -> Decision {
         let default_allow = self.exec.policy.default_decision == DefaultDecision::Allow;
-        decide(stack.iter().map(|a| &a.rules), tool, arg, access, default_allow)
+        decide(
+            stack.iter().map(|a| &a.rules),
+            tool,
+            arg,
+            access,
+            default_allow,
+        )
     }
 
     /// One path of a path tool: capped, no NUL, not inside a skill folder for a write
     /// (unless authoring is allowed), then the rules and protections of the stack.
-    fn decide_path(&self, stack: &[Active], tool: &str, path: &str, access: PathAccess) -> Decision {
+    fn decide_path(
+        &self,
+        stack: &[Active],
+        tool: &str,
+        path: &str,
+        access: PathAccess,
+    ) -> Decision {
         if path.len() > PATH_MAX {
             return Decision::refused(format!(
                 "the {tool} path is {} bytes, longer than any path the system can open ({PATH_MAX})",
@@ -66,7 +78,13 @@ impl Session {
     /// A path tool's call: every path field it holds is decided, the first denial wins. A
     /// field that is not a string is denied wherever a rule or a protection could apply;
     /// an absent optional path is the host's working folder, or denied under a path rule.
-    fn decide_path_tool(&self, stack: &[Active], tool: &str, pt: &PathTool, input: &Value) -> Decision {
+    fn decide_path_tool(
+        &self,
+        stack: &[Active],
+        tool: &str,
+        pt: &PathTool,
+        input: &Value,
+    ) -> Decision {
         let protected = !stack.is_empty()
             || (pt.access == PathAccess::Write
                 && self.exec.policy.skill_writes == SkillWrites::Refused);
@@ -119,7 +137,11 @@ impl Session {
                 // any of them); the first denial wins. A field that is not a string cannot
                 // be checked.
                 let mut decision = None;
-                for value in self.primary_fields(tool).iter().filter_map(|f| input.get(f)) {
+                for value in self
+                    .primary_fields(tool)
+                    .iter()
+                    .filter_map(|f| input.get(f))
+                {
                     let d = self.decide_on(&stack, tool, value.as_str(), PathAccess::None);
                     if !d.allowed {
                         decision = Some(d);

@@ -182,8 +182,8 @@ fn resolve_from(mut current: PathBuf, raw: &Path, links: &mut u32) -> Option<Pat
             }
             Component::Normal(part) => {
                 current.push(part);
-                let is_link = std::fs::symlink_metadata(&current)
-                    .is_ok_and(|m| m.file_type().is_symlink());
+                let is_link =
+                    std::fs::symlink_metadata(&current).is_ok_and(|m| m.file_type().is_symlink());
                 if is_link {
                     *links = links.checked_sub(1)?;
                     let target = std::fs::read_link(&current).ok()?;

@@ -5,8 +5,9 @@
 use std::path::{Component, Path, PathBuf};
 use std::time::Instant;
 
+use std::io::Read as _;
+
 use base64::Engine as _;
-use skills_storage::{read_bounded, ReadError};
 
 use crate::audit::AuditKind;
 use crate::stack::Active;
@@ -58,6 +59,133 @@ pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf,
         ));
     }
     Ok(canonical)
+}
+
+/// Why a read beneath a skill folder failed.
+enum BeneathError {
+    /// The file is over the limit (its size).
+    TooLarge(u64),
+    /// Refused, with the reason for the model.
+    Refused(String),
+}
+
+/// Opens `parts` beneath `dir` without ever leaving it on the way (on Linux `openat2`
+/// with `RESOLVE_BENEATH`: the kernel refuses any `..` or link that would climb out,
+/// atomically, so a file swapped for a link mid-read cannot serve an outside file), checks
+/// that what was opened is a regular file inside the folder, and reads it with a bound.
+/// Returns the opened file's real path and its bytes.
+fn read_beneath(
+    dir: &Path,
+    parts: &[&str],
+    limit: u64,
+) -> Result<(PathBuf, Vec<u8>), BeneathError> {
+    let refused = |reason: &str| BeneathError::Refused(reason.to_owned());
+    let canonical_dir =
+        std::fs::canonicalize(dir).map_err(|_| refused("the skill folder is gone"))?;
+    let file = open_beneath(&canonical_dir, parts)?;
+    let meta = file
+        .metadata()
+        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
+    if meta.is_dir() {
+        return Err(refused("it is a directory, not a file"));
+    }
+    if !meta.is_file() {
+        return Err(refused("it is not a regular file"));
+    }
+    if meta.len() > limit {
+        return Err(BeneathError::TooLarge(meta.len()));
+    }
+    let real = opened_path(&file, &canonical_dir, parts);
+    if !real.starts_with(&canonical_dir) {
+        return Err(refused(
+            "it resolves outside the skill folder (a link that escapes is refused)",
+        ));
+    }
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    (&file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(BeneathError::TooLarge(bytes.len() as u64));
+    }
+    Ok((real, bytes))
+}
+
+#[cfg(target_os = "linux")]
+fn open_beneath(dir: &Path, parts: &[&str]) -> Result<std::fs::File, BeneathError> {
+    use rustix::fs::{Mode, OFlags, ResolveFlags};
+    let refused = |e: rustix::io::Errno| {
+        BeneathError::Refused(match e {
+            rustix::io::Errno::XDEV => {
+                "it resolves outside the skill folder (a link that escapes is refused)".into()
+            }
+            rustix::io::Errno::NOENT => "no such file in the skill".into(),
+            rustix::io::Errno::LOOP => "its links loop".into(),
+            other => format!("cannot open it: {other}"),
+        })
+    };
+    let dirfd = rustix::fs::open(
+        dir,
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|_| BeneathError::Refused("the skill folder is gone".into()))?;
+    let rel = parts.join("/");
+    // Non-blocking: a FIFO planted in the skill cannot hang the read.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
+    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
+    match rustix::fs::openat2(&dirfd, rel.as_str(), flags, Mode::empty(), resolve) {
+        Ok(fd) => Ok(std::fs::File::from(fd)),
+        // Kernels before 5.6 have no openat2: open by the checked name, and let the check
+        // of what was opened (its real path) decide.
+        Err(rustix::io::Errno::NOSYS) => {
+            let path =
+                inside(dir, parts, &rel).map_err(|e| BeneathError::Refused(e.to_string()))?;
+            open_plain(&path)
+        }
+        Err(e) => Err(refused(e)),
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn open_beneath(dir: &Path, parts: &[&str]) -> Result<std::fs::File, BeneathError> {
+    let rel = parts.join("/");
+    let path = inside(dir, parts, &rel).map_err(|e| BeneathError::Refused(e.to_string()))?;
+    open_plain(&path)
+}
+
+fn open_plain(path: &Path) -> Result<std::fs::File, BeneathError> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(libc_nonblock());
+    }
+    options
+        .open(path)
+        .map_err(|e| BeneathError::Refused(format!("cannot open it: {e}")))
+}
+
+#[cfg(unix)]
+fn libc_nonblock() -> i32 {
+    rustix::fs::OFlags::NONBLOCK.bits() as i32
+}
+
+/// The real path of an open file: on Linux what `/proc/self/fd` says of the descriptor
+/// (what was opened, not what the name means now); elsewhere the canonical name.
+fn opened_path(file: &std::fs::File, dir: &Path, parts: &[&str]) -> PathBuf {
+    #[cfg(target_os = "linux")]
+    {
+        use std::os::fd::AsRawFd as _;
+        if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
+            return p;
+        }
+    }
+    let _ = file;
+    let joined: PathBuf = parts.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
+    std::fs::canonicalize(&joined).unwrap_or(joined)
 }
 
 impl Session {
@@ -113,26 +241,23 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
-        let file = inside(&a.rules.dir, &parts, path)?;
-        // A link elsewhere in the skill that resolves into scripts/ is a script too.
-        if script(&file) {
+        let limit = self.exec.policy.read_limit;
+        let (real, bytes) = read_beneath(&a.rules.dir, &parts, limit).map_err(|e| match e {
+            BeneathError::TooLarge(size) => ExecError::FileTooLarge {
+                path: path.to_owned(),
+                size,
+                limit,
+            },
+            BeneathError::Refused(reason) => invalid(reason),
+        })?;
+        // What was opened decides, not the name: a link elsewhere in the skill that
+        // resolves into scripts/ is a script too.
+        if script(&real) {
             return Err(ExecError::ScriptNotReadable {
                 skill: a.skill.record.name.to_string(),
                 path: path.to_owned(),
             });
         }
-        let limit = self.exec.policy.read_limit;
-        let bytes = match read_bounded(&file, limit) {
-            Ok(b) => b,
-            Err(ReadError::TooLarge { size, .. }) => {
-                return Err(ExecError::FileTooLarge {
-                    path: path.to_owned(),
-                    size,
-                    limit,
-                })
-            }
-            Err(other) => return Err(invalid(other.to_string())),
-        };
         let size = bytes.len();
         Ok(match String::from_utf8(bytes) {
             Ok(content) => FileContent {

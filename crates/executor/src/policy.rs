@@ -249,7 +249,9 @@ impl PolicyBuilder {
     pub fn primary_arg(mut self, tool: &str, field: &str) -> PolicyBuilder {
         let tool = tool.to_ascii_lowercase();
         self.policy.path_tools.remove(&tool);
-        self.policy.primary_args.insert(tool, vec![field.to_owned()]);
+        self.policy
+            .primary_args
+            .insert(tool, vec![field.to_owned()]);
         self
     }
 

@@ -1,0 +1,349 @@
+//! Regression tests for the classes of attack an adversarial review found through
+//! `skillctl session`, one test (or table) per class: code planted in skill folders and
+//! run later, path tools other than Read/Write/Edit, a read racing a swap to a link, a
+//! malformed `allowed-tools` failing open, paths too long to check, NUL bytes and
+//! non-string paths. Each failed before the change that closed its class.
+
+mod common;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use common::{names, Env};
+use serde_json::{json, Value};
+use skills_executor::{protocol, LoadMode, Policy, SessionContext, SkillWrites};
+
+fn allowed(session: &skills_executor::Session, tool: &str, input: Value) -> bool {
+    session.check_tool(tool, &input).allowed
+}
+
+// Regression: an inactive skill's scripts, any SKILL.md, and files reached through a
+// `scripts -> bin` link could be written, then the skill loaded and the code run.
+#[test]
+fn skill_folders_are_read_only_to_host_write_tools() {
+    let env = Env::new();
+    let idle = env.skill("idle", "", "Idle.\n");
+    env.file("idle", "bin/run.sh", "echo run\n");
+    std::os::unix::fs::symlink(idle.join("bin"), idle.join("scripts")).unwrap();
+    let active = env.skill("active", "", "Active.\n");
+    let session = env.session();
+    session.load(&names(&["active"]), LoadMode::Add).unwrap();
+    let targets = [
+        idle.join("scripts/run.sh"),
+        idle.join("bin/run.sh"),
+        idle.join("SKILL.md"),
+        idle.join("references/planted.sh"),
+        active.join("SKILL.md"),
+        active.join("notes.md"),
+        env.root.join("new-skill/SKILL.md"),
+    ];
+    for tool in ["Write", "Edit", "MultiEdit"] {
+        for target in &targets {
+            let input = json!({ "file_path": target });
+            assert!(
+                !allowed(&session, tool, input),
+                "{tool} {}",
+                target.display()
+            );
+        }
+    }
+    let notebook = json!({ "notebook_path": idle.join("scripts/x.ipynb") });
+    assert!(!allowed(&session, "NotebookEdit", notebook));
+    // Outside every skill folder, writes are the rules' business as before.
+    let outside = env.outside("work").join("out.txt");
+    assert!(allowed(&session, "Write", json!({ "file_path": outside })));
+    // Reading references stays fine.
+    assert!(allowed(
+        &session,
+        "Read",
+        json!({ "file_path": active.join("SKILL.md") })
+    ));
+}
+
+#[test]
+fn authoring_opens_skill_folders_but_never_an_active_skills_scripts() {
+    let env = Env::new();
+    let dir = env.skill("tool", "", "Tool.\n");
+    env.file("tool", "scripts/run.sh", "echo run\n");
+    let executor = env.executor(Policy::builder().skill_writes(SkillWrites::Allowed).build());
+    let session = executor.session(SessionContext::default());
+    assert!(allowed(
+        &session,
+        "Write",
+        json!({ "file_path": env.root.join("fresh/SKILL.md") })
+    ));
+    session.load(&names(&["tool"]), LoadMode::Add).unwrap();
+    assert!(!allowed(
+        &session,
+        "MultiEdit",
+        json!({ "file_path": dir.join("scripts/run.sh") })
+    ));
+}
+
+// Regression: with Grep, MultiEdit and NotebookEdit declared, path rules skipped
+// normalisation and links, and confinement and the scripts protection did not apply.
+#[test]
+fn every_path_tool_gets_every_path_rule_and_protection() {
+    let env = Env::new();
+    let dir = env.skill(
+        "boxed",
+        "allowed-tools: Read Grep Glob LS MultiEdit NotebookEdit\nsecurity:\n  fileSystemScope: skill-directory\n",
+        "Boxed.\n",
+    );
+    env.file("boxed", "scripts/run.sh", "echo run\n");
+    env.file("boxed", "references/guide.md", "Guide.\n");
+    let outside = env.outside("secrets");
+    std::os::unix::fs::symlink(&outside, dir.join("link")).unwrap();
+    let session = env
+        .executor(Policy::builder().skill_writes(SkillWrites::Allowed).build())
+        .session(SessionContext::default());
+    session.load(&names(&["boxed"]), LoadMode::Add).unwrap();
+    // (tool, input, allowed)
+    let table: Vec<(&str, Value, bool)> = vec![
+        (
+            "Grep",
+            json!({"pattern": "x", "path": dir.join("references")}),
+            true,
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "path": dir.join("scripts")}),
+            false,
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "path": dir.join("link")}),
+            false,
+        ),
+        (
+            "Grep",
+            json!({"pattern": "x", "path": format!("{}/references/../../x", dir.display())}),
+            false,
+        ),
+        ("Glob", json!({"pattern": "*", "path": outside}), false),
+        ("LS", json!({"path": dir.join("scripts")}), false),
+        ("LS", json!({"path": dir.join("references")}), true),
+        (
+            "MultiEdit",
+            json!({"file_path": dir.join("scripts/run.sh"), "edits": []}),
+            false,
+        ),
+        (
+            "MultiEdit",
+            json!({"file_path": dir.join("references/guide.md"), "edits": []}),
+            true,
+        ),
+        (
+            "NotebookEdit",
+            json!({"notebook_path": dir.join("link/n.ipynb")}),
+            false,
+        ),
+        // An absent optional path, with no working folder declared, cannot be checked.
+        ("Grep", json!({"pattern": "x"}), false),
+    ];
+    for (tool, input, expected) in table {
+        assert_eq!(
+            allowed(&session, tool, input.clone()),
+            expected,
+            "{tool} {input}"
+        );
+    }
+}
+
+#[test]
+fn a_declared_working_folder_stands_for_an_absent_optional_path() {
+    let env = Env::new();
+    let dir = env.skill(
+        "boxed",
+        "security:\n  fileSystemScope: skill-directory\n",
+        "B.\n",
+    );
+    let inside = env
+        .executor(Policy::builder().working_dir(&dir).build())
+        .session(SessionContext::default());
+    inside.load(&names(&["boxed"]), LoadMode::Add).unwrap();
+    assert!(allowed(&inside, "Grep", json!({"pattern": "x"})));
+    let elsewhere = env
+        .executor(Policy::builder().working_dir(env.outside("cwd")).build())
+        .session(SessionContext::default());
+    elsewhere.load(&names(&["boxed"]), LoadMode::Add).unwrap();
+    assert!(!allowed(&elsewhere, "Grep", json!({"pattern": "x"})));
+}
+
+#[test]
+fn a_host_declared_path_tool_is_a_path_tool() {
+    let env = Env::new();
+    let dir = env.skill("tool", "allowed-tools: View\n", "Tool.\n");
+    env.file("tool", "scripts/run.sh", "echo run\n");
+    let session = env
+        .executor(Policy::builder().path_tool("View", "target").build())
+        .session(SessionContext::default());
+    session.load(&names(&["tool"]), LoadMode::Add).unwrap();
+    assert!(!allowed(
+        &session,
+        "View",
+        json!({"target": dir.join("scripts/run.sh")})
+    ));
+    assert!(!allowed(
+        &session,
+        "View",
+        json!({"target": dir.join("SKILL.md")})
+    ));
+    assert!(allowed(
+        &session,
+        "View",
+        json!({"target": env.outside("o").join("a")})
+    ));
+}
+
+// Regression: a null, `~`, `{}` or mapping `allowed-tools` loaded the skill with no
+// restriction at all.
+#[test]
+fn an_unreadable_allowed_tools_restricts_to_nothing() {
+    for (i, value) in ["", " ~", " {}", "\n  Bash: yes", " null"]
+        .iter()
+        .enumerate()
+    {
+        let env = Env::new();
+        let name = format!("broken-{i}");
+        env.skill(
+            &name,
+            &format!("allowed-tools:{value}\n"),
+            "Never run rm.\n",
+        );
+        let session = env.session();
+        let receipt = session.load(&[name.clone()], LoadMode::Add).unwrap();
+        assert!(
+            receipt
+                .warnings
+                .iter()
+                .any(|w| w.contains("allows no tool")),
+            "{value:?}: {:?}",
+            receipt.warnings
+        );
+        assert!(
+            !allowed(&session, "Bash", json!({"command": "rm -rf /"})),
+            "{value:?}"
+        );
+        assert!(
+            !allowed(&session, "Read", json!({"file_path": "/etc/hosts"})),
+            "{value:?}"
+        );
+    }
+}
+
+// Regression: a path of N components took time quadratic in N (43 s for 1 MB); paths are
+// now capped at PATH_MAX and checked in one pass. NUL bytes passed path rules.
+#[test]
+fn paths_too_long_or_with_nul_are_denied() {
+    let env = Env::new();
+    env.skill("reader", "allowed-tools: Read(/tmp/**)\n", "R.\n");
+    let session = env.session();
+    session.load(&names(&["reader"]), LoadMode::Add).unwrap();
+    let long = format!("/tmp/{}", "a/".repeat(500_000));
+    let d = session.check_tool("Read", &json!({ "file_path": long }));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("longer than"), "{}", d.reason);
+    let d = session.check_tool(
+        "Read",
+        &json!({"file_path": "/tmp/ok\u{0}/../../etc/passwd"}),
+    );
+    assert!(!d.allowed);
+    assert!(d.reason.contains("NUL"), "{}", d.reason);
+    // Even with no skill active, a write's path is checked for the skill folders.
+    let idle = env.session();
+    assert!(!allowed(
+        &idle,
+        "Write",
+        json!({"file_path": "/tmp/x\u{0}"})
+    ));
+}
+
+// Regression: a Read whose `file_path` was a list or an object skipped the scripts
+// protection when no allowlist was active.
+#[test]
+fn a_path_field_that_is_not_a_string_is_denied_where_a_protection_applies() {
+    let env = Env::new();
+    let dir = env.skill("free", "", "No rules.\n");
+    env.file("free", "scripts/run.sh", "echo run\n");
+    let session = env.session();
+    session.load(&names(&["free"]), LoadMode::Add).unwrap();
+    let script = dir.join("scripts/run.sh").display().to_string();
+    for input in [
+        json!({"file_path": [script]}),
+        json!({"file_path": {"path": script}}),
+        json!({"file_path": 7}),
+    ] {
+        assert!(!allowed(&session, "Read", input.clone()), "{input}");
+    }
+    assert!(!allowed(
+        &env.session(),
+        "Write",
+        json!({"file_path": ["x"]})
+    ));
+}
+
+// Regression: `skills_read` checked the canonical path, then opened the name again; a
+// file swapped for a link to an outside file between the two served the outside file.
+#[test]
+fn a_read_racing_a_swap_to_a_link_never_serves_an_outside_file() {
+    let env = Env::new();
+    let dir = env.skill("docs", "", "Docs.\n");
+    env.file("docs", "references/page.md", "inside\n");
+    let secret = env.outside("secret").join("key.txt");
+    std::fs::write(&secret, "outside\n").unwrap();
+    let session = env.session();
+    session.load(&names(&["docs"]), LoadMode::Add).unwrap();
+    let stop = Arc::new(AtomicBool::new(false));
+    let swapper = {
+        let stop = Arc::clone(&stop);
+        let page = dir.join("references/page.md");
+        let plain = dir.join("references/plain.tmp");
+        let link = dir.join("references/link.tmp");
+        std::thread::spawn(move || {
+            let mut swaps = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                std::fs::write(&plain, "inside\n").unwrap();
+                std::fs::rename(&plain, &page).unwrap();
+                let _ = std::fs::remove_file(&link);
+                std::os::unix::fs::symlink(&secret, &link).unwrap();
+                std::fs::rename(&link, &page).unwrap();
+                swaps += 1;
+            }
+            swaps
+        })
+    };
+    let mut served = 0;
+    for _ in 0..3000 {
+        if let Ok(out) = protocol::call(
+            &session,
+            "skills_read",
+            json!({"path": "references/page.md"}),
+        ) {
+            assert_eq!(out["content"], "inside\n", "an outside file was served");
+            served += 1;
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    let swaps = swapper.join().unwrap();
+    assert!(
+        swaps > 0 && served > 0,
+        "the race did not run: {swaps} swaps, {served} reads"
+    );
+}
+
+// Regression: `hooks:` could point at a planted file anywhere in the skill.
+#[test]
+fn hooks_outside_scripts_do_not_run() {
+    let env = Env::new();
+    let dir = env.skill("hooked", "hooks:\n  pre: [references/planted.sh]\n", "H.\n");
+    env.file("hooked", "references/planted.sh", "touch \"$0.ran\"\n");
+    let session = env.session();
+    let receipt = session.load(&names(&["hooked"]), LoadMode::Add).unwrap();
+    let hook = &receipt.hooks[0];
+    assert!(
+        hook.error.as_deref().unwrap_or("").contains("scripts/"),
+        "{hook:?}"
+    );
+    assert!(!dir.join("references/planted.sh.ran").exists());
+}
