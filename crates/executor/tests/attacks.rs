@@ -212,7 +212,9 @@ fn an_unreadable_allowed_tools_restricts_to_nothing() {
             "Never run rm.\n",
         );
         let session = env.session();
-        let receipt = session.load(&[name.clone()], LoadMode::Add).unwrap();
+        let receipt = session
+            .load(std::slice::from_ref(&name), LoadMode::Add)
+            .unwrap();
         assert!(
             receipt
                 .warnings
