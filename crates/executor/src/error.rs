@@ -108,6 +108,9 @@ pub enum ExecError {
         /// The path as given.
         path: String,
     },
+    /// An active skill's `allowed-tools` does not allow this runtime tool call.
+    #[error("{0}")]
+    ToolNotAllowed(String),
     /// The host activated this skill for the task; the model cannot unload or replace it.
     #[error("{0:?} was activated by the host for this task and stays active until the task ends")]
     PinnedByHost(String),
@@ -137,7 +140,7 @@ impl From<IndexError> for ExecError {
 impl ExecError {
     /// Every code a request can answer with, the index's included (PROTOCOL.md documents
     /// each; a test holds the two equal).
-    pub const CODES: [&'static str; 22] = [
+    pub const CODES: [&'static str; 23] = [
         "SKILL_BAD_REQUEST",
         "SKILL_BAD_INPUT",
         "SKILL_UNKNOWN_TOOL",
@@ -156,6 +159,7 @@ impl ExecError {
         "SKILL_SCRIPT_NOT_READABLE",
         "SKILL_SCRIPT_CHANGED",
         "SKILL_PINNED_BY_HOST",
+        "SKILL_TOOL_NOT_ALLOWED",
         "SKILL_AUDIT_FAILED",
         "SKILL_PLUGIN_INVALID",
         "SKILL_LOAD_FAILED",
@@ -182,6 +186,7 @@ impl ExecError {
             ExecError::ScriptNotReadable { .. } => "SKILL_SCRIPT_NOT_READABLE",
             ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
+            ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",
             ExecError::UnknownTool(_) => "SKILL_UNKNOWN_TOOL",

@@ -109,6 +109,11 @@ impl Session {
 
     fn run_in(&self, a: &Active, call: &ScriptCall) -> Result<ScriptOutput, ExecError> {
         let record = &a.skill.record;
+        self.runtime_allowed(
+            "skills_run_script",
+            &format!("{}:{}", record.name, call.path),
+            Some(record.name.as_str()),
+        )?;
         if !self.exec.trusts(record) {
             return Err(ExecError::Untrusted {
                 skill: record.name.to_string(),

@@ -129,6 +129,28 @@ impl Session {
                 "name at least one skill to load".into(),
             ));
         }
+        // Adding only narrows (every restricting skill still judges every call, and running
+        // the new skill's scripts needs their permission). Replacing drops the restricting
+        // skills, so each one that would go must allow it.
+        if by == Activation::Model && mode == LoadMode::Replace {
+            let stack = self.stack.lock();
+            for a in stack.iter().filter(|a| a.by == Activation::Model) {
+                let Some(allowed) = &a.rules.allowed else {
+                    continue;
+                };
+                let stays = names.iter().any(|n| a.is_named(n));
+                if !stays
+                    && !names
+                        .iter()
+                        .all(|n| allowed.any_matches("skills_load", Some(n)))
+                {
+                    return Err(ExecError::ToolNotAllowed(format!(
+                        "skills_load in replace mode would end the active skill {:?}, whose allowed-tools do not allow skills_load: a skill that restricts tools governs every call while it is active (load with mode \"add\", or unload it first)",
+                        a.skill.record.name.as_str()
+                    )));
+                }
+            }
+        }
         let snapshot = self.exec.index.snapshot();
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
@@ -341,6 +363,34 @@ impl Session {
             warnings,
             hooks,
         })
+    }
+
+    /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
+    /// restrict tools: every skill with an `allowed-tools` must allow it, except the skill
+    /// `own` names (its own scripts, loading itself again) needs no permission from itself. Listing, reading the
+    /// active skills' files and unloading are never restricted.
+    pub(crate) fn runtime_allowed(
+        &self,
+        tool: &str,
+        target: &str,
+        own: Option<&str>,
+    ) -> Result<(), ExecError> {
+        let stack = self.stack.lock();
+        for a in stack.iter() {
+            let Some(allowed) = &a.rules.allowed else {
+                continue;
+            };
+            if own.is_some_and(|own| a.is_named(own)) {
+                continue;
+            }
+            if !allowed.any_matches(tool, Some(target)) {
+                return Err(ExecError::ToolNotAllowed(format!(
+                    "{tool}({target}) is not in the allowed-tools of the active skill {:?}: a skill that restricts tools governs every call while it is active (list {tool} in its allowed-tools, or unload it first)",
+                    a.skill.record.name.as_str()
+                )));
+            }
+        }
+        Ok(())
     }
 
     /// Adds `name` and its dependencies to `plan` (dependencies first).

@@ -349,3 +349,58 @@ fn hooks_outside_scripts_do_not_run() {
     );
     assert!(!dir.join("references/planted.sh.ran").exists());
 }
+
+// Regression: a skill restricted to `Read` could load another trusted skill and run its
+// scripts. A restricting skill governs the runtime tools too.
+#[test]
+fn a_restricting_skill_governs_the_runtime_tools() {
+    let env = Env::new();
+    env.skill("careful", "allowed-tools: Read\n", "Only read.\n");
+    env.file("careful", "scripts/own.sh", "echo own\n");
+    env.skill("powerful", "", "Anything.\n");
+    env.file("powerful", "scripts/any.sh", "echo any\n");
+    let session = env.session();
+    session.load(&names(&["careful"]), LoadMode::Add).unwrap();
+    // Its own scripts need no permission from itself.
+    let out = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/own.sh"}),
+    );
+    assert_eq!(out.unwrap()["stdout"], "own\n");
+    // Replacing it would end its restriction.
+    let err = session
+        .load(&names(&["powerful"]), LoadMode::Replace)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED");
+    // Adding narrows: allowed, but the other skill's scripts are not.
+    session.load(&names(&["powerful"]), LoadMode::Add).unwrap();
+    let err = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"skill": "powerful", "path": "scripts/any.sh"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+    // A skill that lists the runtime tool allows it.
+    let env = Env::new();
+    env.skill(
+        "open",
+        "allowed-tools: Read skills_run_script skills_load\n",
+        "O.\n",
+    );
+    env.skill("powerful", "", "Anything.\n");
+    env.file("powerful", "scripts/any.sh", "echo any\n");
+    let session = env.session();
+    session.load(&names(&["open"]), LoadMode::Add).unwrap();
+    session.load(&names(&["powerful"]), LoadMode::Add).unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"skill": "powerful", "path": "scripts/any.sh"}),
+    );
+    assert_eq!(out.unwrap()["stdout"], "any\n");
+    session
+        .load(&names(&["powerful"]), LoadMode::Replace)
+        .unwrap();
+}
