@@ -1,12 +1,12 @@
 //! Snapshots: one immutable, internally consistent view of every root, with precedence
 //! resolved. Readers hold an `Arc<Snapshot>`; nothing in it ever changes.
 
-use std::collections::HashMap;
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use serde::Serialize;
-use skills_model::{Diagnostic, Layer, Skill, SkillRecord};
+use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_storage::SkillSource;
 
 /// A diagnostic and the `SKILL.md` (or folder) it concerns.
@@ -45,6 +45,81 @@ pub struct Snapshot {
     pub(crate) sources: Vec<(PathBuf, Arc<dyn SkillSource>)>,
 }
 
+/// Removes the records whose name differs from another visible name only by case,
+/// separators, invisible characters or confusable letters ([`name_skeleton`]), with a
+/// `name.lookalike` diagnostic each: a lookalike can neither shadow a skill nor be taken for
+/// it. A specification name always wins its skeleton; among names outside the
+/// specification, the one of the highest-precedence record does. Two different
+/// specification names never share a skeleton, so a catalogue of specification names costs
+/// one pass.
+fn drop_lookalikes(
+    records: &mut Vec<Arc<SkillRecord>>,
+    diagnostics: &mut Vec<PathDiagnostic>,
+    rank: &dyn Fn(Layer) -> usize,
+) {
+    if records.iter().all(|r| r.name.is_spec_valid()) {
+        return;
+    }
+    let spec: HashSet<&str> = records
+        .iter()
+        .filter(|r| r.name.is_spec_valid())
+        .map(|r| r.name.as_str())
+        .collect();
+    // The winning name of each skeleton that no specification name holds.
+    let mut winners: HashMap<String, (usize, i64, &Path, &str)> = HashMap::new();
+    for r in records.iter().filter(|r| !r.name.is_spec_valid()) {
+        let key = name_skeleton(r.name.as_str());
+        if spec.contains(key.as_str()) {
+            continue;
+        }
+        let candidate = (rank(r.layer), -r.frontmatter.priority, r.path.as_path(), r.name.as_str());
+        winners
+            .entry(key)
+            .and_modify(|w| {
+                if candidate < *w {
+                    *w = candidate;
+                }
+            })
+            .or_insert(candidate);
+    }
+    let lookalike_of: Vec<Option<String>> = records
+        .iter()
+        .map(|r| {
+            if r.name.is_spec_valid() {
+                return None;
+            }
+            let key = name_skeleton(r.name.as_str());
+            if spec.contains(key.as_str()) {
+                return Some(key);
+            }
+            winners
+                .get(&key)
+                .filter(|w| w.3 != r.name.as_str())
+                .map(|w| w.3.to_owned())
+        })
+        .collect();
+    drop(winners);
+    drop(spec);
+    let mut like = lookalike_of.into_iter();
+    records.retain(|r| match like.next().flatten() {
+        None => true,
+        Some(other) => {
+            diagnostics.push(PathDiagnostic {
+                path: r.path.clone(),
+                diagnostic: Diagnostic::new(
+                    Rule::NameLookalike,
+                    Severity::Warning,
+                    format!(
+                        "the name {:?} looks like the skill {other:?} (it differs only by case, separators, invisible characters or lookalike letters), so it is not indexed: rename it",
+                        r.name.as_str()
+                    ),
+                ),
+            });
+            false
+        }
+    });
+}
+
 impl Snapshot {
     /// Resolves precedence over `records`. `order` ranks layers (index 0 wins).
     pub(crate) fn build(
@@ -59,6 +134,8 @@ impl Snapshot {
                 .position(|l| *l == layer)
                 .unwrap_or(order.len())
         };
+        let mut diagnostics = diagnostics;
+        drop_lookalikes(&mut records, &mut diagnostics, &rank);
         // Grouped by name; inside a group the winner first: layer, then priority (higher
         // first), then path. A qualified name is found by scanning its name's group, so no
         // second map (and no qualified-name strings) is kept.

@@ -657,3 +657,62 @@ fn load_of_a_skill_kept_at_its_last_good_version() {
     assert_eq!(err.code(), "SKILL_LOAD_FAILED");
     assert!(err.to_string().contains("no longer parses"), "{err}");
 }
+
+// Regression: names that differ from a visible skill's only by case or by confusable
+// letters (Cyrillic `у`, a zero-width space) loaded from the project layer.
+#[test]
+fn lookalike_names_are_not_indexed() {
+    // (layer, folder, name), then the qualified names that must be indexed.
+    let cases: &[(&[(Layer, &str, &str)], &[&str])] = &[
+        (
+            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d1", "Deploy")],
+            &["personal:deploy"],
+        ),
+        (
+            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d2", "dеploy")],
+            &["personal:deploy"],
+        ),
+        (
+            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d3", "de\u{200B}ploy")],
+            &["personal:deploy"],
+        ),
+        (
+            &[(Layer::Project, "git", "git_helper"), (Layer::Personal, "git-helper", "git-helper")],
+            &["personal:git-helper"],
+        ),
+        // Two names outside the specification: the higher layer's stays.
+        (
+            &[(Layer::Personal, "a", "My_Tool"), (Layer::Project, "b", "my_tool")],
+            &["personal:My_Tool"],
+        ),
+        // Different skeletons are different skills.
+        (
+            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "e", "Deployer")],
+            &["personal:deploy", "project:Deployer"],
+        ),
+    ];
+    for (skills, expected) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut builder = SkillIndex::builder();
+        for layer in [Layer::Personal, Layer::Project] {
+            builder = builder.root(layer, tmp.path().join(layer.as_str()));
+        }
+        let mut lookalikes = Vec::new();
+        for (layer, dir, name) in *skills {
+            let path = write_skill(&tmp.path().join(layer.as_str()), dir, name, "");
+            if !expected.iter().any(|e| *e == format!("{layer}:{name}")) {
+                lookalikes.push(path);
+            }
+        }
+        let index = builder.build().unwrap();
+        let snapshot = index.snapshot();
+        let mut got: Vec<String> = snapshot.records().iter().map(|r| r.qualified_name()).collect();
+        got.sort();
+        let mut want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
+        want.sort();
+        assert_eq!(got, want, "{skills:?}");
+        for path in lookalikes {
+            assert!(has_rule(&index, &path, Rule::NameLookalike), "{}", path.display());
+        }
+    }
+}

@@ -97,6 +97,9 @@ rules! {
     NameFormat = "name.format",
     /// `name` differs from the skill's directory name.
     NameMatchesDirectory = "name.matchesDirectory",
+    /// `name` differs from another visible skill's name only by case, separators,
+    /// invisible characters or confusable letters: it is not indexed.
+    NameLookalike = "name.lookalike",
     /// `description` is missing or blank.
     DescriptionRequired = "description.required",
     /// `description` is not a string.

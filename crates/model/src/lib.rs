@@ -32,6 +32,6 @@ pub use frontmatter::{
     SkillDependency, TestScenario, ToolBinding, ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
 };
 pub use layer::Layer;
-pub use name::{closest_name, spec_name_problem, SkillName, MAX_NAME_LEN};
+pub use name::{closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use tools::{Specifier, ToolRule, ToolRules};

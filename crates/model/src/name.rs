@@ -107,6 +107,59 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
     None
 }
 
+/// The form two names share when a reader could take one for the other: lower case,
+/// `_` and spaces read as `-`, invisible characters (zero-width spaces and joiners, soft
+/// hyphens, byte-order marks) dropped, fullwidth ASCII made ASCII, and the Cyrillic and
+/// Greek letters that look like Latin ones made Latin. Two different names with the same
+/// skeleton are lookalikes.
+///
+/// ```
+/// use skills_model::name_skeleton;
+/// assert_eq!(name_skeleton("Deploy"), name_skeleton("deploy"));
+/// assert_eq!(name_skeleton("d\u{0435}ploy"), "deploy"); // Cyrillic е
+/// assert_eq!(name_skeleton("de\u{200B}ploy"), "deploy"); // zero-width space
+/// assert_ne!(name_skeleton("deploy"), name_skeleton("deploys"));
+/// ```
+pub fn name_skeleton(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        let c = match c {
+            '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' => continue,
+            '_' | ' ' | '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
+            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
+            _ => c,
+        };
+        for lower in c.to_lowercase() {
+            out.push(match lower {
+                'а' | 'α' => 'a',
+                'в' | 'β' => 'b',
+                'с' | 'ϲ' => 'c',
+                'ԁ' => 'd',
+                'е' | 'ε' => 'e',
+                'һ' => 'h',
+                'і' | 'ι' | 'ӏ' => 'i',
+                'ј' => 'j',
+                'к' | 'κ' => 'k',
+                'м' => 'm',
+                'п' | 'η' => 'n',
+                'о' | 'ο' | 'σ' => 'o',
+                'р' | 'ρ' => 'p',
+                'ԛ' => 'q',
+                'ѕ' => 's',
+                'т' | 'τ' => 't',
+                'υ' | 'ս' => 'u',
+                'ν' | 'ѵ' => 'v',
+                'ԝ' | 'ω' => 'w',
+                'х' | 'χ' => 'x',
+                'у' | 'γ' => 'y',
+                'ᴢ' => 'z',
+                other => other,
+            });
+        }
+    }
+    out
+}
+
 /// The closest of `names` to `wanted` by edit distance, when it is close enough to suggest
 /// ("did you mean ...?"): within a third of `wanted`'s length, and at least 2 edits.
 ///
