@@ -72,7 +72,12 @@ fn drop_lookalikes(
         if spec.contains(key.as_str()) {
             continue;
         }
-        let candidate = (rank(r.layer), -r.frontmatter.priority, r.path.as_path(), r.name.as_str());
+        let candidate = (
+            rank(r.layer),
+            -r.frontmatter.priority,
+            r.path.as_path(),
+            r.name.as_str(),
+        );
         winners
             .entry(key)
             .and_modify(|w| {

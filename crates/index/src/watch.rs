@@ -138,10 +138,20 @@ impl Watches {
 }
 
 /// Each root itself (recursively) if it exists, else its nearest existing ancestor
-/// (non-recursively), to see it appear.
+/// (non-recursively), to see it appear. A root that is a link is also watched through its
+/// parent (non-recursively): a watch follows the link to the folder it names when it is
+/// set, so retargeting the link (`current -> releases/v2`) is seen only there.
 fn wanted_watches(roots: &[PathBuf]) -> BTreeMap<PathBuf, RecursiveMode> {
     let mut wanted: BTreeMap<PathBuf, RecursiveMode> = BTreeMap::new();
     for root in roots {
+        let is_link = std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink());
+        if is_link {
+            if let Some(parent) = root.parent().filter(|p| p.is_dir()) {
+                wanted
+                    .entry(parent.to_path_buf())
+                    .or_insert(RecursiveMode::NonRecursive);
+            }
+        }
         if root.is_dir() {
             wanted.insert(root.clone(), RecursiveMode::Recursive);
         } else if let Some(anc) = root.ancestors().skip(1).find(|a| a.is_dir()) {

@@ -665,29 +665,47 @@ fn lookalike_names_are_not_indexed() {
     // (layer, folder, name), then the qualified names that must be indexed.
     let cases: &[(&[(Layer, &str, &str)], &[&str])] = &[
         (
-            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d1", "Deploy")],
+            &[
+                (Layer::Personal, "deploy", "deploy"),
+                (Layer::Project, "d1", "Deploy"),
+            ],
             &["personal:deploy"],
         ),
         (
-            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d2", "dеploy")],
+            &[
+                (Layer::Personal, "deploy", "deploy"),
+                (Layer::Project, "d2", "dеploy"),
+            ],
             &["personal:deploy"],
         ),
         (
-            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "d3", "de\u{200B}ploy")],
+            &[
+                (Layer::Personal, "deploy", "deploy"),
+                (Layer::Project, "d3", "de\u{200B}ploy"),
+            ],
             &["personal:deploy"],
         ),
         (
-            &[(Layer::Project, "git", "git_helper"), (Layer::Personal, "git-helper", "git-helper")],
+            &[
+                (Layer::Project, "git", "git_helper"),
+                (Layer::Personal, "git-helper", "git-helper"),
+            ],
             &["personal:git-helper"],
         ),
         // Two names outside the specification: the higher layer's stays.
         (
-            &[(Layer::Personal, "a", "My_Tool"), (Layer::Project, "b", "my_tool")],
+            &[
+                (Layer::Personal, "a", "My_Tool"),
+                (Layer::Project, "b", "my_tool"),
+            ],
             &["personal:My_Tool"],
         ),
         // Different skeletons are different skills.
         (
-            &[(Layer::Personal, "deploy", "deploy"), (Layer::Project, "e", "Deployer")],
+            &[
+                (Layer::Personal, "deploy", "deploy"),
+                (Layer::Project, "e", "Deployer"),
+            ],
             &["personal:deploy", "project:Deployer"],
         ),
     ];
@@ -706,13 +724,21 @@ fn lookalike_names_are_not_indexed() {
         }
         let index = builder.build().unwrap();
         let snapshot = index.snapshot();
-        let mut got: Vec<String> = snapshot.records().iter().map(|r| r.qualified_name()).collect();
+        let mut got: Vec<String> = snapshot
+            .records()
+            .iter()
+            .map(|r| r.qualified_name())
+            .collect();
         got.sort();
         let mut want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
         want.sort();
         assert_eq!(got, want, "{skills:?}");
         for path in lookalikes {
-            assert!(has_rule(&index, &path, Rule::NameLookalike), "{}", path.display());
+            assert!(
+                has_rule(&index, &path, Rule::NameLookalike),
+                "{}",
+                path.display()
+            );
         }
     }
 }

@@ -670,3 +670,31 @@ fn dropping_the_index_stops_its_watcher_thread() {
         threads_named("notify-rs inoti").is_empty()
     });
 }
+
+// Regression: `watch` never noticed a symlinked root being retargeted
+// (`current -> releases/vN`), while `list` did.
+#[test]
+fn a_root_link_retargeted_is_followed() {
+    let _shared = shared_lock();
+    let tmp = tempfile::tempdir().unwrap();
+    let v1 = tmp.path().join("releases/v1");
+    let v2 = tmp.path().join("releases/v2");
+    write_skill(&v1, "alpha", "Alpha.");
+    write_skill(&v2, "beta", "Beta.");
+    let current = tmp.path().join("current");
+    std::os::unix::fs::symlink(&v1, &current).unwrap();
+    let index = watched(&current);
+    assert!(index.snapshot().get("alpha").is_some());
+    // Retargeted atomically, as deployment tools do: a new link renamed over the old one.
+    let next = tmp.path().join("current.next");
+    std::os::unix::fs::symlink(&v2, &next).unwrap();
+    fs::rename(&next, &current).unwrap();
+    wait_until(&index, DEADLINE, "the retargeted root to be read", |s| {
+        s.get("beta").is_some() && s.get("alpha").is_none()
+    });
+    // And the new target is watched.
+    write_skill(&v2, "gamma", "Gamma.");
+    wait_until(&index, DEADLINE, "gamma in the new target", |s| {
+        s.get("gamma").is_some()
+    });
+}
