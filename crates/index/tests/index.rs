@@ -663,7 +663,8 @@ fn load_of_a_skill_kept_at_its_last_good_version() {
 #[test]
 fn lookalike_names_are_not_indexed() {
     // (layer, folder, name), then the qualified names that must be indexed.
-    let cases: &[(&[(Layer, &str, &str)], &[&str])] = &[
+    type Case<'a> = (&'a [(Layer, &'a str, &'a str)], &'a [&'a str]);
+    let cases: &[Case<'_>] = &[
         (
             &[
                 (Layer::Personal, "deploy", "deploy"),
