@@ -170,6 +170,10 @@ pub struct Security {
     pub executes_commands: Option<bool>,
     /// `fileSystemScope`, such as `skill-directory`.
     pub file_system_scope: Option<String>,
+    /// `scriptEnv`: the environment variables the skill's scripts accept from a call,
+    /// beyond those the host allows (names the interpreter or loader reads as code are
+    /// refused whatever is declared).
+    pub script_env: Vec<String>,
 }
 
 /// One tool a skill needs (`tool-binding.dependencies`).

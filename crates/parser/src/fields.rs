@@ -581,6 +581,7 @@ impl FieldReader<'_> {
                 "fileSystemScope" => {
                     s.file_system_scope = self.ext_text("security.fileSystemScope", v);
                 }
+                "scriptEnv" => s.script_env = self.ext_list("security.scriptEnv", v),
                 _ => {}
             }
         }
