@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Result;
-use skills_executor::{Delivery, Executor, LoadMode, Policy, SessionContext};
+use skills_executor::{Delivery, Executor, LoadMode, Policy};
 use skills_model::{Skill, SkillRecord};
 
 use crate::roots::RootArgs;
@@ -41,15 +41,8 @@ pub(crate) struct PromptArgs {
     /// Skills to treat as active, for `--format active` and `instructions` (repeatable).
     #[arg(long = "skill", value_name = "NAME")]
     skills: Vec<String>,
-    /// The agent type, tenant and environment, for skills' `scope`.
-    #[arg(long)]
-    agent: Option<String>,
-    /// The tenant.
-    #[arg(long)]
-    tenant: Option<String>,
-    /// The environment.
-    #[arg(long)]
-    environment: Option<String>,
+    #[command(flatten)]
+    context: crate::session::ContextArgs,
 }
 
 pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
@@ -59,17 +52,7 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
         .delivery(Delivery::TopLevel)
         .build();
     let executor = Executor::builder(index).policy(policy).build();
-    let mut context = SessionContext::builder();
-    if let Some(a) = &args.agent {
-        context = context.agent(a);
-    }
-    if let Some(t) = &args.tenant {
-        context = context.tenant(t);
-    }
-    if let Some(e) = &args.environment {
-        context = context.environment(e);
-    }
-    let session = executor.session(context.build());
+    let session = executor.session(args.context.context());
     if !args.skills.is_empty() {
         if let Err(e) = session.load(&args.skills, LoadMode::Replace) {
             let _ = writeln!(std::io::stderr(), "skillctl: {e}");

@@ -53,6 +53,37 @@ fn parse_trust(s: &str) -> Result<TrustArg, String> {
     }
 }
 
+/// Who a session works for, matched against skills' `scope`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct ContextArgs {
+    /// The agent type (for skills' `scope`).
+    #[arg(long)]
+    agent: Option<String>,
+    /// The tenant (for skills' `scope`).
+    #[arg(long)]
+    tenant: Option<String>,
+    /// The environment (for skills' `scope`).
+    #[arg(long)]
+    environment: Option<String>,
+}
+
+impl ContextArgs {
+    /// The session context these options describe.
+    pub(crate) fn context(&self) -> SessionContext {
+        let mut context = SessionContext::builder();
+        if let Some(a) = &self.agent {
+            context = context.agent(a);
+        }
+        if let Some(t) = &self.tenant {
+            context = context.tenant(t);
+        }
+        if let Some(e) = &self.environment {
+            context = context.environment(e);
+        }
+        context.build()
+    }
+}
+
 /// The options every command that serves sessions shares (`session`, `mcp`).
 #[derive(Debug, clap::Args)]
 pub(crate) struct SessionOptions {
@@ -71,15 +102,8 @@ pub(crate) struct SessionOptions {
     /// The cap on active skills.
     #[arg(long, default_value_t = 8)]
     max_active: usize,
-    /// The agent type (for skills' `scope`).
-    #[arg(long)]
-    agent: Option<String>,
-    /// The tenant (for skills' `scope`).
-    #[arg(long)]
-    tenant: Option<String>,
-    /// The environment (for skills' `scope`).
-    #[arg(long)]
-    environment: Option<String>,
+    #[command(flatten)]
+    context: ContextArgs,
     /// Declare a tool's primary argument for check_tool: TOOL=FIELD (repeatable).
     #[arg(long, value_name = "TOOL=FIELD")]
     primary_arg: Vec<String>,
@@ -156,17 +180,7 @@ impl SessionOptions {
     /// A session of `executor` for these options' context; the trust options in force
     /// are audited as `policy_override`.
     pub(crate) fn session(&self, executor: &Executor) -> Result<Session> {
-        let mut context = SessionContext::builder();
-        if let Some(a) = &self.agent {
-            context = context.agent(a);
-        }
-        if let Some(t) = &self.tenant {
-            context = context.tenant(t);
-        }
-        if let Some(e) = &self.environment {
-            context = context.environment(e);
-        }
-        let session = executor.session(context.build());
+        let session = executor.session(self.context.context());
         let mut overrides: Vec<String> = self
             .trust
             .iter()

@@ -53,6 +53,15 @@ impl CompiledRules {
         }
     }
 
+    /// The first deny rule naming `tool`, as written (the rule a denial reports).
+    fn disallowed_rule(&self, tool: &str) -> Option<String> {
+        self.disallowed
+            .rules()
+            .iter()
+            .find(|r| r.matches_tool(tool))
+            .map(ToString::to_string)
+    }
+
     /// The rules as written, for audit events.
     pub(crate) fn allowed_list(&self) -> Option<Vec<String>> {
         self.allowed
@@ -296,12 +305,7 @@ pub(crate) fn decide<'a>(
         // A deny rule with a specifier cannot be checked without the argument: fail closed
         // (also when the host declares no primary argument for the tool, so none is found).
         if let Some(rules) = stack.clone().find(|r| r.disallowed.names_tool(tool)) {
-            let rule = rules
-                .disallowed
-                .rules()
-                .iter()
-                .find(|r| r.matches_tool(tool))
-                .map(ToString::to_string);
+            let rule = rules.disallowed_rule(tool);
             return Decision::deny(format!(
                 "{tool} is restricted by the disallowed-tools of the active skill {:?}, and this call has no argument to check",
                 rules.skill
@@ -379,12 +383,7 @@ pub(crate) fn decide<'a>(
                     deny_forms(a).any(|p| rules.disallowed.any_matches(tool, Some(&p)))
                 }));
         if denied {
-            let rule = rules
-                .disallowed
-                .rules()
-                .iter()
-                .find(|r| r.matches_tool(tool))
-                .map(ToString::to_string);
+            let rule = rules.disallowed_rule(tool);
             return Decision::deny(format!(
                 "{tool} is in the disallowed-tools of the active skill {:?}",
                 rules.skill
