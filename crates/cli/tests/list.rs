@@ -20,65 +20,17 @@
 //! if it has not exited in time. Tests named `regression_*` failed before the fix they
 //! describe (in `crates/cli/src/roots.rs`).
 
+mod common;
+
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::sync::mpsc;
-use std::thread::JoinHandle;
-use std::time::Duration;
 
+use common::Run;
 use serde_json::Value;
 
-/// The binary under test.
-const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
-/// How long one run may take before it is killed and the test fails.
-const DEADLINE: Duration = Duration::from_secs(20);
 /// The built-in skill and where it says it lives.
 const BUILTIN: &str = "builtin:skill-creator";
 const BUILTIN_PATH: &str = "embedded:builtin/skill-creator/SKILL.md";
-
-/// What one run of the binary produced.
-#[derive(Debug)]
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-impl Run {
-    /// Asserts exit status 0 and an empty stderr; returns stdout.
-    fn ok(&self) -> &str {
-        assert_eq!(self.code, Some(0), "{self:#?}");
-        assert_eq!(self.stderr, "", "{self:#?}");
-        &self.stdout
-    }
-
-    /// Asserts exit status 0 and parses stdout as one JSON document.
-    fn json(&self) -> Value {
-        let out = self.ok();
-        serde_json::from_str(out)
-            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{out}"))
-    }
-
-    /// Asserts a failure with `code`, nothing on stdout and a `skillctl: ` message on stderr
-    /// that contains `needle`.
-    fn fails(&self, code: i32, needle: &str) {
-        assert_eq!(self.code, Some(code), "{self:#?}");
-        assert_eq!(self.stdout, "", "{self:#?}");
-        assert!(
-            self.stderr.contains(needle),
-            "stderr should contain {needle:?}: {self:#?}"
-        );
-    }
-}
-
-fn drain(mut pipe: impl std::io::Read + Send + 'static) -> JoinHandle<String> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        String::from_utf8(bytes).expect("output is UTF-8")
-    })
-}
 
 /// A hermetic world: a home, a working directory, and the folders the AGENT_SKILLS_*
 /// variables name, all inside one temporary folder.
@@ -122,43 +74,18 @@ impl World {
         format!("{layer}={}", self.path(rel).display())
     }
 
-    /// Runs `skillctl ARGS` in the world, with a deadline.
+    /// Runs `skillctl ARGS` in the world, with the harness's deadline.
     fn run<S: AsRef<str>>(&self, args: &[S]) -> Run {
-        let args: Vec<&str> = args.iter().map(AsRef::as_ref).collect();
-        let mut child = Command::new(BIN)
-            .args(&args)
-            .current_dir(self.cwd())
-            .env("HOME", self.home())
-            .env("AGENT_SKILLS_HOME", self.home())
-            .env("AGENT_SKILLS_ENTERPRISE_DIR", self.path("env/enterprise"))
-            .env("AGENT_SKILLS_PERSONAL_DIR", self.path("env/personal"))
-            .env("AGENT_SKILLS_PROJECT_DIR", self.path("env/project"))
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn skillctl");
-        let stdout = drain(child.stdout.take().expect("stdout piped"));
-        let stderr = drain(child.stderr.take().expect("stderr piped"));
-        let pid = child.id();
-        let (tx, exited) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait());
-        });
-        let status = match exited.recv_timeout(DEADLINE) {
-            Ok(status) => status.expect("wait for skillctl"),
-            Err(_) => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-                panic!("skillctl {args:?} did not exit within {DEADLINE:?} (killed)");
-            }
-        };
-        Run {
-            code: status.code(),
-            stdout: stdout.join().expect("stdout reader"),
-            stderr: stderr.join().expect("stderr reader"),
-        }
+        common::run(
+            common::skillctl()
+                .args(args.iter().map(AsRef::as_ref))
+                .current_dir(self.cwd())
+                .env("HOME", self.home())
+                .env("AGENT_SKILLS_HOME", self.home())
+                .env("AGENT_SKILLS_ENTERPRISE_DIR", self.path("env/enterprise"))
+                .env("AGENT_SKILLS_PERSONAL_DIR", self.path("env/personal"))
+                .env("AGENT_SKILLS_PROJECT_DIR", self.path("env/project")),
+        )
     }
 
     /// Writes `text` to `<world>/rel`, creating the folders on the way; returns the path.

@@ -1,18 +1,11 @@
 //! `skillctl prompt` end to end: the agentskills form, the budget's closing line, the tool
 //! description, the active form and an unknown skill.
 
-use std::process::Command;
+mod common;
 
 fn skillctl(args: &[&str]) -> (i32, String, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_skillctl"))
-        .args(args)
-        .output()
-        .unwrap();
-    (
-        out.status.code().unwrap_or(-1),
-        String::from_utf8(out.stdout).unwrap(),
-        String::from_utf8(out.stderr).unwrap(),
-    )
+    let run = common::run(common::skillctl().args(args));
+    (run.code.unwrap_or(-1), run.stdout, run.stderr)
 }
 
 fn roots() -> tempfile::TempDir {

@@ -11,75 +11,24 @@
 //! be opened or read whole (a FIFO, a `SKILL.md` link to `/dev/zero`, a directory named
 //! `SKILL.md`, a 2 MiB file) plus a file that is not UTF-8.
 //!
-//! Every run has a deadline: the child is polled with `try_wait` and killed (failing the test)
-//! if it has not finished within [`DEADLINE`], so a hang shows up as a failure, not a stuck
-//! test run. Tests marked `// Regression (fixed):` show a defect in the product and fail until it is fixed.
+//! Every run has a deadline (the shared harness in `common`): a child that has not finished
+//! within it is killed and the test fails, so a hang shows up as a failure, not a stuck test
+//! run. Tests marked `// Regression (fixed):` show a defect in the product and fail until it is fixed.
+
+mod common;
 
 use std::collections::BTreeSet;
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::process::Command;
 
+use common::Run;
 use serde_json::Value;
-
-/// The binary under test.
-const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
-/// How long one run may take before it is killed and the test fails.
-const DEADLINE: Duration = Duration::from_secs(20);
 /// The reader's limit on `SKILL.md` (1 MiB).
 const LIMIT: usize = 1 << 20;
 
-/// What one run of the binary produced.
-#[derive(Debug)]
-struct Run {
-    code: Option<i32>,
-    stdout: String,
-    stderr: String,
-}
-
-fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut bytes = Vec::new();
-        let _ = pipe.read_to_end(&mut bytes);
-        bytes
-    })
-}
-
-/// Runs `skillctl ARGS` in `cwd`, failing the test if it does not finish within [`DEADLINE`].
-/// Output is drained on threads so a full pipe can never stall the child.
+/// Runs `skillctl ARGS` in `cwd` within the harness's deadline.
 fn skillctl(cwd: &Path, args: &[&str]) -> Run {
-    let mut child = Command::new(BIN)
-        .args(args)
-        .current_dir(cwd)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn skillctl");
-    let stdout = drain(child.stdout.take().expect("stdout piped"));
-    let stderr = drain(child.stderr.take().expect("stderr piped"));
-    let start = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait().expect("poll skillctl") {
-            break status;
-        }
-        if start.elapsed() > DEADLINE {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!("skillctl {args:?} did not finish within {DEADLINE:?} (killed)");
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let text = |h: JoinHandle<Vec<u8>>| {
-        String::from_utf8(h.join().expect("reader thread")).expect("output is UTF-8")
-    };
-    Run {
-        code: status.code(),
-        stdout: text(stdout),
-        stderr: text(stderr),
-    }
+    common::run(common::skillctl().args(args).current_dir(cwd))
 }
 
 /// Runs with `--format json`, checks the document's shape, and returns it.

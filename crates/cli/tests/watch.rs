@@ -18,21 +18,16 @@
 //! files and folders into place, so each step is one file-system event and one change
 //! line. A watch still running when its harness is dropped (a failing test) is killed.
 
+mod common;
+
 use std::collections::BTreeSet;
-use std::io::{BufRead as _, BufReader, Read as _};
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Command, ExitStatus};
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
-use std::thread::JoinHandle;
-use std::time::Duration;
+use std::sync::mpsc::RecvTimeoutError;
 
+use common::{Spawned, DEADLINE};
 use serde_json::Value;
-
-/// The binary under test.
-const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
-/// How long one line (or the exit) may take before the test fails.
-const DEADLINE: Duration = Duration::from_secs(15);
 
 /// A hermetic world: a home, a working directory, the folders the AGENT_SKILLS_* variables
 /// name, and a staging folder where files are finished before they are renamed into a root.
@@ -104,41 +99,19 @@ impl World {
 
     /// Starts `skillctl watch ARGS` in the world, stdin piped (and kept open).
     fn watch<S: AsRef<str>>(&self, args: &[S]) -> Watch {
-        let mut child = Command::new(BIN)
-            .arg("watch")
-            .args(args.iter().map(AsRef::as_ref))
-            .current_dir(self.path("cwd"))
-            .env("HOME", self.path("home"))
-            .env("AGENT_SKILLS_HOME", self.path("home"))
-            .env("AGENT_SKILLS_ENTERPRISE_DIR", self.path("env/enterprise"))
-            .env("AGENT_SKILLS_PERSONAL_DIR", self.path("env/personal"))
-            .env("AGENT_SKILLS_PROJECT_DIR", self.path("env/project"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn skillctl watch");
-        let stdout = child.stdout.take().expect("stdout piped");
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if tx.send(line).is_err() {
-                    break;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().expect("stderr piped");
-        let stderr = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = stderr.read_to_string(&mut text);
-            text
-        });
+        let proc = Spawned::start(
+            common::skillctl()
+                .arg("watch")
+                .args(args.iter().map(AsRef::as_ref))
+                .current_dir(self.path("cwd"))
+                .env("HOME", self.path("home"))
+                .env("AGENT_SKILLS_HOME", self.path("home"))
+                .env("AGENT_SKILLS_ENTERPRISE_DIR", self.path("env/enterprise"))
+                .env("AGENT_SKILLS_PERSONAL_DIR", self.path("env/personal"))
+                .env("AGENT_SKILLS_PROJECT_DIR", self.path("env/project")),
+        );
         Watch {
-            stdin: child.stdin.take(),
-            child: Some(child),
-            lines,
-            stderr: Some(stderr),
+            proc,
             generation: 0,
         }
     }
@@ -150,11 +123,7 @@ fn skill_text(name: &str, description: &str) -> String {
 
 /// A running `skillctl watch`. Dropping it kills the child if it is still running.
 struct Watch {
-    child: Option<Child>,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: Option<JoinHandle<String>>,
-    /// The generation of the last line read.
+    proc: Spawned,
     generation: u64,
 }
 
@@ -196,7 +165,7 @@ fn change(event: &'static str, qualified_name: &str, layer: &'static str, path: 
 impl Watch {
     /// The next stdout line, parsed, within the deadline.
     fn next(&self) -> Value {
-        match self.lines.recv_timeout(DEADLINE) {
+        match self.proc.lines.recv_timeout(DEADLINE) {
             Ok(line) => serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("line is not JSON ({e}): {line:?}")),
             Err(RecvTimeoutError::Timeout) => panic!("no line within {DEADLINE:?}"),
@@ -300,7 +269,7 @@ impl Watch {
 
     /// Sends a signal (`INT`, `TERM`) with `kill`.
     fn signal(&self, name: &str) {
-        let pid = self.child.as_ref().expect("running").id();
+        let pid = self.proc.child.as_ref().expect("running").id();
         let status = Command::new("kill")
             .arg(format!("-{name}"))
             .arg(pid.to_string())
@@ -311,39 +280,18 @@ impl Watch {
 
     /// Closes the child's stdin.
     fn close_stdin(&mut self) {
-        drop(self.stdin.take().expect("stdin open"));
+        drop(self.proc.stdin.take().expect("stdin open"));
     }
 
     /// Waits (with deadlines) for stdout to close with no further line, then for the exit;
     /// returns the status and stderr.
     fn finish(mut self) -> (ExitStatus, String) {
-        match self.lines.recv_timeout(DEADLINE) {
+        match self.proc.lines.recv_timeout(DEADLINE) {
             Err(RecvTimeoutError::Disconnected) => {}
             Ok(line) => panic!("unexpected line before the exit: {line}"),
             Err(RecvTimeoutError::Timeout) => panic!("still running after {DEADLINE:?}"),
         }
-        let mut child = self.child.take().expect("child");
-        let pid = child.id();
-        let (tx, exited) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait());
-        });
-        let status = match exited.recv_timeout(DEADLINE) {
-            Ok(status) => status.expect("wait for skillctl"),
-            Err(_) => {
-                let _ = Command::new("kill")
-                    .args(["-KILL", &pid.to_string()])
-                    .status();
-                panic!("skillctl did not exit within {DEADLINE:?} (killed)");
-            }
-        };
-        let stderr = self
-            .stderr
-            .take()
-            .expect("stderr")
-            .join()
-            .expect("stderr reader");
-        (status, stderr)
+        self.proc.finish()
     }
 
     /// Like [`finish`](Self::finish), and the exit was clean: status 0, nothing on stderr.
@@ -351,15 +299,6 @@ impl Watch {
         let (status, stderr) = self.finish();
         assert_eq!(status.code(), Some(0), "{status}; stderr: {stderr}");
         assert_eq!(stderr, "");
-    }
-}
-
-impl Drop for Watch {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use std::cell::RefCell;
 use std::collections::VecDeque;
-use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+use std::io::{BufRead as _, BufReader, Read, Write as _};
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
@@ -20,29 +20,115 @@ pub const BIN: &str = env!("CARGO_BIN_EXE_skillctl");
 /// How long one response (or the exit) may take before the test fails.
 pub const DEADLINE: Duration = Duration::from_secs(20);
 
-/// A running `skillctl session`.
-pub struct Session {
-    child: Option<Child>,
-    stdin: Option<ChildStdin>,
-    lines: Receiver<String>,
-    stderr: Option<JoinHandle<String>>,
-    next_id: u64,
-    events: RefCell<VecDeque<Value>>,
+/// What one run of the binary produced.
+#[derive(Debug)]
+pub struct Run {
+    /// The exit code (`None` when killed by a signal).
+    pub code: Option<i32>,
+    /// Standard output (lossy UTF-8).
+    pub stdout: String,
+    /// Standard error (lossy UTF-8).
+    pub stderr: String,
 }
 
-impl Session {
-    /// Starts `skillctl session --no-defaults ARGS` in `cwd`.
-    pub fn start(cwd: &Path, args: &[&str]) -> Session {
-        let mut child = Command::new(BIN)
-            .arg("session")
-            .arg("--no-defaults")
-            .args(args)
-            .current_dir(cwd)
+impl Run {
+    /// Asserts exit status 0 and an empty stderr; returns stdout.
+    pub fn ok(&self) -> &str {
+        assert_eq!(self.code, Some(0), "{self:#?}");
+        assert_eq!(self.stderr, "", "{self:#?}");
+        &self.stdout
+    }
+
+    /// Asserts the exit status `code`, an empty stdout, and `needle` in stderr.
+    pub fn fails(&self, code: i32, needle: &str) {
+        assert_eq!(self.code, Some(code), "{self:#?}");
+        assert_eq!(self.stdout, "", "{self:#?}");
+        assert!(
+            self.stderr.contains(needle),
+            "stderr should contain {needle:?}: {self:#?}"
+        );
+    }
+
+    /// Asserts exit status 0 and parses stdout as one JSON document.
+    pub fn json(&self) -> Value {
+        let out = self.ok();
+        serde_json::from_str(out)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}):\n{out}"))
+    }
+}
+
+/// `skillctl` as a command, ready for arguments, a folder and an environment.
+pub fn skillctl() -> Command {
+    Command::new(BIN)
+}
+
+/// Reads a pipe to its end on a thread.
+fn drain(mut pipe: impl Read + Send + 'static) -> JoinHandle<Vec<u8>> {
+    std::thread::spawn(move || {
+        let mut bytes = Vec::new();
+        let _ = pipe.read_to_end(&mut bytes);
+        bytes
+    })
+}
+
+/// Waits for `child` with the deadline, killing it (and failing the test) past it. The
+/// wait runs on a thread and is received with a timeout: nothing polls or sleeps.
+fn wait(mut child: Child, what: &str) -> ExitStatus {
+    let pid = child.id();
+    let (tx, exited) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    match exited.recv_timeout(DEADLINE) {
+        Ok(status) => status.expect("wait for skillctl"),
+        Err(_) => {
+            let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
+            panic!("skillctl {what} did not exit within {DEADLINE:?} (killed)");
+        }
+    }
+}
+
+/// Runs `command` (stdin closed) to its end within the deadline; output is drained on
+/// threads so a full pipe never stalls the child.
+pub fn run(command: &mut Command) -> Run {
+    let what = format!("{:?}", command.get_args().collect::<Vec<_>>());
+    let mut child = command
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn skillctl");
+    let stdout = drain(child.stdout.take().expect("stdout piped"));
+    let stderr = drain(child.stderr.take().expect("stderr piped"));
+    let status = wait(child, &what);
+    let text = |h: JoinHandle<Vec<u8>>| {
+        String::from_utf8_lossy(&h.join().expect("reader thread")).into_owned()
+    };
+    Run {
+        code: status.code(),
+        stdout: text(stdout),
+        stderr: text(stderr),
+    }
+}
+
+/// A long-running `skillctl` with stdin piped: its stdout lines arrive on a channel, its
+/// stderr is collected on a thread.
+pub struct Spawned {
+    pub child: Option<Child>,
+    pub stdin: Option<ChildStdin>,
+    pub lines: Receiver<String>,
+    pub stderr: Option<JoinHandle<String>>,
+}
+
+impl Spawned {
+    /// Starts `command` with stdin, stdout and stderr piped.
+    pub fn start(command: &mut Command) -> Spawned {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .expect("spawn skillctl session");
+            .expect("spawn skillctl");
         let stdout = child.stdout.take().expect("stdout piped");
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -59,11 +145,58 @@ impl Session {
             let _ = stderr.read_to_string(&mut text);
             text
         });
-        Session {
+        Spawned {
             stdin: child.stdin.take(),
             child: Some(child),
             lines,
             stderr: Some(stderr),
+        }
+    }
+
+    /// Closes stdin, waits for the exit within the deadline, and returns the status and
+    /// stderr. Lines still unread stay on `lines`.
+    pub fn finish(&mut self) -> (ExitStatus, String) {
+        drop(self.stdin.take());
+        let child = self.child.take().expect("child");
+        let status = wait(child, "(long-running)");
+        let stderr = self
+            .stderr
+            .take()
+            .expect("stderr")
+            .join()
+            .expect("stderr reader");
+        (status, stderr)
+    }
+}
+
+impl Drop for Spawned {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A running `skillctl session`.
+pub struct Session {
+    proc: Spawned,
+    next_id: u64,
+    events: RefCell<VecDeque<Value>>,
+}
+
+impl Session {
+    /// Starts `skillctl session --no-defaults ARGS` in `cwd`.
+    pub fn start(cwd: &Path, args: &[&str]) -> Session {
+        let proc = Spawned::start(
+            skillctl()
+                .arg("session")
+                .arg("--no-defaults")
+                .args(args)
+                .current_dir(cwd),
+        );
+        Session {
+            proc,
             next_id: 1,
             events: RefCell::new(VecDeque::new()),
         }
@@ -71,14 +204,14 @@ impl Session {
 
     /// Writes raw bytes (a line or several) to the session.
     pub fn send_raw(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
+        let stdin = self.proc.stdin.as_mut().expect("stdin open");
         stdin.write_all(bytes).expect("write to skillctl");
         stdin.flush().expect("flush to skillctl");
     }
 
     /// The next line, parsed.
     fn next_line(&self) -> Value {
-        match self.lines.recv_timeout(DEADLINE) {
+        match self.proc.lines.recv_timeout(DEADLINE) {
             Ok(line) => serde_json::from_str(&line)
                 .unwrap_or_else(|e| panic!("line is not JSON ({e}): {line:?}")),
             Err(RecvTimeoutError::Timeout) => panic!("no line within {DEADLINE:?}"),
@@ -88,7 +221,8 @@ impl Session {
 
     /// The next line as it came (event lines included).
     pub fn recv_raw(&self) -> String {
-        self.lines
+        self.proc
+            .lines
             .recv_timeout(DEADLINE)
             .expect("a line within the deadline")
     }
@@ -170,9 +304,9 @@ impl Session {
 
     /// Closes stdin and waits for the exit (and end of stdout), with a deadline.
     pub fn finish(mut self) -> (ExitStatus, String) {
-        drop(self.stdin.take());
+        drop(self.proc.stdin.take());
         loop {
-            match self.lines.recv_timeout(DEADLINE) {
+            match self.proc.lines.recv_timeout(DEADLINE) {
                 Err(RecvTimeoutError::Disconnected) => break,
                 // Event lines may still come while the session ends.
                 Ok(line) if line.starts_with("{\"event\"") => {}
@@ -180,35 +314,7 @@ impl Session {
                 Err(RecvTimeoutError::Timeout) => panic!("stdout still open after {DEADLINE:?}"),
             }
         }
-        let mut child = self.child.take().expect("child");
-        let pid = child.id();
-        let (tx, exited) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(child.wait());
-        });
-        let status = match exited.recv_timeout(DEADLINE) {
-            Ok(status) => status.expect("wait for skillctl"),
-            Err(_) => {
-                let _ = Command::new("kill").arg("-9").arg(pid.to_string()).status();
-                panic!("skillctl did not exit within {DEADLINE:?} (killed)");
-            }
-        };
-        let stderr = self
-            .stderr
-            .take()
-            .expect("stderr")
-            .join()
-            .expect("stderr reader");
-        (status, stderr)
-    }
-}
-
-impl Drop for Session {
-    fn drop(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
+        self.proc.finish()
     }
 }
 
