@@ -164,14 +164,10 @@ fn check_fast_path(corpus: &Path) -> bool {
             let Ok(text) = std::fs::read_to_string(&path) else {
                 continue;
             };
-            let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-            let Some(rest) = text.strip_prefix("---\n") else {
+            let Some(bounds) = skills_parser::frontmatter_bounds(text.as_bytes()) else {
                 continue;
             };
-            let Some(end) = rest.find("\n---\n") else {
-                continue;
-            };
-            let yaml = &rest[..=end];
+            let yaml = &text[bounds.yaml];
             total += 1;
             accepted += usize::from(skills_parser::fast_path_accepts(yaml));
             if !skills_parser::fast_path_agrees(yaml) {

@@ -90,36 +90,12 @@ fn read_metadata(
     read_bounded(file, limit).map(|bytes| (bytes, None))
 }
 
-/// The end of the frontmatter's closing line, found on bytes: a first line `---` (after an
-/// optional BOM), then the next line that is exactly `---` and ends with a line break.
-/// `None` when there is no such line in `bytes` (the parser then reads everything).
+/// The end of the frontmatter's closing line in a prefix of the file (the parser's
+/// delimiter rule), when the closing line ends inside the prefix with its line break.
 fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
-    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
-        3
-    } else {
-        0
-    };
-    let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
-    let strip = |line: &[u8]| -> Option<usize> {
-        let body = line.strip_suffix(b"\n")?;
-        Some(body.strip_suffix(b"\r").unwrap_or(body).len())
-    };
-    let first = lines.next()?;
-    if first
-        .strip_suffix(b"\n")
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        != Some(b"---")
-    {
-        return None;
-    }
-    let mut end = start + first.len();
-    for line in lines {
-        end += line.len();
-        if strip(line).is_some() && line.starts_with(b"---") && strip(line) == Some(3) {
-            return Some(end);
-        }
-    }
-    None
+    skills_parser::frontmatter_bounds(bytes)
+        .filter(|b| b.terminated)
+        .map(|b| b.body_offset)
 }
 
 /// The name a skill directory is known by: its last component, resolved through `.` and

@@ -585,7 +585,7 @@ impl Shared {
             .map(|dir| {
                 let skipped = dir.strip_prefix(root).map_or(true, |rel| {
                     rel.components().any(|c| match c {
-                        Component::Normal(name) => skipped_folder(name),
+                        Component::Normal(name) => skills_storage::skipped_folder(name),
                         _ => true,
                     })
                 });
@@ -675,13 +675,6 @@ pub(crate) enum Subscriber {
     Each(Sender<ChangeEvent>),
     /// One message per publication.
     Batch(Sender<Arc<[ChangeEvent]>>),
-}
-
-/// Whether discovery of layered roots ([`DiscoveryOptions::roots`]) skips a folder of this
-/// name: hidden folders (`.git` included), `node_modules` and `target`.
-fn skipped_folder(name: &std::ffi::OsStr) -> bool {
-    name.to_str()
-        .is_some_and(|n| n.starts_with('.') || matches!(n, "node_modules" | "target"))
 }
 
 impl Drop for SkillIndex {

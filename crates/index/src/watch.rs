@@ -322,10 +322,7 @@ fn skill_dir(root: &Path, rel: &Path, depth: usize) -> Option<PathBuf> {
     let Some(Component::Normal(first)) = comps.next() else {
         return None;
     };
-    if first
-        .to_str()
-        .is_some_and(|n| n.starts_with('.') || matches!(n, "node_modules" | "target"))
-    {
+    if skills_storage::skipped_folder(first) {
         return Some(root.join(first)); // a skipped folder: refreshing it finds nothing
     }
     if depth == 1 {

@@ -26,6 +26,8 @@ mod fast;
 mod fields;
 mod lint;
 mod split;
+
+pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;
 
 use skills_model::{Diagnostic, Frontmatter, Rule, SkillName};

@@ -15,6 +15,59 @@ pub(crate) struct Split<'a> {
     pub(crate) body_offset: usize,
 }
 
+/// Where a `SKILL.md`'s frontmatter is, in bytes: the one home of the delimiter rule, used by
+/// the parser, the index (to read only the frontmatter of a file) and the tools.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontmatterBounds {
+    /// The YAML between the two delimiter lines (may be empty).
+    pub yaml: std::ops::Range<usize>,
+    /// Where the body starts: just after the closing line.
+    pub body_offset: usize,
+    /// Whether the closing line ends with a line break (a `---` at the very end of the
+    /// bytes closes the frontmatter, but in a prefix it may be the start of a longer line).
+    pub terminated: bool,
+}
+
+/// Finds the frontmatter in `bytes`: a first line that is exactly `---` (after an optional
+/// UTF-8 BOM; `\r\n` accepted), then the next line that is exactly `---`. `None` when the
+/// first line is not `---` or no line closes it. Offsets count the BOM.
+///
+/// ```
+/// let b = skills_parser::frontmatter_bounds(b"---\nname: x\n---\nBody\n").unwrap();
+/// assert_eq!(b.yaml, 4..12);
+/// assert_eq!(b.body_offset, 16);
+/// assert!(skills_parser::frontmatter_bounds(b"--- \nname: x\n---\n").is_none());
+/// ```
+pub fn frontmatter_bounds(bytes: &[u8]) -> Option<FrontmatterBounds> {
+    let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+        3
+    } else {
+        0
+    };
+    let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
+    if trim_eol_bytes(lines.next()?) != b"---" {
+        return None;
+    }
+    let yaml_start = start + bytes[start..].iter().position(|b| *b == b'\n')? + 1;
+    let mut pos = yaml_start;
+    for line in lines {
+        if trim_eol_bytes(line) == b"---" {
+            return Some(FrontmatterBounds {
+                yaml: yaml_start..pos,
+                body_offset: pos + line.len(),
+                terminated: line.ends_with(b"\n"),
+            });
+        }
+        pos += line.len();
+    }
+    None
+}
+
+fn trim_eol_bytes(line: &[u8]) -> &[u8] {
+    let line = line.strip_suffix(b"\n").unwrap_or(line);
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
 /// Splits `text` (already known to be UTF-8, BOM removed). `limit` caps the frontmatter's
 /// size in bytes.
 pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
@@ -31,22 +84,22 @@ pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
         return Err(Diagnostic::error(Rule::FrontmatterMissing, message).at(1, 1));
     }
     let yaml_start = first_end;
-    let mut pos = yaml_start;
-    while pos < text.len() {
-        let line_end = text[pos..].find('\n').map_or(text.len(), |i| pos + i + 1);
-        if trim_eol(&text[pos..line_end]) == "---" {
-            if pos - yaml_start > limit {
-                return Err(too_large(limit));
-            }
-            return Ok(Split {
-                yaml: &text[yaml_start..pos],
-                body_offset: line_end,
-            });
-        }
-        if pos - yaml_start > limit {
+    if let Some(bounds) = frontmatter_bounds(text.as_bytes()) {
+        if bounds.yaml.len() > limit {
             return Err(too_large(limit));
         }
-        pos = line_end;
+        return Ok(Split {
+            yaml: &text[bounds.yaml],
+            body_offset: bounds.body_offset,
+        });
+    }
+    // Unclosed: over the cap when its last line starts past it.
+    let last_line_start = text[yaml_start..]
+        .trim_end_matches('\n')
+        .rfind('\n')
+        .map_or(yaml_start, |i| yaml_start + i + 1);
+    if last_line_start - yaml_start > limit {
+        return Err(too_large(limit));
     }
     let near_miss = text[yaml_start..]
         .lines()

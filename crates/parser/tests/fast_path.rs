@@ -70,13 +70,10 @@ fn the_fixtures_agree_and_common_ones_take_the_fast_path() {
         let Ok(text) = String::from_utf8(bytes) else {
             continue;
         };
-        let Some(rest) = text.strip_prefix("---\n") else {
+        let Some(bounds) = skills_parser::frontmatter_bounds(text.as_bytes()) else {
             continue;
         };
-        let Some(end) = rest.find("\n---\n") else {
-            continue;
-        };
-        let yaml = &rest[..=end];
+        let yaml = &text[bounds.yaml];
         total += 1;
         accepted += usize::from(fast_path_accepts(yaml));
         assert!(fast_path_agrees(yaml), "disagreement on {yaml:?}");

@@ -35,7 +35,7 @@ impl DiscoveryOptions {
             include_root: false,
             skip_hidden: true,
             descend_into_skills: false,
-            skip_names: vec!["node_modules".into(), ".git".into(), "target".into()],
+            skip_names: SKIPPED_NAMES.iter().map(|n| (*n).into()).collect(),
         }
     }
 
@@ -58,6 +58,17 @@ impl DiscoveryOptions {
         self.max_depth = depth;
         self
     }
+}
+
+/// The folders the layered-root layout never searches, besides hidden ones.
+pub const SKIPPED_NAMES: [&str; 2] = ["node_modules", "target"];
+
+/// Whether the layered-root layout ([`DiscoveryOptions::roots`]) skips a folder of this
+/// name: hidden folders (`.git` included), `node_modules` and `target`. The one home of
+/// this rule: the index's scans and its watcher ask it too.
+pub fn skipped_folder(name: &std::ffi::OsStr) -> bool {
+    name.to_str()
+        .is_some_and(|n| n.starts_with('.') || SKIPPED_NAMES.contains(&n))
 }
 
 /// A skill directory found by discovery.

@@ -22,7 +22,10 @@ mod read;
 mod roots;
 mod source;
 
-pub use discover::{discover, Candidate, Discovery, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE};
+pub use discover::{
+    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE,
+    SKIPPED_NAMES,
+};
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
     default_roots, project_root, Preset, RootOrigin, RootsConfig, RootsConfigBuilder, RootsError,
