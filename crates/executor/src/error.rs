@@ -10,14 +10,10 @@ use crate::ScriptError;
 #[derive(Debug, Error)]
 #[non_exhaustive]
 pub enum ExecError {
-    /// No visible skill has this name.
-    #[error("no skill named {name:?}{}", suggestion.as_ref().map(|s| format!("; did you mean {s:?}?")).unwrap_or_default())]
-    NotFound {
-        /// The name asked for.
-        name: String,
-        /// The closest visible name, when one is close.
-        suggestion: Option<String>,
-    },
+    /// No visible skill has this name (the index's error, with its suggestion: one home
+    /// for the message).
+    #[error(transparent)]
+    NotFound(IndexError),
     /// The call needs an active skill (or names one that is not active).
     #[error("{0}")]
     NotActive(String),
@@ -131,7 +127,7 @@ pub enum ExecError {
 impl From<IndexError> for ExecError {
     fn from(e: IndexError) -> ExecError {
         match e {
-            IndexError::NotFound { name, suggestion } => ExecError::NotFound { name, suggestion },
+            e @ IndexError::NotFound { .. } => ExecError::NotFound(e),
             other => ExecError::Index(other),
         }
     }
@@ -169,7 +165,7 @@ impl ExecError {
     /// A stable, upper-case code.
     pub fn code(&self) -> &'static str {
         match self {
-            ExecError::NotFound { .. } => "SKILL_NOT_FOUND",
+            ExecError::NotFound(_) => "SKILL_NOT_FOUND",
             ExecError::NotActive(_) => "SKILL_NOT_ACTIVE",
             ExecError::UnloadOrder { .. } => "SKILL_UNLOAD_ORDER",
             ExecError::TooManyActive { .. } => "SKILL_TOO_MANY_ACTIVE",

@@ -453,10 +453,10 @@ impl Session {
                     .collect();
                 let suggestion =
                     skills_model::closest_name(name, visible.iter().map(|r| r.name.as_str()));
-                Err(ExecError::NotFound {
+                Err(ExecError::NotFound(skills_index::IndexError::NotFound {
                     name: name.to_owned(),
                     suggestion,
-                })
+                }))
             }
         }
     }
