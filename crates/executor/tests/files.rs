@@ -622,15 +622,16 @@ fn a_call_cannot_lengthen_the_hosts_script_timeout() {
         .build();
     let session = env.executor(policy).session(SessionContext::default());
     session.load(&names(&["slow"]), LoadMode::Replace).unwrap();
-    let started = std::time::Instant::now();
     let out = protocol::call(
         &session,
         "skills_run_script",
         json!({"path": "scripts/sleep.sh", "timeout_ms": 60000}),
     )
     .unwrap();
+    // With the call's 60 s the script would have finished its 30 s sleep and exited 0: a
+    // timeout shows the host's 300 ms applied. (No wall-clock bound: behaviour decides.)
     assert_eq!(out["timed_out"], true);
-    assert!(started.elapsed() < Duration::from_secs(10));
+    assert_eq!(out["exit_code"], Value::Null);
 }
 
 #[test]
