@@ -1,15 +1,13 @@
 //! `skillctl validate`: the strict validator's command line (human and JSON output).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
-use skills_index::{check_candidate, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use skills_index::{validate_paths, SkillReport};
 use skills_model::{Diagnostic, Severity};
 use skills_parser::SkillParser;
-use skills_storage::{discover, Candidate, DiscoveryOptions, SKILL_FILE};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -33,72 +31,12 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let parser = SkillParser::builder().lint(args.lint).build();
-    let mut reports = Vec::new();
-    let mut pending: Vec<(PathBuf, Candidate, usize)> = Vec::new();
-    let mut positions: HashMap<PathBuf, usize> = HashMap::new();
-    let mut missing_path = false;
-    for path in &args.paths {
-        let Ok(meta) = std::fs::metadata(path) else {
-            missing_path = true;
-            reports.push(SkillReport::missing(
-                path,
-                format!("{}: no such file or directory", path.display()),
-            ));
-            continue;
-        };
-        let candidates = if meta.is_dir() {
-            let found = discover(path, &DiscoveryOptions::validate());
-            for (dir, e) in &found.problems {
-                tracing_free_warning(dir, e);
-            }
-            if found.candidates.is_empty() {
-                reports.push(SkillReport::missing(
-                    path,
-                    "no SKILL.md in or below this directory",
-                ));
-            }
-            found.candidates
-        } else {
-            match file_candidate(path) {
-                Some(c) => vec![c],
-                None => {
-                    reports.push(SkillReport::missing(
-                        path,
-                        "not a SKILL.md file or a directory holding skills",
-                    ));
-                    Vec::new()
-                }
-            }
-        };
-        for candidate in candidates {
-            let key =
-                std::fs::canonicalize(&candidate.dir).unwrap_or_else(|_| candidate.dir.clone());
-            match positions.get(&key).map(|i| &mut pending[*i]) {
-                // A skill reached twice (through a link) is checked once, under the folder
-                // whose name is its real one when there is such a path, so the verdict does
-                // not depend on the order of the paths.
-                Some((k, existing, _)) => {
-                    if k.file_name() == candidate.dir.file_name()
-                        && existing.dir.file_name() != k.file_name()
-                    {
-                        *existing = candidate;
-                    }
-                }
-                None => {
-                    positions.insert(key.clone(), pending.len());
-                    pending.push((key, candidate, reports.len()));
-                }
-            }
-        }
+    let validation = validate_paths(&args.paths, &parser);
+    for (dir, e) in &validation.problems {
+        let _ = writeln!(std::io::stderr(), "warning: cannot list {}: {e}", dir.display());
     }
-    let mut checked: Vec<(usize, SkillReport)> = pending
-        .into_iter()
-        .map(|(_, c, at)| (at, check_candidate(&c, &parser, DEFAULT_SKILL_FILE_LIMIT)))
-        .collect();
-    // Keep reports in the order their paths were given, missing-path reports included.
-    for (offset, (at, report)) in checked.drain(..).enumerate() {
-        reports.insert((at + offset).min(reports.len()), report);
-    }
+    let missing_path = validation.missing_paths;
+    let reports = validation.reports;
     let text = match args.format {
         Format::Human => human(&reports),
         Format::Json => json(&reports)?,
@@ -113,38 +51,6 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
-}
-
-fn tracing_free_warning(dir: &Path, e: &std::io::Error) {
-    let _ = writeln!(
-        std::io::stderr(),
-        "warning: cannot list {}: {e}",
-        dir.display()
-    );
-}
-
-/// A file given directly: `SKILL.md`, or a wrongly-cased `skill.md`.
-fn file_candidate(path: &Path) -> Option<Candidate> {
-    let name = path.file_name()?.to_str()?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-    if name == SKILL_FILE {
-        Some(Candidate {
-            dir,
-            skill_file: Some(path.to_path_buf()),
-            misnamed: None,
-        })
-    } else if name.eq_ignore_ascii_case(SKILL_FILE) {
-        Some(Candidate {
-            dir,
-            skill_file: None,
-            misnamed: Some(path.to_path_buf()),
-        })
-    } else {
-        None
-    }
 }
 
 struct Totals {

@@ -34,6 +34,7 @@ mod events;
 mod index;
 mod load;
 mod snapshot;
+mod validate;
 mod watch;
 
 pub use check::{check_candidate, dir_name, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
@@ -41,3 +42,4 @@ pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
 pub use index::{plugin_id_problem, RootSpec, SkillIndex, SkillIndexBuilder};
 pub use snapshot::{PathDiagnostic, Shadowed, Snapshot};
+pub use validate::{validate_paths, Validation};
