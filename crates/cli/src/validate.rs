@@ -33,7 +33,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let parser = SkillParser::builder().lint(args.lint).build();
     let validation = validate_paths(&args.paths, &parser);
     for (dir, e) in &validation.problems {
-        let _ = writeln!(std::io::stderr(), "warning: cannot list {}: {e}", dir.display());
+        let _ = writeln!(
+            std::io::stderr(),
+            "warning: cannot list {}: {e}",
+            dir.display()
+        );
     }
     let missing_path = validation.missing_paths;
     let reports = validation.reports;

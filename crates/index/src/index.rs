@@ -55,15 +55,54 @@ pub struct SkillIndexBuilder {
 
 impl SkillIndexBuilder {
     /// Adds a root of `layer`. Inside one layer, a name goes to the skill with the higher
-    /// `priority`, then to the first path in byte order.
+    /// `priority`, then to the first path in byte order. A folder already given to the same
+    /// layer (as `DIR`, `DIR/`, `X/../DIR` or a link to it) is read once: otherwise each of
+    /// its skills would be listed as shadowed by itself.
     pub fn root(mut self, layer: Layer, path: impl Into<PathBuf>) -> SkillIndexBuilder {
-        self.roots.push(RootSpec {
-            layer,
-            path: path.into(),
-            plugin: None,
-            source: None,
-        });
+        let path = path.into();
+        if !self.has_root(layer, None, &path) {
+            self.roots.push(RootSpec {
+                layer,
+                path,
+                plugin: None,
+                source: None,
+            });
+        }
         self
+    }
+
+    /// Adds the default roots `config` describes (`skills_storage::default_roots`), each
+    /// folder once.
+    pub fn default_roots(mut self, config: &skills_storage::RootsConfig) -> SkillIndexBuilder {
+        for root in skills_storage::default_roots(config) {
+            self = match &root.plugin {
+                Some(id) => self.plugin(id, root.path),
+                None => self.root(root.layer, root.path),
+            };
+        }
+        self
+    }
+
+    /// Whether a plugin id is taken by a root given so far.
+    pub fn has_plugin(&self, id: &str) -> bool {
+        self.roots.iter().any(|r| r.plugin.as_deref() == Some(id))
+    }
+
+    /// Whether `path` is already a root of `layer` (and `plugin`). Folders that exist
+    /// compare as canonical paths; others as absolute paths.
+    fn has_root(&self, layer: Layer, plugin: Option<&str>, path: &Path) -> bool {
+        let key = |p: &Path| {
+            std::fs::canonicalize(p)
+                .or_else(|_| std::path::absolute(p))
+                .unwrap_or_else(|_| p.to_path_buf())
+        };
+        let wanted = key(path);
+        self.roots.iter().any(|r| {
+            r.layer == layer
+                && r.plugin.as_deref() == plugin
+                && r.source.is_none()
+                && key(&r.path) == wanted
+        })
     }
 
     /// Adds a plugin whose skills come from a [`SkillSource`] that is not a folder on disk
@@ -79,11 +118,17 @@ impl SkillIndexBuilder {
         self
     }
 
-    /// Adds a plugin root known at start (more can be registered at run time).
+    /// Adds a plugin root known at start (more can be registered at run time). An id names
+    /// one root: giving the same id and folder twice is one root, and the same id for
+    /// another folder fails at [`build`](SkillIndexBuilder::build).
     pub fn plugin(mut self, id: &str, path: impl Into<PathBuf>) -> SkillIndexBuilder {
+        let path = path.into();
+        if self.has_root(Layer::Plugin, Some(id), &path) {
+            return self;
+        }
         self.roots.push(RootSpec {
             layer: Layer::Plugin,
-            path: path.into(),
+            path,
             plugin: Some(id.into()),
             source: None,
         });
