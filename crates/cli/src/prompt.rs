@@ -64,17 +64,9 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
     let active = session.active();
     let active: Vec<&Skill> = active.iter().map(|s| &**s).collect();
     let text = match args.format {
-        PromptFormat::Agentskills => match args.budget {
-            None => skills_executor::available_skills(&records),
-            Some(_) => {
-                // The budgeted form is the tool description's block without its preamble.
-                let described =
-                    skills_executor::skill_tool_description(&records, true, args.budget);
-                described
-                    .find("<available_skills>")
-                    .map_or(described.clone(), |i| described[i..].to_owned())
-            }
-        },
+        PromptFormat::Agentskills => {
+            skills_executor::available_skills_within(&records, args.budget)
+        }
         PromptFormat::Tool => {
             skills_executor::skill_tool_description(&records, args.locations, args.budget)
         }

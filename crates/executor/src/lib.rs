@@ -29,7 +29,9 @@ pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
 pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder, SkillWrites};
-pub use prompt::{active_skills, available_skills, instructions, skill_tool_description};
+pub use prompt::{
+    active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
+};
 pub use protocol::ToolDefinition;
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,

@@ -108,6 +108,12 @@ pub fn available_skills(skills: &[&SkillRecord]) -> String {
     render_unbudgeted(skills, true)
 }
 
+/// `<available_skills>` within `budget` characters (see the module documentation); with
+/// no budget, exactly [`available_skills`].
+pub fn available_skills_within(skills: &[&SkillRecord], budget: Option<usize>) -> String {
+    available_within(skills, true, budget)
+}
+
 /// The whole block, written straight out: the common case, with no budget bookkeeping.
 fn render_unbudgeted(skills: &[&SkillRecord], include_location: bool) -> String {
     let size: usize = skills
