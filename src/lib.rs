@@ -1,26 +1,64 @@
 //! agent-skills: Agent Skills (`SKILL.md` packages) for long-running agent processes.
 //!
-//! This facade re-exports the workspace's public API: the model types, the parser, storage,
-//! the index and the executor. The README, below, is compiled as part of the documentation
-//! tests.
+//! This facade re-exports each crate of the workspace as a module, in the order data flows:
+//! [`model`] (the types), [`parser`] (bytes of one `SKILL.md` to a typed frontmatter and
+//! diagnostics), [`storage`] (where skills live: layered roots, discovery, bounded reads,
+//! sources), [`index`] (the live index), [`executor`] (sessions, enforcement, scripts, audit,
+//! prompts, and the [`protocol`] every transport speaks). The types a host needs most are
+//! also here at the top:
+//!
+//! | need | type |
+//! |---|---|
+//! | read one `SKILL.md` | [`SkillParser`], [`ParseInput`] |
+//! | keep a live index of roots | [`SkillIndex`], [`Layer`] |
+//! | serve sessions to a model | [`Executor`], [`Session`], [`SessionContext`], [`LoadMode`] |
+//! | set the host's rules | [`Policy`] |
+//! | keep an audit trail | [`AuditSink`], [`JsonlFileSink`] |
+//! | speak JSON to any transport | [`protocol`] |
+//!
+//! A session over an index, with a policy and an audit sink: load a skill, ask before a
+//! host tool runs, and read the audit trail.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use agent_skills::{executor::MemorySink, Executor, Layer, LoadMode, Policy, SessionContext, SkillIndex};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let skill = dir.path().join("git-helper");
+//! std::fs::create_dir_all(&skill).unwrap();
+//! std::fs::write(
+//!     skill.join("SKILL.md"),
+//!     "---\nname: git-helper\ndescription: Use when working with git.\nallowed-tools: Bash(git:*)\n---\nUse git.\n",
+//! )
+//! .unwrap();
+//! let index = Arc::new(SkillIndex::builder().root(Layer::Personal, dir.path()).build().unwrap());
+//! let audit = Arc::new(MemorySink::default());
+//! let executor = Executor::builder(index)
+//!     .policy(Policy::builder().max_active(4).build())
+//!     .audit_sink(audit.clone())
+//!     .build();
+//! let session = executor.session(SessionContext::builder().agent("coder").build());
+//! let receipt = session.load(&["git-helper".to_owned()], LoadMode::Replace).unwrap();
+//! assert_eq!(receipt.active_skills[0].body.as_deref(), Some("Use git.\n"));
+//! let allow = session.check_tool("Bash", &serde_json::json!({"command": "git status"}));
+//! let deny = session.check_tool("Bash", &serde_json::json!({"command": "rm -rf /"}));
+//! assert!(allow.allowed && !deny.allowed);
+//! assert_eq!(allow.rule.as_deref(), Some("Bash(git:*)"));
+//! assert_eq!(audit.events().len(), 3); // the activation and two decisions
+//! ```
+//!
+//! The README, below, is compiled as part of the documentation tests.
 #![doc = include_str!("../README.md")]
 
+pub use skills_executor as executor;
+pub use skills_index as index;
+pub use skills_model as model;
+pub use skills_parser as parser;
+pub use skills_storage as storage;
+
 pub use skills_executor::{
-    active_skills, available_skills, instructions, interpreter_for, protocol, run_script,
-    skill_tool_description, ActiveSkill, AuditEvent, AuditKind, AuditSink, CheckResult, Decision,
-    DefaultDecision, Delivery, Encoding, ExecError, Executor, ExecutorBuilder, FileContent, Hello,
-    HookRun, HookStage, Instructions, JsonlFileSink, ListedSkill, LoadMode, LoadReceipt,
-    MemorySink, NullSink, Outdated, PluginOrigin, PluginRegistered, PluginUnregistered, Policy,
-    PolicyBuilder, Reloaded, ScriptCall, ScriptError, ScriptOutput, ScriptRequest, ScriptRun,
-    Session, SessionContext, SessionContextBuilder, SkillContent, SkillList, TaskGuard,
-    ToolDefinition, UnloadReceipt, Verdict,
+    protocol, AuditSink, Executor, JsonlFileSink, LoadMode, Policy, Session, SessionContext,
 };
-pub use skills_index::{
-    check_candidate, ChangeEvent, ChangeKind, IndexError, PathDiagnostic, RootSpec, Shadowed,
-    SkillIndex, SkillIndexBuilder, SkillReport, Snapshot, DEFAULT_SKILL_FILE_LIMIT,
-};
-pub use skills_model::*;
-pub use skills_parser::{ParseInput, ParsedSkill, SkillParser, SkillParserBuilder};
-pub use skills_storage::{
-    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, ReadError,
-};
+pub use skills_index::SkillIndex;
+pub use skills_model::Layer;
+pub use skills_parser::{ParseInput, SkillParser};

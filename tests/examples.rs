@@ -2,9 +2,9 @@
 
 use std::path::Path;
 
-use agent_skills::{
-    check_candidate, discover, DiscoveryOptions, SkillParser, DEFAULT_SKILL_FILE_LIMIT,
-};
+use agent_skills::index::{check_candidate, DEFAULT_SKILL_FILE_LIMIT};
+use agent_skills::storage::{discover, DiscoveryOptions};
+use agent_skills::SkillParser;
 
 #[test]
 fn example_skills_are_valid() {

@@ -20,7 +20,8 @@ pub struct SkillRecord {
     pub plugin: Option<Arc<str>>,
     /// The absolute path of its `SKILL.md`.
     pub path: PathBuf,
-    /// Every frontmatter field, read leniently.
+    /// The frontmatter, read leniently, without `name` and `description`: the record
+    /// holds those itself (`name`, `description`), once.
     pub frontmatter: Arc<Frontmatter>,
     /// Byte offset of the body in `SKILL.md`.
     pub body_offset: usize,
