@@ -114,6 +114,28 @@ fn write_skill(root: &Path, name: &str, description: &str) -> PathBuf {
     file
 }
 
+/// One test's world: the lock that lets tests share the machine's watch budget, a temporary
+/// folder, and the root `<tmp>/skills` (not created).
+struct World {
+    _shared: RwLockReadGuard<'static, ()>,
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+}
+
+impl World {
+    fn new() -> World {
+        let _shared = shared_lock();
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("skills");
+        World { _shared, tmp, root }
+    }
+}
+
+/// Waits for skill `name` to be indexed.
+fn appears(index: &SkillIndex, name: &str, what: &str) -> Arc<Snapshot> {
+    wait_until(index, DEADLINE, what, |s| s.get(name).is_some())
+}
+
 fn watched(root: &Path) -> SkillIndex {
     SkillIndex::builder()
         .root(Layer::Project, root)
@@ -128,18 +150,15 @@ fn description(snap: &Snapshot, name: &str) -> Option<String> {
 
 #[test]
 fn a_skill_added() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     fs::create_dir_all(&root).unwrap();
     let index = watched(&root);
     let rx = index.subscribe();
     assert!(index.snapshot().is_empty());
 
     write_skill(&root, "alpha", "Alpha.");
-    let snap = wait_until(&index, DEADLINE, "alpha to be indexed", |s| {
-        s.get("alpha").is_some()
-    });
+    let snap = appears(&index, "alpha", "alpha to be indexed");
     assert_eq!(snap.get("alpha").unwrap().qualified_name(), "project:alpha");
     let e = wait_event(&rx, DEADLINE, "Added alpha", |e| e.name == "alpha");
     assert_eq!(e.event, ChangeKind::Added);
@@ -148,9 +167,8 @@ fn a_skill_added() {
 
 #[test]
 fn skill_md_edited() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     let file = write_skill(&root, "alpha", "First.");
     let index = watched(&root);
     let rx = index.subscribe();
@@ -170,9 +188,8 @@ fn skill_md_edited() {
 
 #[test]
 fn editor_save_through_a_temporary_file_and_rename() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     let file = write_skill(&root, "alpha", "Version 1.");
     let index = watched(&root);
 
@@ -212,9 +229,8 @@ fn editor_save_through_a_temporary_file_and_rename() {
 
 #[test]
 fn a_skill_folder_deleted() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "alpha", "Alpha.");
     write_skill(&root, "beta", "Beta.");
     fs::create_dir_all(root.join("alpha/references")).unwrap();
@@ -235,9 +251,8 @@ fn a_skill_folder_deleted() {
 
 #[test]
 fn a_skill_folder_renamed() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     let old_file = write_skill(&root, "draft", "Draft.");
     let index = watched(&root);
     let rx = index.subscribe();
@@ -273,9 +288,8 @@ fn a_skill_folder_renamed() {
 
 #[test]
 fn a_skill_that_stops_parsing_keeps_its_last_good_version_until_fixed() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     let file = write_skill(&root, "alpha", "Good.");
     let index = watched(&root);
     let good = index.snapshot().get("alpha").unwrap().clone();
@@ -313,21 +327,16 @@ fn a_root_created_after_start() {
     assert!(index.snapshot().is_empty());
 
     write_skill(&root, "alpha", "Alpha.");
-    wait_until(&index, DEADLINE, "alpha in the new root", |s| {
-        s.get("alpha").is_some()
-    });
+    appears(&index, "alpha", "alpha in the new root");
     // From now on the root itself is watched.
     write_skill(&root, "beta", "Beta.");
-    wait_until(&index, DEADLINE, "beta in the new root", |s| {
-        s.get("beta").is_some()
-    });
+    appears(&index, "beta", "beta in the new root");
 }
 
 #[test]
 fn a_root_deleted_and_recreated() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "alpha", "Alpha.");
     let index = watched(&root);
     assert_eq!(index.snapshot().len(), 1);
@@ -336,21 +345,16 @@ fn a_root_deleted_and_recreated() {
     wait_until(&index, DEADLINE, "the index to empty", |s| s.is_empty());
 
     write_skill(&root, "beta", "Beta.");
-    let snap = wait_until(&index, DEADLINE, "beta in the recreated root", |s| {
-        s.get("beta").is_some()
-    });
+    let snap = appears(&index, "beta", "beta in the recreated root");
     assert!(snap.get("alpha").is_none());
     write_skill(&root, "gamma", "Gamma.");
-    wait_until(&index, DEADLINE, "gamma in the recreated root", |s| {
-        s.get("gamma").is_some()
-    });
+    appears(&index, "gamma", "gamma in the recreated root");
 }
 
 #[test]
 fn five_hundred_skills_at_once_are_coalesced() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     fs::create_dir_all(&root).unwrap();
     let index = watched(&root);
     let rx = index.subscribe();
@@ -374,9 +378,8 @@ fn five_hundred_skills_at_once_are_coalesced() {
 
 #[test]
 fn a_reference_file_change_invalidates_the_loaded_skill() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "alpha", "Alpha.");
     let refs = root.join("alpha/references");
     fs::create_dir_all(&refs).unwrap();
@@ -421,9 +424,8 @@ fn a_reference_file_change_invalidates_the_loaded_skill() {
 
 #[test]
 fn an_event_queue_overflow_triggers_a_full_rescan() {
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "alpha", "Alpha.");
     let index = watched(&root);
     let overflow =
@@ -458,14 +460,12 @@ fn a_plugin_registered_at_run_time_is_watched() {
     index.register_plugin("acme", &plugin).unwrap();
 
     write_skill(&plugin, "tool", "Tool.");
-    wait_until(&index, DEADLINE, "the plugin's new skill", |s| {
-        s.get("acme:tool").is_some()
-    });
+    appears(&index, "acme:tool", "the plugin's new skill");
 
     index.unregister_plugin("acme").unwrap();
     write_skill(&plugin, "other", "Other.");
     write_skill(&root, "alpha", "Alpha.");
-    let snap = wait_until(&index, DEADLINE, "alpha", |s| s.get("alpha").is_some());
+    let snap = appears(&index, "alpha", "alpha");
     assert!(snap.get("other").is_none());
     assert!(snap.get("acme:tool").is_none());
 }
@@ -475,9 +475,8 @@ fn reading_files_does_not_trigger_reloads() {
     // Regression: notify reports opens and reads (`Access` events), including the index's own
     // reads of SKILL.md; each reload then triggered the next, forever, with a spurious
     // `Changed` event and a new generation every debounce window.
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     let file = write_skill(&root, "alpha", "Alpha.");
     fs::create_dir_all(root.join("alpha/scripts")).unwrap();
     fs::write(root.join("alpha/scripts/run.sh"), "echo").unwrap();
@@ -505,9 +504,8 @@ fn reading_files_does_not_trigger_reloads() {
 fn changes_made_right_after_build_are_seen() {
     // Regression: `build()` returned before the watcher thread had installed its watches, so
     // a change made at once was never reported (and never read).
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "draft", "Draft.");
     write_skill(&root, "doomed", "Doomed.");
     let index = watched(&root);
@@ -525,23 +523,18 @@ fn changes_made_right_after_build_are_seen() {
 fn a_root_replaced_within_one_debounce_window() {
     // Regression: a root deleted and recreated before the watcher looked again kept its old
     // (dead) watch in the index's books, so nothing in the new folder was ever seen.
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let root = w.root.clone();
     write_skill(&root, "alpha", "Alpha.");
     let index = watched(&root);
 
     fs::remove_dir_all(&root).unwrap();
     write_skill(&root, "beta", "Beta.");
-    let snap = wait_until(&index, DEADLINE, "beta in the replaced root", |s| {
-        s.get("beta").is_some()
-    });
+    let snap = appears(&index, "beta", "beta in the replaced root");
     assert!(snap.get("alpha").is_none());
     // The new folder is watched.
     write_skill(&root, "gamma", "Gamma.");
-    wait_until(&index, DEADLINE, "gamma in the replaced root", |s| {
-        s.get("gamma").is_some()
-    });
+    appears(&index, "gamma", "gamma in the replaced root");
 }
 
 #[test]
@@ -550,9 +543,9 @@ fn skipped_and_misnamed_folders_are_read_as_a_full_scan_reads_them() {
     // indexed skills in folders discovery skips (hidden, `node_modules`, `target`), dropped a
     // skill whose file is misnamed (`skill.md`, indexed with a `file.name` error by a scan),
     // and indexed links to folders already in the root; the next full rescan disagreed.
-    let _shared = shared_lock();
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("skills");
+    let w = World::new();
+    let tmp = &w.tmp;
+    let root = w.root.clone();
     let misnamed = root.join("misnamed/skill.md");
     fs::create_dir_all(misnamed.parent().unwrap()).unwrap();
     fs::write(&misnamed, skill_text("misnamed", "Misnamed.")).unwrap();
@@ -579,9 +572,7 @@ fn skipped_and_misnamed_folders_are_read_as_a_full_scan_reads_them() {
     }
     fs::write(&misnamed, skill_text("misnamed", "Still misnamed.")).unwrap();
     write_skill(&root, "marker-1", "Marker.");
-    let watched_view = wait_until(&index, DEADLINE, "marker-1", |s| {
-        s.get("marker-1").is_some()
-    });
+    let watched_view = appears(&index, "marker-1", "marker-1");
     assert!(
         has_file_name(&watched_view),
         "{:?}",
@@ -598,9 +589,7 @@ fn skipped_and_misnamed_folders_are_read_as_a_full_scan_reads_them() {
         write_skill(tmp.path(), "outside", "Outside.");
         std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("outside")).unwrap();
         write_skill(&root, "marker-2", "Marker.");
-        let watched_view = wait_until(&index, DEADLINE, "marker-2", |s| {
-            s.get("marker-2").is_some()
-        });
+        let watched_view = appears(&index, "marker-2", "marker-2");
         let rescanned = index.reload_now();
         assert_eq!(names(&watched_view), names(&rescanned));
         assert_eq!(
@@ -659,7 +648,7 @@ fn dropping_the_index_stops_its_watcher_thread() {
     });
     // The index works while it lives.
     write_skill(&root, "beta", "Beta.");
-    wait_until(&index, DEADLINE, "beta", |s| s.get("beta").is_some());
+    appears(&index, "beta", "beta");
 
     drop(index);
     poll_until("the watcher thread to stop", || {
@@ -694,7 +683,5 @@ fn a_root_link_retargeted_is_followed() {
     });
     // And the new target is watched.
     write_skill(&v2, "gamma", "Gamma.");
-    wait_until(&index, DEADLINE, "gamma in the new target", |s| {
-        s.get("gamma").is_some()
-    });
+    appears(&index, "gamma", "gamma in the new target");
 }
