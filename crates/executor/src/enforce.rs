@@ -206,24 +206,13 @@ fn resolve_from(mut current: PathBuf, raw: &Path, links: &mut u32) -> Option<Pat
 }
 
 /// A Bash command split at the operators that start another command (`;`, `&`, `|`,
-/// newlines), leading whitespace removed from each part; and whether it substitutes
-/// commands (`$(...)`, backticks, `<(...)`, `>(...)`), which no rule can see into.
-fn shell_parts(command: &str) -> (impl Iterator<Item = &str> + Clone, bool) {
-    let substitutes = command.contains("$(")
-        || command.contains('`')
-        || command.contains("<(")
-        || command.contains(">(");
-    let parts = command
+/// newlines), leading whitespace removed from each part: what deny rules match (advice;
+/// allow rules judge the grammar's parse instead, `shell.rs`).
+fn shell_parts(command: &str) -> impl Iterator<Item = &str> + Clone {
+    command
         .split([';', '&', '|', '\n', '\r'])
         .map(str::trim_start)
-        .filter(|p| !p.trim().is_empty());
-    (parts, substitutes)
-}
-
-/// Whether a Bash command redirects output (`>`, `>>`, `>|`, `&>`, `<>`): it writes a file
-/// no command rule names.
-fn redirects_output(command: &str) -> bool {
-    command.contains('>')
+        .filter(|p| !p.trim().is_empty())
 }
 
 /// The commands a deny rule must see in a Bash line: split also inside subshells, groups
@@ -363,8 +352,19 @@ pub(crate) fn decide<'a>(
         .and_then(|p| p.resolved.as_ref())
         .map(|r| r.to_string_lossy().into_owned());
     let bash = tool.eq_ignore_ascii_case("bash");
-    let (parts, substitutes) = shell_parts(if bash { arg.unwrap_or("") } else { "" });
-    let redirect = bash && arg.is_some_and(redirects_output);
+    let parts = shell_parts(if bash { arg.unwrap_or("") } else { "" });
+    // The grammar's reading of a Bash line, parsed once, only if an allow rule needs it.
+    let grammar = std::cell::OnceCell::new();
+    let commands = || {
+        grammar.get_or_init(|| {
+            crate::shell::simple_commands(arg.unwrap_or("")).map(|cmds| {
+                cmds.iter()
+                    .map(|words| words.join(" "))
+                    .collect::<Vec<String>>()
+            })
+        })
+    };
+    let mut refused = None;
     let mut restricted = false;
     let mut deciding: Option<&CompiledRules> = None;
     for rules in stack {
@@ -399,12 +399,15 @@ pub(crate) fn decide<'a>(
         let permitted = if unrestricted {
             true
         } else if bash && arg.is_some() {
-            // Every command of a compound line must be allowed; a substitution hides one,
-            // and a redirection writes a file no command rule names.
-            !substitutes
-                && !redirect
-                && parts.clone().next().is_some()
-                && parts.clone().all(|p| allowed.any_matches(tool, Some(p)))
+            // Allowed by proof: the line parses into admitted constructs only, and every
+            // simple command of it matches a rule.
+            match commands() {
+                Ok(cmds) => cmds.iter().all(|c| allowed.any_matches(tool, Some(c))),
+                Err(construct) => {
+                    refused = Some(*construct);
+                    false
+                }
+            }
         } else if let Some(lexical) = &lexical {
             // A path must be allowed as normalised (no `..` tricks) and, when it exists,
             // as resolved (no escape through a link), against either spelling of the folder.
@@ -424,12 +427,9 @@ pub(crate) fn decide<'a>(
                 Some(a) => format!("{tool}({a})"),
                 None => tool.to_owned(),
             };
-            let why = if substitutes {
-                " (command substitution cannot be checked)"
-            } else if redirect {
-                " (an output redirection writes a file no rule names)"
-            } else {
-                ""
+            let why = match refused {
+                Some(construct) => format!(": {construct} is not admitted under an allow rule"),
+                None => String::new(),
             };
             return Decision::deny(format!(
                 "{what} is not in the allowed-tools of the active skill {:?}{why}",
@@ -441,7 +441,15 @@ pub(crate) fn decide<'a>(
     if let (true, Some(rules)) = (restricted, deciding) {
         // The rule of the top restricting skill that admits the call (for a compound Bash
         // line, the one its first command matched).
-        let first = if bash { parts.clone().next() } else { None };
+        let first = if bash {
+            commands()
+                .as_ref()
+                .ok()
+                .and_then(|cmds| cmds.first())
+                .map(String::as_str)
+        } else {
+            None
+        };
         let rule = rules.allowed.as_ref().and_then(|allowed| {
             allowed
                 .first_match(tool, None)

@@ -6,6 +6,9 @@
 //! ([`LoadReceipt`], [`FileContent`], [`ScriptRun`], [`Decision`]...). JSON appears only
 //! at the edge, in [`protocol`].
 
+#[doc(hidden)]
+#[path = "fuzz_support.rs"]
+pub mod __fuzz;
 mod audit;
 mod check;
 mod enforce;
@@ -20,6 +23,7 @@ mod results;
 mod run;
 mod script;
 mod session;
+mod shell;
 mod stack;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};

@@ -1,0 +1,423 @@
+//! Bash lines judged by the shell's grammar. An allow rule admits a line only when its
+//! parse contains nothing but admitted constructs: simple commands of plain words, joined by
+//! `&&`, `||`, `;`, `|` (or newlines). Anything else is refused, with the construct named.
+//!
+//! # What is admitted
+//!
+//! A word is unquoted, single-quoted, or double-quoted without `$`, backticks or backslash
+//! escapes (and words made of such pieces, as `a'b'"c"`). An unquoted word must not expand:
+//! no glob (`*`, `?`, `[`), no brace expansion (`{`), no `~`, no backslash (nor a line
+//! continuation), no control character. The first
+//! word of a command must not be an assignment. Everything else is refused: redirections
+//! (`2>&1` included), assignments, command and process substitution, parameter and
+//! arithmetic expansion, groups, subshells, function definitions, heredocs and here-strings,
+//! control flow, `!`, background jobs (`&`), `|&`, comments, and any syntax error.
+//!
+//! # What a rule sees
+//!
+//! Each command's words, quotes removed, joined by single spaces: `git 'log' --oneline` is
+//! seen as `git log --oneline`. Quoting cannot smuggle an operator into another command: a
+//! quoted `;` is part of one word of one command, and the rule judges that command (a prefix
+//! rule `Bash(git:*)` rightly allows `git 'a; b'`: it is `git` with one odd argument).
+//!
+//! # The parser, and the fast path
+//!
+//! The grammar is tree-sitter-bash (as Codex judges commands), one parser per thread. Lines
+//! made only of plain characters (`[A-Za-z0-9_./:@+,=-]`), blanks and the four operators,
+//! the most common by far, are split without it; a property test holds the fast path equal
+//! to the parser on every line it accepts.
+
+use std::cell::RefCell;
+use std::fmt;
+
+use tree_sitter::{Node, Parser};
+
+/// Why a line is not admitted under an allow rule: the construct it holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Refusal {
+    Syntax,
+    Empty,
+    Background,
+    PipeStderr,
+    Redirection,
+    Heredoc,
+    Assignment,
+    CommandSubstitution,
+    ProcessSubstitution,
+    Expansion,
+    Arithmetic,
+    Glob,
+    Escape,
+    Group,
+    Subshell,
+    Function,
+    ControlFlow,
+    Negation,
+    Comment,
+    Control,
+    TestCommand,
+    Declaration,
+    Other,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Refusal::Syntax => "a line the shell grammar cannot read",
+            Refusal::Empty => "an empty command",
+            Refusal::Background => "a background job (&)",
+            Refusal::PipeStderr => "a pipe of standard error (|&)",
+            Refusal::Redirection => "a redirection",
+            Refusal::Heredoc => "a heredoc or here-string",
+            Refusal::Assignment => "a variable assignment",
+            Refusal::CommandSubstitution => "a command substitution",
+            Refusal::ProcessSubstitution => "a process substitution",
+            Refusal::Expansion => "a parameter expansion",
+            Refusal::Arithmetic => "an arithmetic expansion",
+            Refusal::Glob => "a glob, brace or tilde expansion",
+            Refusal::Escape => "a backslash escape",
+            Refusal::Group => "a command group ({ ... })",
+            Refusal::Subshell => "a subshell",
+            Refusal::Function => "a function definition",
+            Refusal::ControlFlow => "control flow (if, for, while, until, case, select)",
+            Refusal::Negation => "a negated command (!)",
+            Refusal::Comment => "a comment",
+            Refusal::Control => "a control character",
+            Refusal::TestCommand => "a test command ([[ ... ]])",
+            Refusal::Declaration => "a declaration (export, local, declare, unset)",
+            Refusal::Other => "a construct the grammar check does not admit",
+        })
+    }
+}
+
+/// The simple commands of `line`, each as its words with quotes removed, when the line holds
+/// only admitted constructs (see the module documentation).
+pub(crate) fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
+    if let Some(commands) = fast_path(line) {
+        return Ok(commands);
+    }
+    parse(line)
+}
+
+/// The full parser: tree-sitter-bash, then a walk that admits only what it knows.
+pub(crate) fn parse(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
+    lexical_check(line)?;
+    thread_local! {
+        static PARSER: RefCell<Option<Parser>> = const { RefCell::new(None) };
+    }
+    PARSER.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        if slot.is_none() {
+            let mut parser = Parser::new();
+            parser
+                .set_language(&tree_sitter_bash::LANGUAGE.into())
+                .map_err(|_| Refusal::Syntax)?;
+            *slot = Some(parser);
+        }
+        let parser = slot.as_mut().ok_or(Refusal::Syntax)?;
+        let tree = parser.parse(line, None).ok_or(Refusal::Syntax)?;
+        let root = tree.root_node();
+        if root.has_error() {
+            return Err(Refusal::Syntax);
+        }
+        let mut commands = Vec::new();
+        statements(root, line, &mut commands)?;
+        if commands.is_empty() {
+            return Err(Refusal::Empty);
+        }
+        Ok(commands)
+    })
+}
+
+/// What the tree does not show: a backslash outside single quotes (a line continuation,
+/// `git\<newline>hub`, joins two words into one the tree reads as two) and control
+/// characters other than tab and newline.
+fn lexical_check(line: &str) -> Result<(), Refusal> {
+    #[derive(PartialEq)]
+    enum Quote {
+        None,
+        Single,
+        Double,
+    }
+    let mut quote = Quote::None;
+    for c in line.chars() {
+        match (&quote, c) {
+            (_, c) if c.is_control() && c != '\n' && c != '\t' => return Err(Refusal::Control),
+            (Quote::Single, '\'') => quote = Quote::None,
+            (Quote::Single, _) => {}
+            (_, '\\') => return Err(Refusal::Escape),
+            (Quote::None, '\'') => quote = Quote::Single,
+            (Quote::None, '"') => quote = Quote::Double,
+            (Quote::Double, '"') => quote = Quote::None,
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// A node's children, named and anonymous, in order.
+fn children(node: Node<'_>) -> Vec<Node<'_>> {
+    let mut cursor = node.walk();
+    node.children(&mut cursor).collect()
+}
+
+/// The refusal for a node kind that is not admitted where it stands.
+fn refusal(kind: &str) -> Refusal {
+    match kind {
+        "file_redirect" | "redirected_statement" | "file_descriptor" => Refusal::Redirection,
+        "heredoc_redirect" | "herestring_redirect" | "heredoc_body" => Refusal::Heredoc,
+        "variable_assignment" | "variable_assignments" => Refusal::Assignment,
+        "command_substitution" | "`" | "$(" => Refusal::CommandSubstitution,
+        "process_substitution" => Refusal::ProcessSubstitution,
+        "simple_expansion" | "expansion" | "special_variable_name" | "variable_name" => {
+            Refusal::Expansion
+        }
+        "arithmetic_expansion" => Refusal::Arithmetic,
+        "ansi_c_string" | "translated_string" => Refusal::Expansion,
+        "brace_expression" | "extglob_pattern" => Refusal::Glob,
+        "compound_statement" => Refusal::Group,
+        "subshell" => Refusal::Subshell,
+        "function_definition" => Refusal::Function,
+        "if_statement"
+        | "for_statement"
+        | "c_style_for_statement"
+        | "while_statement"
+        | "case_statement" => Refusal::ControlFlow,
+        "negated_command" => Refusal::Negation,
+        "comment" => Refusal::Comment,
+        "test_command" => Refusal::TestCommand,
+        "declaration_command" | "unset_command" => Refusal::Declaration,
+        "&" => Refusal::Background,
+        "|&" => Refusal::PipeStderr,
+        _ => Refusal::Other,
+    }
+}
+
+/// A sequence of statements (the program): separated by `;` or newlines.
+fn statements(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<(), Refusal> {
+    for child in children(node) {
+        match child.kind() {
+            ";" => {}
+            _ if child.is_named() => statement(child, line, out)?,
+            other => return Err(refusal(other)),
+        }
+    }
+    Ok(())
+}
+
+/// One statement: a command, a pipeline, or a list joined by `&&` / `||`.
+fn statement(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<(), Refusal> {
+    match node.kind() {
+        "command" => {
+            out.push(command(node, line)?);
+            Ok(())
+        }
+        "pipeline" => {
+            for child in children(node) {
+                match child.kind() {
+                    "|" => {}
+                    _ if child.is_named() => statement(child, line, out)?,
+                    other => return Err(refusal(other)),
+                }
+            }
+            Ok(())
+        }
+        "list" => {
+            for child in children(node) {
+                match child.kind() {
+                    "&&" | "||" => {}
+                    _ if child.is_named() => statement(child, line, out)?,
+                    other => return Err(refusal(other)),
+                }
+            }
+            Ok(())
+        }
+        "redirected_statement" => {
+            // Name what redirects: a heredoc or here-string, or a file redirection.
+            let heredoc = children(node)
+                .iter()
+                .any(|c| matches!(c.kind(), "heredoc_redirect" | "herestring_redirect"));
+            Err(if heredoc {
+                Refusal::Heredoc
+            } else {
+                Refusal::Redirection
+            })
+        }
+        other => Err(refusal(other)),
+    }
+}
+
+/// A simple command's words: a command name and arguments, each an admitted word.
+fn command(node: Node<'_>, line: &str) -> Result<Vec<String>, Refusal> {
+    let mut words = Vec::new();
+    for child in children(node) {
+        match child.kind() {
+            "command_name" => {
+                let inner = children(child);
+                let [name] = inner.as_slice() else {
+                    return Err(Refusal::Other);
+                };
+                words.push(word(*name, line)?);
+            }
+            _ if child.is_named() => {
+                if words.is_empty() {
+                    // Something before the command name: an assignment or a redirection.
+                    return Err(refusal(child.kind()));
+                }
+                words.push(word(child, line)?);
+            }
+            other => return Err(refusal(other)),
+        }
+    }
+    if words.is_empty() {
+        return Err(Refusal::Empty);
+    }
+    Ok(words)
+}
+
+/// One word, quotes removed, if it is admitted.
+fn word(node: Node<'_>, line: &str) -> Result<String, Refusal> {
+    let text = &line[node.byte_range()];
+    match node.kind() {
+        "word" | "number" => plain_word(text).map(str::to_owned),
+        "raw_string" => Ok(text
+            .strip_prefix('\'')
+            .and_then(|t| t.strip_suffix('\''))
+            .ok_or(Refusal::Syntax)?
+            .to_owned()),
+        "string" => {
+            for child in children(node) {
+                match child.kind() {
+                    "\"" => {}
+                    "string_content" => {
+                        let content = &line[child.byte_range()];
+                        if content.contains(['\\', '$', '`']) {
+                            return Err(Refusal::Escape);
+                        }
+                    }
+                    other => return Err(refusal(other)),
+                }
+            }
+            Ok(text
+                .strip_prefix('"')
+                .and_then(|t| t.strip_suffix('"'))
+                .ok_or(Refusal::Syntax)?
+                .to_owned())
+        }
+        "concatenation" => {
+            let mut out = String::new();
+            for child in children(node) {
+                out.push_str(&word(child, line)?);
+            }
+            Ok(out)
+        }
+        other => Err(refusal(other)),
+    }
+}
+
+/// An unquoted word, if nothing in it expands or escapes.
+fn plain_word(text: &str) -> Result<&str, Refusal> {
+    if text.contains('\\') {
+        return Err(Refusal::Escape);
+    }
+    // A tilde expands at a word's start, and after `=` or `:` in words that look like
+    // assignments (`--dir=~/x`): refused anywhere unquoted.
+    if text.contains(['*', '?', '[', ']', '{', '}', '~']) {
+        return Err(Refusal::Glob);
+    }
+    if text.contains(['$', '`']) {
+        return Err(Refusal::Expansion);
+    }
+    if text.contains(['<', '>', '(', ')', '&', '|', ';', '#', '!', '"', '\'', '\n']) {
+        return Err(Refusal::Other);
+    }
+    Ok(text)
+}
+
+/// Words the shell reads as syntax, or as declarations, at the start of a command.
+const RESERVED: [&str; 24] = [
+    "if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do",
+    "done", "in", "function", "time", "coproc", "export", "local", "declare", "readonly",
+    "typeset", "unset", "unsetenv",
+];
+
+/// Lines of plain words and the four operators only, split without the parser. `None` when
+/// the line holds anything else: the parser then decides.
+pub(crate) fn fast_path(line: &str) -> Option<Vec<Vec<String>>> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || b"_./:@+,=-".contains(&b);
+    let bytes = line.as_bytes();
+    let mut commands: Vec<Vec<String>> = vec![Vec::new()];
+    let mut i = 0;
+    while i < bytes.len() {
+        let b = bytes[i];
+        if b == b' ' || b == b'\t' {
+            i += 1;
+        } else if plain(b) {
+            let start = i;
+            while i < bytes.len() && plain(bytes[i]) {
+                i += 1;
+            }
+            let current = commands.last_mut()?;
+            let word = &line[start..i];
+            // A command's first word that assigns (`A=1`) or is a reserved word or a
+            // declaration the grammar reads as something else: the parser decides.
+            if current.is_empty() && (word.contains('=') || RESERVED.contains(&word)) {
+                return None;
+            }
+            // `=` leading a word or doubled is read specially by the grammar: it decides.
+            if word.starts_with('=') || word.contains("==") {
+                return None;
+            }
+            current.push(word.to_owned());
+        } else {
+            let op_len = match (b, bytes.get(i + 1)) {
+                (b'&', Some(b'&')) | (b'|', Some(b'|')) => 2,
+                (b'|', _) | (b';', _) => 1,
+                _ => return None,
+            };
+            // An operator needs a command before it and one after it.
+            if commands.last()?.is_empty() {
+                return None;
+            }
+            if op_len == 1 && b == b'|' && bytes.get(i + 1) == Some(&b'&') {
+                return None;
+            }
+            commands.push(Vec::new());
+            i += op_len;
+        }
+    }
+    if commands.iter().any(Vec::is_empty) {
+        return None;
+    }
+    Some(commands)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_path_agrees_with_the_parser_on_common_lines() {
+        for line in [
+            "git status",
+            "git status && git diff",
+            "git log --oneline | head -5",
+            "a; b || c",
+            "cargo test -p skills-executor --test attacks",
+            "ls -la /tmp/x,y:z@host+1",
+        ] {
+            let fast = fast_path(line).unwrap_or_else(|| panic!("{line}: not fast"));
+            assert_eq!(Ok(fast), parse(line), "{line}");
+        }
+        for line in [
+            "A=1 git",
+            "git status;",
+            "|| git",
+            "git |& cat",
+            "git && && x",
+            "",
+        ] {
+            assert_eq!(fast_path(line), None, "{line}");
+        }
+    }
+}

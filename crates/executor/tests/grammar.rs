@@ -1,0 +1,175 @@
+//! Bash allow rules by grammar: a table of lines under `Bash(git:*) Bash(head:*)
+//! Bash(echo:*)`, each allowed, or denied with the construct its reason names.
+
+mod common;
+
+use common::{names, Env};
+use serde_json::json;
+use skills_executor::LoadMode;
+
+/// `None`: allowed. `Some(text)`: denied, the reason containing `text`.
+const TABLE: &[(&str, Option<&str>)] = &[
+    // Admitted: simple commands of plain words, joined by the four operators.
+    ("git status", None),
+    ("git status && git diff", None),
+    ("git log --oneline | head -5", None),
+    ("git status; git diff || echo failed", None),
+    ("git status\ngit diff", None),
+    ("git commit -m 'fix: the parser'", None),
+    ("git commit -m \"fix the parser\"", None),
+    ("git log '$HOME'", None),
+    ("git a'b'\"c\"", None),
+    ("git 'status; rm -rf /'", None),
+    ("git status;", None),
+    // A command no rule names.
+    ("rm -rf /", Some("not in the allowed-tools")),
+    ("git status && rm -rf /", Some("not in the allowed-tools")),
+    ("git log | sh", Some("not in the allowed-tools")),
+    // Regression: a function definition passed a `git` prefix rule.
+    (
+        "git () ( touch /tmp/x ); git",
+        Some("a function definition"),
+    ),
+    (
+        "function git { touch /tmp/x; }; git",
+        Some("a function definition"),
+    ),
+    ("(git status)", Some("a subshell")),
+    ("{ git status; }", Some("a command group")),
+    ("git $(rm -rf /)", Some("a command substitution")),
+    ("git `rm -rf /`", Some("a command substitution")),
+    ("git diff <(rm -rf /)", Some("a process substitution")),
+    ("git log > /etc/passwd", Some("a redirection")),
+    ("git log 2>&1", Some("a redirection")),
+    ("git log >> out", Some("a redirection")),
+    ("git apply < patch", Some("a redirection")),
+    ("A=1 git status", Some("a variable assignment")),
+    (
+        "GIT_SSH_COMMAND=evil git fetch",
+        Some("a variable assignment"),
+    ),
+    ("git log $HOME", Some("a parameter expansion")),
+    ("git log ${x}", Some("a parameter expansion")),
+    ("git log \"$x\"", Some("a parameter expansion")),
+    ("git log $((1+1))", Some("an arithmetic expansion")),
+    ("git log *.rs", Some("a glob")),
+    ("git log ~/x", Some("a glob")),
+    ("git log {a,b}", Some("glob")),
+    ("git log \"a\\\"b\"", Some("a backslash escape")),
+    ("git log a\\ b", Some("a backslash escape")),
+    // Regression (found by the property test): a line continuation joins `git` and `hub`
+    // into one word the tree read as two.
+    ("git\\\ngit", Some("a backslash escape")),
+    ("git status\r", Some("a control character")),
+    ("if true; then git status; fi", Some("control flow")),
+    ("for x in a; do git log; done", Some("control flow")),
+    ("while git status; do git log; done", Some("control flow")),
+    ("case x in x) git log;; esac", Some("control flow")),
+    ("git log <<EOF\nhi\nEOF", Some("heredoc")),
+    ("git log <<< hi", Some("heredoc")),
+    ("git status &", Some("a background job")),
+    ("git status & rm -rf /", Some("a background job")),
+    ("! git status", Some("a negated command")),
+    ("git log |& head", Some("|&")),
+    ("git status # comment", Some("a comment")),
+    ("export X=1; git status", Some("a declaration")),
+    ("git status 'unterminated", Some("grammar cannot read")),
+    ("", Some("")),
+    ("   ", Some("")),
+];
+
+#[test]
+fn bash_lines_are_judged_by_the_grammar() {
+    let env = Env::new();
+    env.skill(
+        "git-only",
+        "allowed-tools: Bash(git:*) Bash(head:*) Bash(echo:*)\n",
+        "Use git.\n",
+    );
+    let session = env.session();
+    session.load(&names(&["git-only"]), LoadMode::Add).unwrap();
+    let mut wrong = Vec::new();
+    for (line, expected) in TABLE {
+        let d = session.check_tool("Bash", &json!({ "command": line }));
+        let ok = match expected {
+            None => d.allowed,
+            Some(text) => !d.allowed && d.reason.contains(text),
+        };
+        if !ok {
+            wrong.push(format!("{line:?}: allowed {} ({})", d.allowed, d.reason));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+mod properties {
+    use std::sync::OnceLock;
+
+    use proptest::prelude::*;
+    use serde_json::json;
+    use skills_executor::__fuzz::{admitted_commands, bash_fast_path, bash_parse};
+    use skills_executor::{LoadMode, Session};
+    use skills_model::ToolRules;
+
+    use super::common::{names, Env};
+
+    const RULES: &str = "Bash(git:*) Bash(head -5) Bash(echo ok:*)";
+
+    /// Pieces of shell a line is built from: words, keywords, quotes, operators and every
+    /// metacharacter the grammar must refuse.
+    const TOKENS: &[&str] = &[
+        "git", "status", "head", "-5", "echo", "ok", "rm", "-rf", "/", "if", "then", "fi", "do",
+        "done", "export", "A=1", "x=y", " ", " ", " ", "&&", "||", ";", "|", "&", "\n", "'", "\"",
+        "$", "$(", "`", "(", ")", "{", "}", "<", ">", "2>&1", "<<", "*", "?", "[", "~", "\\",
+        "\\\n", "\r", "#", "!", "|&", "'a b'", "\"c d\"", "$x", "'$x'", "=", ",", ":", ".",
+    ];
+
+    fn line() -> impl Strategy<Value = String> {
+        prop::collection::vec(prop::sample::select(TOKENS), 0..12).prop_map(|t| t.concat())
+    }
+
+    fn session() -> &'static (Env, Session) {
+        static SESSION: OnceLock<(Env, Session)> = OnceLock::new();
+        SESSION.get_or_init(|| {
+            let env = Env::new();
+            env.skill("fuzzed", &format!("allowed-tools: {RULES}\n"), "Fuzzed.\n");
+            let session = env.session();
+            session.load(&names(&["fuzzed"]), LoadMode::Add).unwrap();
+            (env, session)
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The fast path reads every line it accepts exactly as the parser does.
+        #[test]
+        fn the_fast_path_agrees_with_the_parser(line in line()) {
+            if let Some(fast) = bash_fast_path(&line) {
+                prop_assert_eq!(Ok(fast), bash_parse(&line), "{:?}", line);
+            }
+        }
+
+        /// Every allowed line is provably inside the rules: an independent reading finds
+        /// only admitted constructs, and each of its commands matches a rule.
+        #[test]
+        fn every_allowed_line_is_inside_the_rules(line in line()) {
+            let (_, session) = session();
+            let d = session.check_tool("Bash", &json!({ "command": line }));
+            if d.allowed {
+                let rules = ToolRules::parse_lenient(RULES).0;
+                let commands = admitted_commands(&line);
+                prop_assert!(commands.is_some(), "allowed but not admitted: {:?}", line);
+                for words in commands.unwrap_or_default() {
+                    let command = words.join(" ");
+                    prop_assert!(
+                        rules.any_matches("Bash", Some(&command)),
+                        "allowed {:?} holds {:?}, which no rule matches",
+                        line,
+                        command
+                    );
+                }
+            }
+        }
+    }
+}
