@@ -112,6 +112,10 @@ pub(crate) struct SessionOptions {
     /// Glob and LS.
     #[arg(long, value_name = "TOOL=FIELD")]
     path_tool: Vec<String>,
+    /// Let calls pass the environment variable NAME to any script (repeatable; skills add
+    /// their own with security.scriptEnv).
+    #[arg(long, value_name = "NAME")]
+    script_env: Vec<String>,
     /// Authoring: let host write tools write inside skill folders (audited as
     /// policy_override).
     #[arg(long)]
@@ -162,6 +166,9 @@ impl SessionOptions {
         }
         if self.allow_skill_writes {
             policy = policy.skill_writes(SkillWrites::Allowed);
+        }
+        for name in &self.script_env {
+            policy = policy.allow_script_env(name);
         }
         let sink: Arc<dyn AuditSink> = match &self.audit {
             Some(path) => Arc::new(

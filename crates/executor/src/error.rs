@@ -177,7 +177,7 @@ impl ExecError {
             ExecError::Untrusted { .. } => "SKILL_UNTRUSTED",
             ExecError::ScriptsForbidden(_) => "SKILL_SCRIPTS_FORBIDDEN",
             // A refused variable is the caller's input, not the script's failure.
-            ExecError::Script(ScriptError::Environment(_)) => "SKILL_BAD_INPUT",
+            ExecError::Script(ScriptError::Environment { .. }) => "SKILL_BAD_INPUT",
             ExecError::Script(_) => "SKILL_SCRIPT_FAILED",
             ExecError::ScriptNotReadable { .. } => "SKILL_SCRIPT_NOT_READABLE",
             ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",

@@ -60,6 +60,8 @@ pub struct Policy {
     /// The host's working folder: the path of a path tool whose optional path is absent.
     pub(crate) working_dir: Option<PathBuf>,
     pub(crate) skill_writes: SkillWrites,
+    /// Environment variable names any script may receive from a call.
+    pub(crate) script_env: Vec<String>,
 }
 
 /// A path tool as the policy declares it.
@@ -135,6 +137,7 @@ impl Policy {
                 path_tools,
                 working_dir: None,
                 skill_writes: SkillWrites::Refused,
+                script_env: Vec::new(),
             },
         }
     }
@@ -279,6 +282,14 @@ impl PolicyBuilder {
     /// rule.
     pub fn working_dir(mut self, dir: impl Into<PathBuf>) -> PolicyBuilder {
         self.policy.working_dir = Some(dir.into());
+        self
+    }
+
+    /// Allows a call to pass the environment variable `name` to any script (beyond what
+    /// each skill declares in `security.scriptEnv`). Names an interpreter, the shell or
+    /// the loader reads as code, options or a search path stay refused.
+    pub fn allow_script_env(mut self, name: impl Into<String>) -> PolicyBuilder {
+        self.policy.script_env.push(name.into());
         self
     }
 

@@ -42,6 +42,15 @@ impl ScriptCall {
     }
 }
 
+/// How a checked script is started.
+struct Launch<'a> {
+    args: &'a [String],
+    env: &'a [(String, String)],
+    allowed_env: &'a [String],
+    workdir: &'a Path,
+    timeout: Option<Duration>,
+}
+
 pub(crate) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
@@ -164,7 +173,30 @@ impl Session {
                 resolved
             }
         };
-        self.spawn(&script, &call.args, &call.env, &workdir, call.timeout)
+        let allowed_env: Vec<String> = self
+            .exec
+            .policy
+            .script_env
+            .iter()
+            .chain(
+                record
+                    .frontmatter
+                    .security
+                    .iter()
+                    .flat_map(|s| &s.script_env),
+            )
+            .cloned()
+            .collect();
+        self.spawn(
+            &script,
+            &Launch {
+                args: &call.args,
+                env: &call.env,
+                allowed_env: &allowed_env,
+                workdir: &workdir,
+                timeout: call.timeout,
+            },
+        )
     }
 
     /// Refuses a script whose bytes differ from those pinned at load (or that did not
@@ -213,22 +245,18 @@ impl Session {
         Ok((script, parts.join("/")))
     }
 
-    fn spawn(
-        &self,
-        script: &Path,
-        args: &[String],
-        env: &[(String, String)],
-        workdir: &Path,
-        timeout: Option<Duration>,
-    ) -> Result<ScriptOutput, ExecError> {
+    fn spawn(&self, script: &Path, launch: &Launch<'_>) -> Result<ScriptOutput, ExecError> {
         let policy = &self.exec.policy;
         let request = ScriptRequest {
             script,
-            args,
-            env,
-            workdir,
+            args: launch.args,
+            env: launch.env,
+            allowed_env: launch.allowed_env,
+            workdir: launch.workdir,
             // The call may shorten the host's timeout, never lengthen it.
-            timeout: timeout.map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
+            timeout: launch
+                .timeout
+                .map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
             output_limit: policy.output_limit,
         };
         Ok(run_script(&request)?)
@@ -269,7 +297,18 @@ impl Session {
                         self.check_pinned(a, &script, &rel, hook)?;
                         Ok(script)
                     })
-                    .and_then(|script| self.spawn(&script, &[], &[], &a.rules.dir, None))
+                    .and_then(|script| {
+                        self.spawn(
+                            &script,
+                            &Launch {
+                                args: &[],
+                                env: &[],
+                                allowed_env: &[],
+                                workdir: &a.rules.dir,
+                                timeout: None,
+                            },
+                        )
+                    })
             };
             let mut e = self.event(AuditKind::HookExecuted);
             e.skill_name = Some(a.skill.record.name.to_string());

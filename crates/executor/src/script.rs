@@ -49,6 +49,10 @@ pub struct ScriptRequest<'a> {
     pub args: &'a [String],
     /// Environment variables the call passes (added to `PATH`, `HOME`, `LANG`).
     pub env: &'a [(String, String)],
+    /// The names `env` may hold: the host's allow-list and the skill's `security.scriptEnv`.
+    /// Any other name is refused, and so is every name an interpreter, the shell or the
+    /// loader reads as code, options or a search path, even when listed here.
+    pub allowed_env: &'a [String],
     /// The working directory (already checked by the caller).
     pub workdir: &'a Path,
     /// Kill the process group after this long.
@@ -91,9 +95,14 @@ pub enum ScriptError {
         /// The OS error.
         source: std::io::Error,
     },
-    /// The request passes an environment variable no script may receive.
-    #[error("the environment variable {0:?} cannot be passed to a script: names are upper-case letters, digits and underscores, and none that the shell, an interpreter or the loader reads as code, options or a search path")]
-    Environment(String),
+    /// The request passes an environment variable the script may not receive.
+    #[error("the environment variable {name:?} cannot be passed to this script: {reason}")]
+    Environment {
+        /// The variable.
+        name: String,
+        /// Why.
+        reason: &'static str,
+    },
 }
 
 /// The interpreter for a script, by extension: `.py` python3, `.sh` bash, `.js` node,
@@ -127,9 +136,22 @@ const CHUNK: usize = 64 * 1024;
 
 /// Runs one script to completion or timeout.
 pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptError> {
-    // The filter is here, in the runner, so that no caller can skip it.
-    if let Some((name, _)) = request.env.iter().find(|(k, _)| crate::env::refused(k)) {
-        return Err(ScriptError::Environment(name.clone()));
+    // The filter is here, in the runner, so that no caller can skip it: an allow-list,
+    // with a floor no allow-list lifts.
+    for (name, _) in request.env {
+        let reason = if crate::env::refused(name) {
+            Some("names are upper-case letters, digits and underscores, and none that the shell, an interpreter or the loader reads as code, options or a search path")
+        } else if !request.allowed_env.iter().any(|a| a == name) {
+            Some("only the names the host allows and the skill declares (security.scriptEnv) are passed")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(ScriptError::Environment {
+                name: name.clone(),
+                reason,
+            });
+        }
     }
     let script = std::path::absolute(request.script).map_err(|e| spawn_error(request.script, e))?;
     let mut command = command_for(&script, request)?;

@@ -445,7 +445,10 @@ fn output_is_capped_and_marked_truncated() {
 #[test]
 fn the_environment_is_cleared_but_for_path_home_lang_and_what_is_passed() {
     let env = scripted();
-    let session = env.session();
+    // The environment is an allow-list: the host allows MY_VAR.
+    let session = env
+        .executor(Policy::builder().allow_script_env("MY_VAR").build())
+        .session(SessionContext::default());
     load(&session, &["tools"]);
     let out = run(
         &session,
@@ -659,7 +662,12 @@ fn a_skill_that_runs_no_commands_runs_no_hooks() {
 #[test]
 fn variables_that_hijack_the_interpreter_are_refused() {
     let env = Env::new();
-    env.skill("envy", "", "Body.\n");
+    // The skill declares what its script takes; declaring a hijacking name lifts nothing.
+    env.skill(
+        "envy",
+        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV]\n",
+        "Body.\n",
+    );
     env.file("envy", "scripts/env.sh", "env\n");
     let session = env.session();
     session.load(&names(&["envy"]), LoadMode::Replace).unwrap();
@@ -696,6 +704,27 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     )
     .unwrap();
     assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
+    // Regression (security review): the filter was a deny-list, so `TAR_OPTIONS`,
+    // `MAKEFLAGS`, `RSYNC_RSH`, `KUBECONFIG` or `CC` reached scripts. Names neither the
+    // host nor the skill allows are refused, each named in the message.
+    for name in [
+        "TAR_OPTIONS",
+        "MAKEFILES",
+        "MAKEFLAGS",
+        "RSYNC_RSH",
+        "KUBECONFIG",
+        "CC",
+    ] {
+        let err = protocol::call(
+            &session,
+            "skills_run_script",
+            json!({"path": "scripts/env.sh", "env": {name: "x"}}),
+        )
+        .unwrap_err();
+        assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
+        assert!(err.to_string().contains(name), "{err}");
+        assert!(err.to_string().contains("scriptEnv"), "{err}");
+    }
 }
 
 // Regression (security review): `XDG_CONFIG_HOME` moves the configuration of git and many

@@ -30,6 +30,7 @@ fn request<'a>(script: &'a Path, args: &'a [String]) -> ScriptRequest<'a> {
         script,
         args,
         env: &[],
+        allowed_env: &[],
         workdir: script.parent().unwrap(),
         timeout: Duration::from_secs(20),
         output_limit: MIB,
@@ -163,8 +164,10 @@ fn environment_is_cleared() {
         ("GIVEN".to_owned(), "a value with spaces".to_owned()),
         ("LANG".to_owned(), "C.TEST".to_owned()),
     ];
+    let allowed = vec!["GIVEN".to_owned(), "LANG".to_owned()];
     let mut req = request(&script, &[]);
     req.env = &env;
+    req.allowed_env = &allowed;
     let output = run(&req);
     assert_eq!(output.exit_code, Some(0), "stderr: {}", output.stderr);
 
