@@ -3,7 +3,7 @@
 //! `agent_skills::audit`) and recorded by an [`AuditSink`] before the call returns.
 
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::Write as _;
 use std::path::Path;
 use std::time::SystemTime;
 
@@ -168,19 +168,83 @@ impl AuditSink for MemorySink {
     }
 }
 
-/// Appends one JSON object per line to a file, written whole and flushed (optionally
-/// fsync'ed) before `record` returns.
+/// Appends one JSON object per line to a regular file, written whole and flushed
+/// (optionally fsync'ed) before `record` returns.
+///
+/// A line is never half-written: each event is one write of a whole line, and a write that
+/// fails part-way (a full disk) is rolled back to the last line boundary, so the next event
+/// starts a line of its own. A file that does not end in a newline when opened (a crash
+/// mid-write) is cut back to its last whole line. Only regular files are accepted (a FIFO
+/// with no reader, a device, a directory are refused at once, without blocking). A file
+/// unlinked or replaced while the session runs is noticed before the next write, which
+/// then fails: the call fails closed. One process writes a given audit file.
 #[derive(Debug)]
 pub struct JsonlFileSink {
+    path: std::path::PathBuf,
     file: Mutex<File>,
     fsync: bool,
 }
 
+/// What a line is appended to: a file, or a test double that fails part-way.
+trait Journal {
+    /// The current length.
+    fn len(&mut self) -> std::io::Result<u64>;
+    /// Writes all of `line` at the end.
+    fn append(&mut self, line: &[u8]) -> std::io::Result<()>;
+    /// Cuts the journal back to `len` bytes.
+    fn truncate(&mut self, len: u64) -> std::io::Result<()>;
+}
+
+impl Journal for File {
+    fn len(&mut self) -> std::io::Result<u64> {
+        Ok(self.metadata()?.len())
+    }
+    fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+        self.write_all(line)?;
+        self.flush()
+    }
+    fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+        self.set_len(len)
+    }
+}
+
+/// Appends `line` whole, or leaves the journal as it was: a failed write is rolled back to
+/// the length before it.
+fn append_whole(journal: &mut impl Journal, line: &[u8]) -> std::io::Result<()> {
+    let before = journal.len()?;
+    if let Err(e) = journal.append(line) {
+        if let Err(undo) = journal.truncate(before) {
+            tracing::error!(error = %undo, "the audit file could not be cut back after a failed write");
+        }
+        return Err(e);
+    }
+    Ok(())
+}
+
 impl JsonlFileSink {
-    /// Opens (creating it if needed) `path` for appending.
+    /// Opens (creating it if needed) `path` for appending. Refuses anything but a regular
+    /// file, without blocking on a FIFO, and cuts a torn last line back to the last whole
+    /// one.
     pub fn open(path: &Path) -> std::io::Result<JsonlFileSink> {
-        let file = OpenOptions::new().create(true).append(true).open(path)?;
+        let mut options = OpenOptions::new();
+        options.create(true).append(true).read(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt as _;
+            // Non-blocking: opening a FIFO with no reader fails (ENXIO) instead of hanging.
+            options.custom_flags(nonblocking_flag());
+        }
+        let file = options.open(path)?;
+        let meta = file.metadata()?;
+        if !meta.is_file() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{} is not a regular file", path.display()),
+            ));
+        }
+        repair(&file, meta.len())?;
         Ok(JsonlFileSink {
+            path: path.to_path_buf(),
             file: Mutex::new(file),
             fsync: false,
         })
@@ -192,6 +256,74 @@ impl JsonlFileSink {
         self.fsync = yes;
         self
     }
+
+    /// Fails when the open file is no longer the one at the path (unlinked or replaced).
+    fn still_the_file(&self, file: &File) -> std::io::Result<()> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt as _;
+            let open = file.metadata()?;
+            let gone = || {
+                std::io::Error::new(
+                    std::io::ErrorKind::NotFound,
+                    format!(
+                        "the audit file {} was removed or replaced",
+                        self.path.display()
+                    ),
+                )
+            };
+            if open.nlink() == 0 {
+                return Err(gone());
+            }
+            let named = std::fs::metadata(&self.path).map_err(|_| gone())?;
+            if (named.dev(), named.ino()) != (open.dev(), open.ino()) {
+                return Err(gone());
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = file;
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn nonblocking_flag() -> i32 {
+    // The flag's bit pattern fits an i32 on every unix.
+    i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0)
+}
+
+/// Cuts a file that does not end in a newline back to its last whole line.
+fn repair(file: &File, len: u64) -> std::io::Result<()> {
+    use std::io::{Read as _, Seek as _, SeekFrom};
+    if len == 0 {
+        return Ok(());
+    }
+    let mut reader = file;
+    let window = len.min(1 << 16);
+    reader.seek(SeekFrom::Start(len - window))?;
+    let mut tail = Vec::new();
+    reader.take(window).read_to_end(&mut tail)?;
+    if tail.last() == Some(&b'\n') {
+        return Ok(());
+    }
+    let keep = match tail.iter().rposition(|b| *b == b'\n') {
+        Some(i) => len - window + i as u64 + 1,
+        // No newline in the last 64 KiB: the torn line is longer than any event; find the
+        // boundary by reading the whole file.
+        None => {
+            reader.seek(SeekFrom::Start(0))?;
+            let mut all = Vec::new();
+            reader.read_to_end(&mut all)?;
+            all.iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |i| i as u64 + 1)
+        }
+    };
+    tracing::warn!(
+        dropped = len - keep,
+        "the audit file ended in a torn line; cut back to the last whole line"
+    );
+    file.set_len(keep)
 }
 
 impl AuditSink for JsonlFileSink {
@@ -199,12 +331,58 @@ impl AuditSink for JsonlFileSink {
         let mut line = serde_json::to_vec(event)?;
         line.push(b'\n');
         let mut file = self.file.lock();
-        // One write of the whole line on an O_APPEND file: lines never interleave.
-        file.write_all(&line)?;
-        file.flush()?;
+        self.still_the_file(&file)?;
+        // One write of the whole line on an O_APPEND file, rolled back if it fails.
+        append_whole(&mut *file, &line)?;
         if self.fsync {
             file.sync_data()?;
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A journal whose disk fills after `room` more bytes.
+    struct Full {
+        bytes: Vec<u8>,
+        room: usize,
+    }
+
+    impl Journal for Full {
+        fn len(&mut self) -> std::io::Result<u64> {
+            Ok(self.bytes.len() as u64)
+        }
+        fn append(&mut self, line: &[u8]) -> std::io::Result<()> {
+            let fits = line.len().min(self.room);
+            self.bytes.extend_from_slice(&line[..fits]);
+            self.room -= fits;
+            if fits < line.len() {
+                return Err(std::io::Error::other("no space left on device"));
+            }
+            Ok(())
+        }
+        fn truncate(&mut self, len: u64) -> std::io::Result<()> {
+            self.bytes
+                .truncate(usize::try_from(len).unwrap_or(usize::MAX));
+            Ok(())
+        }
+    }
+
+    // Regression: on a full disk a partial line stayed, and the next event, appended once
+    // there was room again, was glued to it.
+    #[test]
+    fn a_short_write_is_rolled_back_to_the_last_line() {
+        let mut journal = Full {
+            bytes: b"{\"a\":1}\n".to_vec(),
+            room: 5,
+        };
+        assert!(append_whole(&mut journal, b"{\"b\":2}\n").is_err());
+        assert_eq!(journal.bytes, b"{\"a\":1}\n");
+        journal.room = 100;
+        append_whole(&mut journal, b"{\"c\":3}\n").unwrap();
+        assert_eq!(journal.bytes, b"{\"a\":1}\n{\"c\":3}\n");
     }
 }

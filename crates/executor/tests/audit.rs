@@ -385,3 +385,116 @@ fn eight_threads_with_restricting_skills_audit_both_decisions() {
         .count();
     assert_eq!(denied, THREADS * CALLS / 2);
 }
+
+// Regression: a file left with a torn last line (a crash mid-write) had the next event
+// glued to it; it is cut back to its last whole line on open.
+#[test]
+fn a_torn_last_line_is_cut_back_on_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    std::fs::write(&file, "{\"event\":\"whole\"}\n{\"event\":\"to").unwrap();
+    let env = full_env();
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let session = Executor::builder(env.index())
+        .audit_sink(sink)
+        .build()
+        .session(context());
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+    let lines = lines(&file);
+    assert_eq!(lines.len(), 2);
+    assert_eq!(lines[0]["event"], "whole");
+}
+
+// Regression: events went on into an unlinked file, and into the old file after another
+// was renamed over the path; both now fail closed.
+#[test]
+fn an_unlinked_or_replaced_audit_file_fails_closed() {
+    for replace in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("audit.jsonl");
+        let env = full_env();
+        let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+        let session = Executor::builder(env.index())
+            .audit_sink(sink)
+            .build()
+            .session(context());
+        assert!(
+            session
+                .check_tool("Bash", &json!({"command": "ls"}))
+                .allowed
+        );
+        if replace {
+            let other = dir.path().join("other.jsonl");
+            std::fs::write(&other, "").unwrap();
+            std::fs::rename(&other, &file).unwrap();
+        } else {
+            std::fs::remove_file(&file).unwrap();
+        }
+        let d = session.check_tool("Bash", &json!({"command": "ls"}));
+        assert!(!d.allowed, "replace: {replace}");
+        assert!(d.reason.contains("removed or replaced"), "{}", d.reason);
+    }
+}
+
+// Regression: a FIFO audit path with no reader blocked start-up; only regular files are
+// accepted, and the refusal is immediate.
+#[test]
+fn only_regular_files_are_accepted_without_blocking() {
+    let dir = tempfile::tempdir().unwrap();
+    let fifo = dir.path().join("fifo");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    for path in [
+        fifo.as_path(),
+        dir.path(),
+        std::path::Path::new("/dev/full"),
+    ] {
+        assert!(JsonlFileSink::open(path).is_err(), "{}", path.display());
+    }
+}
+
+// Regression: at the end of input the task guard ran `hooks.post` while the audit sink was
+// down, and recorded neither the deactivation nor the hook.
+#[test]
+fn a_post_hook_does_not_run_unaudited_at_the_end_of_a_task() {
+    let env = Env::new();
+    let marker = env.outside("marks").join("post-ran");
+    env.skill("closer", "hooks:\n  post: [scripts/post.sh]\n", "Close.\n");
+    env.file(
+        "closer",
+        "scripts/post.sh",
+        format!("touch '{}'\n", marker.display()),
+    );
+    let sink = Arc::new(FlakySink::default());
+    let dyn_sink: Arc<dyn AuditSink> = sink.clone();
+    let session = Executor::builder(env.index())
+        .audit_sink(dyn_sink)
+        .build()
+        .session(context());
+    {
+        let _task = session.task();
+        session.load(&names(&["closer"]), LoadMode::Add).unwrap();
+        sink.fail.store(true, Ordering::SeqCst);
+    }
+    assert!(active(&session).is_empty());
+    assert!(!marker.exists(), "the post hook ran unaudited");
+    // With the sink up, the same end of task records the deactivation and runs the hook.
+    sink.fail.store(false, Ordering::SeqCst);
+    {
+        let _task = session.task();
+        session.load(&names(&["closer"]), LoadMode::Add).unwrap();
+    }
+    assert!(marker.exists());
+    let kinds: Vec<AuditKind> = sink.inner.events().iter().map(|e| e.event).collect();
+    assert!(
+        kinds.ends_with(&[AuditKind::SkillDeactivated, AuditKind::HookExecuted]),
+        "{kinds:?}"
+    );
+}
