@@ -38,6 +38,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // `skillctl` is also the script supervisor of its own sessions.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let Some((first, rest)) = args.split_first() {
+        if first == skills_executor::SUPERVISE_ARG {
+            std::process::exit(skills_executor::supervise(rest));
+        }
+    }
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

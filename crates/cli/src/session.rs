@@ -170,6 +170,11 @@ impl SessionOptions {
         for name in &self.script_env {
             policy = policy.allow_script_env(name);
         }
+        // Scripts run under this very binary as their supervisor: every descendant dies
+        // with the script.
+        if let Ok(exe) = std::env::current_exe() {
+            policy = policy.script_supervisor(exe);
+        }
         let sink: Arc<dyn AuditSink> = match &self.audit {
             Some(path) => Arc::new(
                 JsonlFileSink::open(path)

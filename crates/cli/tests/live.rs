@@ -437,3 +437,30 @@ fn the_skill_creator_flow_needs_allow_skill_writes_and_is_audited() {
     assert_eq!(events[0]["event"], "policy_override", "{}", events[0]);
     assert_eq!(events[0]["option"], "--allow-skill-writes");
 }
+
+// Regression: a script's child that called `setsid` survived the script; `skillctl`
+// supervises its scripts, so nothing the script started outlives it.
+#[test]
+fn a_scripts_escaped_child_dies_with_it() {
+    let f = Fixture::new();
+    f.skill("spawner", "", "Spawns.\n");
+    f.file(
+        "spawner",
+        "scripts/spawn.sh",
+        "setsid sleep 1000 </dev/null >/dev/null 2>&1 &\necho $!\n",
+    );
+    let mut s = f.session(&[]);
+    s.ok("skills_load", json!({"names": ["spawner"]}));
+    let out = s.ok("skills_run_script", json!({"path": "scripts/spawn.sh"}));
+    let pid = out["stdout"].as_str().expect("stdout").trim().to_owned();
+    assert!(!pid.is_empty(), "{out}");
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat"));
+    assert!(
+        stat.is_err()
+            || stat.is_ok_and(|s| s
+                .rsplit(')')
+                .next()
+                .is_some_and(|r| r.trim_start().starts_with('Z'))),
+        "{pid} survived the script"
+    );
+}

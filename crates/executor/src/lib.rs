@@ -25,6 +25,7 @@ mod script;
 mod session;
 mod shell;
 mod stack;
+mod supervisor;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
@@ -46,3 +47,4 @@ pub use run::ScriptCall;
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use session::Session;
 pub use stack::{LoadMode, TaskGuard};
+pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

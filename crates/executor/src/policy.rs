@@ -62,6 +62,8 @@ pub struct Policy {
     pub(crate) skill_writes: SkillWrites,
     /// Environment variable names any script may receive from a call.
     pub(crate) script_env: Vec<String>,
+    /// The executable that supervises scripts ([`crate::supervise`]).
+    pub(crate) supervisor: Option<PathBuf>,
 }
 
 /// A path tool as the policy declares it.
@@ -138,6 +140,7 @@ impl Policy {
                 working_dir: None,
                 skill_writes: SkillWrites::Refused,
                 script_env: Vec::new(),
+                supervisor: None,
             },
         }
     }
@@ -290,6 +293,15 @@ impl PolicyBuilder {
     /// the loader reads as code, options or a search path stay refused.
     pub fn allow_script_env(mut self, name: impl Into<String>) -> PolicyBuilder {
         self.policy.script_env.push(name.into());
+        self
+    }
+
+    /// The executable that supervises every script and hook: called with
+    /// [`crate::SUPERVISE_ARG`] first, it must run [`crate::supervise`] (`skillctl` does,
+    /// and so does the `skills-supervise` binary). With one, every descendant of a script
+    /// dies with it on Linux, those that left its process group included.
+    pub fn script_supervisor(mut self, executable: impl Into<PathBuf>) -> PolicyBuilder {
+        self.policy.supervisor = Some(executable.into());
         self
     }
 

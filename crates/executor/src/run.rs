@@ -258,6 +258,7 @@ impl Session {
                 .timeout
                 .map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
             output_limit: policy.output_limit,
+            supervisor: policy.supervisor.as_deref(),
         };
         Ok(run_script(&request)?)
     }

@@ -59,6 +59,9 @@ pub struct ScriptRequest<'a> {
     pub timeout: Duration,
     /// Cap on each of stdout and stderr, in bytes.
     pub output_limit: usize,
+    /// The supervisor executable ([`crate::supervise`]), when the host has one: the script
+    /// then runs under it, and every descendant dies with the script.
+    pub supervisor: Option<&'a Path>,
 }
 
 /// What a run produced.
@@ -178,7 +181,11 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
         }
     };
 
-    let waited = sys::wait(child, request.timeout).map_err(|e| spawn_error(&script, e))?;
+    // A supervised run is stopped by closing the supervisor's stdin: it then kills every
+    // descendant before it exits.
+    let stop = child.stdin.take();
+    let supervised = request.supervisor.is_some();
+    let waited = sys::wait(child, request.timeout, stop).map_err(|e| spawn_error(&script, e))?;
 
     let deadline = Instant::now()
         .checked_add(READER_GRACE)
@@ -186,14 +193,20 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
     let (stdout, stdout_cut) = stdout.finish(deadline, limit);
     let (stderr, stderr_cut) = stderr.finish(deadline, limit);
 
-    let exit_code = waited.status.and_then(|status| status.code());
+    let mut exit_code = waited.status.and_then(|status| status.code());
+    // A child that exited on its own just as the timer fired was not killed by it; a
+    // supervisor stopped at the timeout says so with its own code.
+    let timed_out = waited.timed_out
+        && (exit_code.is_none() || (supervised && exit_code == Some(crate::STOPPED)));
+    if timed_out {
+        exit_code = None;
+    }
     Ok(ScriptOutput {
         exit_code,
         stdout,
         stderr,
         truncated: stdout_cut || stderr_cut,
-        // A child that exited on its own just as the timer fired was not killed by it.
-        timed_out: waited.timed_out && exit_code.is_none(),
+        timed_out,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
@@ -202,16 +215,24 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
 /// directory, stdio and (on unix) a process group of its own.
 fn command_for(script: &Path, request: &ScriptRequest<'_>) -> Result<Command, ScriptError> {
     let metadata = std::fs::metadata(script).map_err(|e| spawn_error(script, e))?;
-    let mut command = match interpreter_for(script) {
-        Some(interpreter) => {
-            let mut command = Command::new(interpreter);
-            command.arg(script);
-            command
-        }
-        None if sys::is_executable(&metadata) => Command::new(script),
+    let mut argv: Vec<&std::ffi::OsStr> = match interpreter_for(script) {
+        Some(interpreter) => vec![interpreter.as_ref(), script.as_os_str()],
+        None if sys::is_executable(&metadata) => vec![script.as_os_str()],
         None => return Err(ScriptError::NotExecutable(script.display().to_string())),
     };
-    command.args(request.args);
+    argv.extend(request.args.iter().map(std::ffi::OsStr::new));
+    let mut command = match request.supervisor {
+        Some(supervisor) => {
+            let mut command = Command::new(supervisor);
+            command.arg(crate::SUPERVISE_ARG).args(&argv);
+            command
+        }
+        None => {
+            let mut command = Command::new(argv[0]);
+            command.args(&argv[1..]);
+            command
+        }
+    };
 
     command.env_clear();
     for &name in PASSED_THROUGH {
@@ -225,7 +246,12 @@ fn command_for(script: &Path, request: &ScriptRequest<'_>) -> Result<Command, Sc
 
     command
         .current_dir(request.workdir)
-        .stdin(Stdio::null())
+        // The supervisor's stdin is how the runner stops it; the script's is /dev/null.
+        .stdin(if request.supervisor.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     sys::configure(&mut command);
@@ -263,8 +289,10 @@ struct Captured {
 #[derive(Debug)]
 struct Capture {
     shared: Arc<Mutex<Captured>>,
-    /// Disconnected once the reader thread is done (end of file or a read error).
+    /// Disconnected once the reader thread is done (end of file or a read error) and has
+    /// closed its end of the pipe.
     done: Receiver<()>,
+    thread: Option<thread::JoinHandle<()>>,
 }
 
 impl Capture {
@@ -276,44 +304,60 @@ impl Capture {
     ) -> io::Result<Self> {
         let shared = Arc::new(Mutex::new(Captured::default()));
         let (done_tx, done) = mpsc::channel::<()>();
+        let mut handle = None;
         if let Some(mut pipe) = pipe {
             let buffer = Arc::clone(&shared);
-            thread::Builder::new()
-                .name(name.to_owned())
-                .spawn(move || {
-                    let _done = done_tx;
-                    let mut chunk = vec![0_u8; CHUNK];
-                    loop {
-                        match pipe.read(&mut chunk) {
-                            Ok(0) => break,
-                            Ok(n) => {
-                                let mut captured = buffer.lock();
-                                if captured.taken {
-                                    continue;
+            handle = Some(
+                thread::Builder::new()
+                    .name(name.to_owned())
+                    .spawn(move || {
+                        let mut chunk = vec![0_u8; CHUNK];
+                        loop {
+                            match pipe.read(&mut chunk) {
+                                Ok(0) => break,
+                                Ok(n) => {
+                                    let mut captured = buffer.lock();
+                                    if captured.taken {
+                                        continue;
+                                    }
+                                    let keep = n.min(limit.saturating_sub(captured.data.len()));
+                                    captured.data.extend_from_slice(&chunk[..keep]);
+                                    if keep < n {
+                                        captured.truncated = true;
+                                    }
                                 }
-                                let keep = n.min(limit.saturating_sub(captured.data.len()));
-                                captured.data.extend_from_slice(&chunk[..keep]);
-                                if keep < n {
-                                    captured.truncated = true;
-                                }
+                                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                                Err(_) => break,
                             }
-                            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                            Err(_) => break,
                         }
-                    }
-                })?;
+                        // The pipe closes before the caller hears the reader is done.
+                        drop(pipe);
+                        drop(done_tx);
+                    })?,
+            );
         }
-        Ok(Self { shared, done })
+        Ok(Self {
+            shared,
+            done,
+            thread: handle,
+        })
     }
 
     /// Waits for the reader until `deadline` at the latest, then takes what it has read,
-    /// as text of at most `limit` bytes, and whether anything was cut.
-    fn finish(self, deadline: Instant, limit: usize) -> (String, bool) {
+    /// as text of at most `limit` bytes, and whether anything was cut. A reader that is done
+    /// is joined: no thread or pipe outlives the run.
+    fn finish(mut self, deadline: Instant, limit: usize) -> (String, bool) {
         // `Disconnected` means the reader is done; `Timeout` that something outside the
-        // process group still holds the pipe: take what there is.
-        let _ = self
+        // script's reach still holds the pipe: take what there is.
+        let done = self
             .done
-            .recv_timeout(deadline.saturating_duration_since(Instant::now()));
+            .recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            .is_err_and(|e| e == mpsc::RecvTimeoutError::Disconnected);
+        if done {
+            if let Some(t) = self.thread.take() {
+                let _ = t.join();
+            }
+        }
         let (data, truncated) = {
             let mut captured = self.shared.lock();
             captured.taken = true;
@@ -375,12 +419,15 @@ mod sys {
     use std::io;
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
-    use std::process::{Child, Command};
+    use std::process::{Child, ChildStdin, Command};
     use std::sync::mpsc::{self, RecvTimeoutError};
     use std::thread;
     use std::time::Duration;
 
     use rustix::io::Errno;
+
+    /// How long a supervisor asked to stop gets to kill its descendants before it is killed.
+    const STOP_GRACE: Duration = Duration::from_secs(5);
     use rustix::process::{kill_process, kill_process_group, Pid, Signal};
 
     use super::Waited;
@@ -427,7 +474,11 @@ mod sys {
     /// unreaped, so its PID, which is the group ID, cannot be reused by an unrelated process
     /// before the group has been killed.
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+    pub(super) fn wait(
+        mut child: Child,
+        timeout: Duration,
+        stop: Option<ChildStdin>,
+    ) -> io::Result<Waited> {
         use rustix::process::{waitid, WaitId, WaitIdOptions};
 
         let pid = Pid::from_child(&child);
@@ -454,13 +505,18 @@ mod sys {
             return Err(e);
         }
 
-        let outcome = exited.recv_timeout(timeout);
+        let mut outcome = exited.recv_timeout(timeout);
+        let timed_out = matches!(outcome, Err(RecvTimeoutError::Timeout));
+        // A supervisor is asked to stop (its stdin closed): it kills every descendant, the
+        // ones that left the group included, before it exits. Killing it outright would
+        // hand them to init.
+        drop(stop);
+        if timed_out {
+            outcome = exited.recv_timeout(STOP_GRACE);
+        }
         kill(pid, outcome.is_err());
         let status = child.wait().ok();
-        Ok(Waited {
-            status,
-            timed_out: matches!(outcome, Err(RecvTimeoutError::Timeout)),
-        })
+        Ok(Waited { status, timed_out })
     }
 
     /// Waits for the child to exit, for `timeout` at most; then kills the whole process
@@ -470,7 +526,11 @@ mod sys {
     /// reliable everywhere), so there is a tiny window in which the group ID could be
     /// reused; PIDs are not recycled that fast in practice.
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
-    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+    pub(super) fn wait(
+        mut child: Child,
+        timeout: Duration,
+        stop: Option<ChildStdin>,
+    ) -> io::Result<Waited> {
         let pid = Pid::from_child(&child);
         let (status_tx, status) = mpsc::channel();
         let watcher = thread::Builder::new()
@@ -493,8 +553,10 @@ mod sys {
                 })
             }
             Err(RecvTimeoutError::Timeout) => {
+                // A supervisor stops when its stdin closes; give it the grace, then kill.
+                drop(stop);
+                let result = status.recv_timeout(STOP_GRACE).ok();
                 kill(pid, true);
-                let result = status.recv_timeout(Duration::from_secs(5)).ok();
                 Ok(Waited {
                     status: result.and_then(Result::ok),
                     timed_out: true,
@@ -542,7 +604,11 @@ mod sys {
     }
 
     /// Polls the child until it exits or `timeout` has passed, then kills it.
-    pub(super) fn wait(mut child: Child, timeout: Duration) -> io::Result<Waited> {
+    pub(super) fn wait(
+        mut child: Child,
+        timeout: Duration,
+        _stop: Option<std::process::ChildStdin>,
+    ) -> io::Result<Waited> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
             match child.try_wait() {

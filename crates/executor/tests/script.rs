@@ -34,6 +34,7 @@ fn request<'a>(script: &'a Path, args: &'a [String]) -> ScriptRequest<'a> {
         workdir: script.parent().unwrap(),
         timeout: Duration::from_secs(20),
         output_limit: MIB,
+        supervisor: None,
     }
 }
 
