@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod list;
+mod mcp;
 mod prompt;
 mod roots;
 mod session;
@@ -33,6 +34,8 @@ enum Command {
     Watch(watch::WatchArgs),
     /// Serve the runtime tools as JSON lines on stdin and stdout.
     Session(session::SessionArgs),
+    /// Serve the skills over the Model Context Protocol (stdio, or streamable HTTP).
+    Mcp(mcp::McpArgs),
     /// Print the prompt text for the skills of the given roots.
     Prompt(prompt::PromptArgs),
 }
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Show(args) => list::show(&args),
         Command::Watch(args) => watch::watch(&args),
         Command::Session(args) => session::run(&args),
+        Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
     };
     match result {

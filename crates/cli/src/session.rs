@@ -189,6 +189,11 @@ impl SessionOptions {
             .build())
     }
 
+    /// Who the sessions work for.
+    pub(crate) fn context(&self) -> SessionContext {
+        self.context.context()
+    }
+
     /// A session of `executor` for these options' context; the trust options in force
     /// are audited as `policy_override`.
     pub(crate) fn session(&self, executor: &Executor) -> Result<Session> {

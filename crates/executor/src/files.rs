@@ -61,6 +61,25 @@ pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf,
     Ok(canonical)
 }
 
+/// A file's bytes as text, or base64 when they are not UTF-8.
+fn content(path: &str, bytes: Vec<u8>) -> FileContent {
+    let size = bytes.len();
+    match String::from_utf8(bytes) {
+        Ok(content) => FileContent {
+            path: path.to_owned(),
+            encoding: Encoding::Text,
+            size,
+            content,
+        },
+        Err(e) => FileContent {
+            path: path.to_owned(),
+            encoding: Encoding::Base64,
+            size,
+            content: base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
+        },
+    }
+}
+
 /// Why a read beneath a skill folder failed.
 enum BeneathError {
     /// The file is over the limit (its size).
@@ -219,6 +238,80 @@ impl Session {
         result
     }
 
+    /// A file of a visible skill, without activating it (MCP resources): `SKILL.md`,
+    /// `references/...` or `assets/...`, with the containment and size rules of
+    /// [`read`](Session::read); never a script. Audited as `skill_file_read` with the
+    /// `via` the transport names (`resources/read`).
+    pub fn read_unloaded(
+        &self,
+        skill: &str,
+        path: &str,
+        via: &str,
+    ) -> Result<FileContent, ExecError> {
+        let started = Instant::now();
+        let result = self.read_unloaded_in(skill, path);
+        let kind = match &result {
+            Err(ExecError::ScriptNotReadable { .. }) => AuditKind::ScriptReadBlocked,
+            _ => AuditKind::SkillFileRead,
+        };
+        let mut e = self.event(kind);
+        e.tool_name = Some(via.to_owned());
+        e.path = Some(path.to_owned());
+        e.skill_name = Some(skill.to_owned());
+        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        if let Err(err) = &result {
+            e.error = Some(err.to_string());
+        }
+        self.emit(&e)?;
+        result
+    }
+
+    fn read_unloaded_in(&self, skill: &str, path: &str) -> Result<FileContent, ExecError> {
+        let snapshot = self.exec.index.snapshot();
+        let record = snapshot
+            .get(skill)
+            .filter(|r| self.can_see(r))
+            .ok_or_else(|| {
+                ExecError::NotFound(skills_index::IndexError::NotFound {
+                    name: skill.to_owned(),
+                    suggestion: None,
+                })
+            })?;
+        let invalid = |reason: String| ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        };
+        let parts = relative_parts(path).map_err(invalid)?;
+        let allowed = parts == ["SKILL.md"] || matches!(parts[0], "references" | "assets");
+        if parts[0] == "scripts" {
+            return Err(ExecError::ScriptNotReadable {
+                skill: record.name.to_string(),
+                path: path.to_owned(),
+            });
+        }
+        if !allowed {
+            return Err(invalid(
+                "only SKILL.md and files under references/ and assets/ are served".into(),
+            ));
+        }
+        let limit = self.exec.policy.read_limit;
+        let (real, bytes) = read_beneath(record.dir(), &parts, limit).map_err(|e| match e {
+            BeneathError::TooLarge(size) => ExecError::FileTooLarge {
+                path: path.to_owned(),
+                size,
+                limit,
+            },
+            BeneathError::Refused(reason) => invalid(reason),
+        })?;
+        if std::fs::canonicalize(record.dir().join("scripts")).is_ok_and(|s| real.starts_with(s)) {
+            return Err(ExecError::ScriptNotReadable {
+                skill: record.name.to_string(),
+                path: path.to_owned(),
+            });
+        }
+        Ok(content(path, bytes))
+    }
+
     fn read_in(&self, a: &Active, path: &str) -> Result<FileContent, ExecError> {
         let invalid = |reason: String| ExecError::InvalidPath {
             path: path.to_owned(),
@@ -258,20 +351,6 @@ impl Session {
                 path: path.to_owned(),
             });
         }
-        let size = bytes.len();
-        Ok(match String::from_utf8(bytes) {
-            Ok(content) => FileContent {
-                path: path.to_owned(),
-                encoding: Encoding::Text,
-                size,
-                content,
-            },
-            Err(e) => FileContent {
-                path: path.to_owned(),
-                encoding: Encoding::Base64,
-                size,
-                content: base64::engine::general_purpose::STANDARD.encode(e.as_bytes()),
-            },
-        })
+        Ok(content(path, bytes))
     }
 }

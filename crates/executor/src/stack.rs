@@ -625,6 +625,43 @@ impl Session {
         }
     }
 
+    /// A skill's instructions for a user's prompt (MCP `prompts/get`), read from its current
+    /// `SKILL.md` without activating it; audited as `skill_file_read` with the `via` the
+    /// transport names. Skills marked `user-invocable: false` are not offered.
+    pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
+        let snapshot = self.exec.index.snapshot();
+        let result = self.resolve(&snapshot, name).and_then(|r| {
+            if r.frontmatter.user_invocable == Some(false) {
+                return Err(ExecError::NotFound(skills_index::IndexError::NotFound {
+                    name: name.to_owned(),
+                    suggestion: None,
+                }));
+            }
+            Ok(self.exec.index.load(&r.qualified_name())?)
+        });
+        let mut e = self.event(AuditKind::SkillFileRead);
+        e.tool_name = Some(via.to_owned());
+        e.path = Some("SKILL.md".to_owned());
+        e.skill_name = Some(name.to_owned());
+        if let Err(err) = &result {
+            e.error = Some(err.to_string());
+        }
+        self.emit(&e)?;
+        let skill = result?;
+        Ok(SkillContent {
+            name: skill.record.name.to_string(),
+            content: skill.body.clone(),
+            base_path: skill.record.dir().display().to_string(),
+            allowed_tools: skill
+                .record
+                .frontmatter
+                .allowed_tools
+                .iter()
+                .flat_map(|r| r.rules().iter().map(ToString::to_string))
+                .collect(),
+        })
+    }
+
     /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
     /// pinned instructions.
     pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {

@@ -1,0 +1,65 @@
+//! `skillctl mcp`: the skills over the Model Context Protocol (stdio, or streamable HTTP
+//! with `--http`). Only flags here; the server is `skills_mcp`.
+
+use std::io::Write as _;
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use skills_mcp::{HttpOptions, Transport};
+
+use crate::session::SessionOptions;
+
+/// Serve the runtime tools, skill files and prompts over MCP.
+#[derive(Debug, clap::Args)]
+pub(crate) struct McpArgs {
+    #[command(flatten)]
+    options: SessionOptions,
+    /// Serve streamable HTTP at ADDR (path /mcp) instead of stdio; prints
+    /// {"listening": "ADDR"} on stderr once bound (port 0 picks one).
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+    /// HTTP: require this file's content as a bearer token.
+    #[arg(long, value_name = "FILE")]
+    token_file: Option<std::path::PathBuf>,
+    /// HTTP: a browser origin allowed beyond loopback ones (repeatable).
+    #[arg(long, value_name = "ORIGIN")]
+    allow_origin: Vec<String>,
+    /// HTTP: seconds an idle MCP session lives.
+    #[arg(long, value_name = "SECS", default_value_t = 1800)]
+    session_idle: u64,
+}
+
+pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
+    let executor = args.options.executor()?;
+    let context = args.options.context();
+    let transport = match args.http {
+        None => Transport::Stdio,
+        Some(addr) => {
+            let token = match &args.token_file {
+                Some(file) => Some(
+                    std::fs::read_to_string(file)
+                        .with_context(|| format!("reading the token file {}", file.display()))?
+                        .trim()
+                        .to_owned(),
+                ),
+                None => None,
+            };
+            Transport::Http {
+                addr,
+                options: HttpOptions {
+                    token,
+                    allowed_origins: args.allow_origin.clone(),
+                    session_idle: Some(Duration::from_secs(args.session_idle)),
+                },
+                on_listening: Box::new(|bound| {
+                    let line = serde_json::json!({ "listening": bound.to_string() });
+                    let _ = writeln!(std::io::stderr(), "{line}");
+                }),
+            }
+        }
+    };
+    skills_mcp::run(executor, context, transport)?;
+    Ok(ExitCode::SUCCESS)
+}

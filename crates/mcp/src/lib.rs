@@ -1,0 +1,222 @@
+//! The MCP transport of agent-skills, on the official Rust SDK `rmcp`: the runtime tools
+//! (through the executor's protocol layer, the same calls, decisions and audit as the
+//! JSON-lines session), skill files as `skill://{layer}/{name}/{+path}` resources,
+//! user-invocable skills as prompts, and `list_changed` notifications when skills change.
+//! Over stdio, or streamable HTTP with a session per client.
+//!
+//! Tokio lives here only: the executor stays synchronous, and its calls run on blocking
+//! threads.
+
+mod server;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use rmcp::ServiceExt as _;
+use skills_executor::{Executor, SessionContext};
+use thiserror::Error;
+
+use crate::server::SkillsServer;
+
+/// Errors of the MCP server, with stable codes.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum McpError {
+    /// The transport failed (stdio closed abnormally, the HTTP listener).
+    #[error("MCP transport: {0}")]
+    Transport(#[source] std::io::Error),
+    /// The MCP session could not start (the initialize handshake failed).
+    #[error("MCP session: {0}")]
+    Session(String),
+}
+
+impl McpError {
+    /// A stable, upper-case code.
+    pub fn code(&self) -> &'static str {
+        match self {
+            McpError::Transport(_) => "MCP_TRANSPORT",
+            McpError::Session(_) => "MCP_SESSION",
+        }
+    }
+}
+
+/// How the HTTP transport admits requests.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// A bearer token every request must carry (`Authorization: Bearer ...`); a request
+    /// without it gets 401.
+    pub token: Option<String>,
+    /// Browser origins allowed beyond loopback ones (DNS-rebinding protection: a request
+    /// with another `Origin` is refused).
+    pub allowed_origins: Vec<String>,
+    /// How long an idle MCP session lives (default 30 minutes).
+    pub session_idle: Option<Duration>,
+}
+
+/// Serves one MCP session over stdin and stdout until the client closes it (or SIGTERM),
+/// then ends the executor session (every skill deactivated, audited).
+pub async fn serve_stdio(executor: Executor, context: SessionContext) -> Result<(), McpError> {
+    let server = SkillsServer::new(&executor, context);
+    let running = server
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|e| McpError::Session(e.to_string()))?;
+    tokio::select! {
+        done = running.waiting() => {
+            done.map_err(|e| McpError::Session(e.to_string()))?;
+        }
+        () = terminated() => {}
+    }
+    Ok(())
+}
+
+/// Serves streamable HTTP at `/mcp` on `listener` until SIGTERM or SIGINT: each MCP session
+/// gets its own executor session, ended (and audited) when the client disconnects or the
+/// session expires.
+pub async fn serve_http(
+    executor: Executor,
+    context: SessionContext,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+) -> Result<(), McpError> {
+    let mut origins = vec![
+        "http://localhost:*".to_owned(),
+        "http://127.0.0.1:*".to_owned(),
+        "http://[::1]:*".to_owned(),
+    ];
+    origins.extend(options.allowed_origins.iter().cloned());
+    let mut hosts = vec![
+        "localhost".to_owned(),
+        "127.0.0.1".to_owned(),
+        "::1".to_owned(),
+    ];
+    if let Ok(addr) = listener.local_addr() {
+        hosts.push(addr.ip().to_string());
+    }
+    let mut config = StreamableHttpServerConfig::default();
+    config.allowed_origins = origins;
+    config.allowed_hosts = hosts;
+    config.legacy_session_mode = true;
+    let mut manager = LocalSessionManager::default();
+    manager.session_config.keep_alive =
+        Some(options.session_idle.unwrap_or(Duration::from_secs(1800)));
+    let service = StreamableHttpService::new(
+        move || Ok(SkillsServer::new(&executor, context.clone())),
+        Arc::new(manager),
+        config,
+    );
+    let token = options.token.map(Arc::<str>::from);
+    let router =
+        axum::Router::new()
+            .nest_service("/mcp", service)
+            .layer(axum::middleware::from_fn(
+                move |request: axum::extract::Request, next: axum::middleware::Next| {
+                    let token = token.clone();
+                    async move {
+                        if let Some(token) = token {
+                            let given = request
+                                .headers()
+                                .get(axum::http::header::AUTHORIZATION)
+                                .and_then(|v| v.to_str().ok())
+                                .and_then(|v| v.strip_prefix("Bearer "));
+                            if given != Some(&*token) {
+                                return axum::response::IntoResponse::into_response((
+                                    axum::http::StatusCode::UNAUTHORIZED,
+                                    "a bearer token is required",
+                                ));
+                            }
+                        }
+                        next.run(request).await
+                    }
+                },
+            ));
+    axum::serve(listener, router)
+        .with_graceful_shutdown(terminated())
+        .await
+        .map_err(McpError::Transport)
+}
+
+/// Binds `addr` for [`serve_http`]; port 0 picks a free port (read it from the listener).
+pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, McpError> {
+    tokio::net::TcpListener::bind(addr)
+        .await
+        .map_err(McpError::Transport)
+}
+
+/// Resolves on SIGTERM or SIGINT.
+async fn terminated() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        if let (Ok(mut term), Ok(mut int)) = (
+            signal(SignalKind::terminate()),
+            signal(SignalKind::interrupt()),
+        ) {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = int.recv() => {}
+            }
+            return;
+        }
+    }
+    let _ = tokio::signal::ctrl_c().await;
+}
+
+/// Where the server listens.
+pub enum Transport {
+    /// One session over stdin and stdout.
+    Stdio,
+    /// Streamable HTTP at `/mcp` on `addr`; `on_listening` is called with the bound address
+    /// once the socket is bound (so port 0 can be reported).
+    Http {
+        /// The address to bind.
+        addr: SocketAddr,
+        /// Token, origins and idle time.
+        options: HttpOptions,
+        /// Told the bound address.
+        on_listening: Box<dyn FnOnce(SocketAddr) + Send>,
+    },
+}
+
+impl std::fmt::Debug for Transport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Transport::Stdio => f.write_str("Stdio"),
+            Transport::Http { addr, .. } => write!(f, "Http({addr})"),
+        }
+    }
+}
+
+/// Runs the server on its own Tokio runtime until the transport ends or SIGTERM: the
+/// synchronous entry point (`skillctl mcp` uses it).
+pub fn run(
+    executor: Executor,
+    context: SessionContext,
+    transport: Transport,
+) -> Result<(), McpError> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(McpError::Transport)?;
+    let result = runtime.block_on(async move {
+        match transport {
+            Transport::Stdio => serve_stdio(executor, context).await,
+            Transport::Http {
+                addr,
+                options,
+                on_listening,
+            } => {
+                let listener = bind(addr).await?;
+                let bound = listener.local_addr().map_err(McpError::Transport)?;
+                on_listening(bound);
+                serve_http(executor, context, listener, options).await
+            }
+        }
+    });
+    // Sessions end (and their scripts with them) before the process goes.
+    runtime.shutdown_timeout(Duration::from_secs(5));
+    result
+}

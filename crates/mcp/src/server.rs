@@ -1,0 +1,394 @@
+//! The MCP server handler: one executor session per MCP session, the runtime tools through
+//! the protocol layer, skill files as resources, user-invocable skills as prompts, and
+//! `list_changed` notifications when the index publishes.
+
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+};
+use rmcp::service::{NotificationContext, RequestContext};
+use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
+use skills_executor::{protocol, Encoding, Executor, Session, SessionContext};
+use skills_model::{Layer, SkillRecord};
+
+/// One MCP session's server: its own executor session, ended (every skill deactivated,
+/// audited) when the MCP session ends.
+#[derive(Debug)]
+pub(crate) struct SkillsServer {
+    executor: Executor,
+    session: Arc<Session>,
+    subscribed: Arc<Mutex<HashSet<String>>>,
+}
+
+impl SkillsServer {
+    pub(crate) fn new(executor: &Executor, context: SessionContext) -> SkillsServer {
+        SkillsServer {
+            executor: executor.clone(),
+            session: Arc::new(executor.session(context)),
+            subscribed: Arc::new(Mutex::new(HashSet::new())),
+        }
+    }
+}
+
+impl Drop for SkillsServer {
+    fn drop(&mut self) {
+        if let Err(e) = self.session.end_task() {
+            tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
+        }
+    }
+}
+
+/// The URI segment of a skill's layer: `enterprise`, `personal`, `project`, `plugin.<id>`.
+fn layer_segment(record: &SkillRecord) -> String {
+    match &record.plugin {
+        Some(id) => format!("plugin.{id}"),
+        None => record.layer.to_string(),
+    }
+}
+
+/// `skill://{layer}/{name}/{path}`.
+fn uri(record: &SkillRecord, path: &str) -> String {
+    format!("skill://{}/{}/{path}", layer_segment(record), record.name)
+}
+
+/// A resource URI's skill (as a qualified name) and path.
+fn parse_uri(uri: &str) -> Option<(String, String)> {
+    let rest = uri.strip_prefix("skill://")?;
+    let (layer, rest) = rest.split_once('/')?;
+    let (name, path) = rest.split_once('/')?;
+    let qualified = match layer.strip_prefix("plugin.") {
+        Some(id) => format!("{id}:{name}"),
+        None => {
+            layer.parse::<Layer>().ok()?;
+            format!("{layer}:{name}")
+        }
+    };
+    Some((qualified, path.to_owned()))
+}
+
+fn not_found(message: String) -> ErrorData {
+    ErrorData::resource_not_found(message, None)
+}
+
+/// The prompt name of a skill: its bare name when it holds it, `<layer>.<name>` otherwise.
+fn prompt_name(record: &SkillRecord, resolved: bool) -> String {
+    if resolved {
+        record.name.to_string()
+    } else {
+        format!("{}.{}", layer_segment(record), record.name)
+    }
+}
+
+impl SkillsServer {
+    fn visible(&self) -> Vec<(Arc<SkillRecord>, bool)> {
+        let snapshot = self.executor.index().snapshot();
+        let mut out: Vec<(Arc<SkillRecord>, bool)> = snapshot
+            .skills()
+            .filter(|r| self.session.can_see(r))
+            .map(|r| (Arc::clone(r), true))
+            .collect();
+        out.extend(
+            snapshot
+                .shadowed()
+                .iter()
+                .filter(|s| self.session.can_see(&s.record))
+                .map(|s| (Arc::clone(&s.record), false)),
+        );
+        out
+    }
+
+    /// Sends the `list_changed` notifications (and `resources/updated` for subscribed
+    /// URIs of changed skills) whenever the index publishes a change this session sees.
+    fn follow(&self, peer: Peer<RoleServer>) {
+        let batches = self.executor.index().subscribe_batches();
+        let session = Arc::clone(&self.session);
+        let subscribed = Arc::clone(&self.subscribed);
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<String>>();
+        std::thread::spawn(move || {
+            for batch in batches {
+                let events = protocol::events(&session, &batch);
+                let changed: Vec<String> = events
+                    .iter()
+                    .flat_map(|e| match e {
+                        protocol::Event::SkillsChanged {
+                            added,
+                            changed,
+                            removed,
+                            ..
+                        } => added
+                            .iter()
+                            .chain(changed)
+                            .chain(removed)
+                            .cloned()
+                            .collect(),
+                        protocol::Event::ActiveSkillOutdated { skill, .. } => vec![skill.clone()],
+                    })
+                    .collect();
+                if !changed.is_empty() && tx.send(changed).is_err() {
+                    return;
+                }
+            }
+        });
+        tokio::spawn(async move {
+            while let Some(changed) = rx.recv().await {
+                let ok = peer.notify_tool_list_changed().await.is_ok()
+                    && peer.notify_resource_list_changed().await.is_ok()
+                    && peer.notify_prompt_list_changed().await.is_ok();
+                if !ok {
+                    return;
+                }
+                let uris: Vec<String> = subscribed
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .iter()
+                    .filter(|u| parse_uri(u).is_some_and(|(q, _)| changed.contains(&q)))
+                    .cloned()
+                    .collect();
+                for uri in uris {
+                    let param = rmcp::model::ResourceUpdatedNotificationParam::new(uri);
+                    if peer.notify_resource_updated(param).await.is_err() {
+                        return;
+                    }
+                }
+            }
+        });
+    }
+}
+
+impl ServerHandler for SkillsServer {
+    fn get_info(&self) -> InitializeResult {
+        let capabilities = ServerCapabilities::builder()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        InitializeResult::new(capabilities)
+            .with_server_info(Implementation::new(
+                "agent-skills",
+                env!("CARGO_PKG_VERSION"),
+            ))
+            .with_instructions(self.session.instructions(None).instructions)
+    }
+
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        // Sessions hold the active skills; the stateless protocol (2026-07-28) has none.
+        std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+    }
+
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        self.follow(context.peer.clone());
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let tools = protocol::tool_definitions(&self.session)
+            .into_iter()
+            .map(|d| {
+                let schema = match d.input_schema {
+                    Value::Object(map) => map,
+                    _ => serde_json::Map::new(),
+                };
+                Tool::new(d.name, d.description, Arc::new(schema))
+            })
+            .collect();
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        if !protocol::RUNTIME_TOOLS.contains(&name.as_str()) {
+            return Err(ErrorData::invalid_params(
+                format!("no tool named {name:?}"),
+                None,
+            ));
+        }
+        let input = Value::Object(request.arguments.unwrap_or_default());
+        let session = Arc::clone(&self.session);
+        let result = tokio::task::spawn_blocking(move || protocol::call(&session, &name, input))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        Ok(match result {
+            Ok(output) => {
+                let text = serde_json::to_string(&output).unwrap_or_default();
+                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+                if output.is_object() {
+                    result.structured_content = Some(output);
+                }
+                result
+            }
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", e.code()))]),
+        }
+        .into())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut resources = Vec::new();
+        for (record, _) in self.visible() {
+            resources.push(
+                Resource::new(
+                    uri(&record, "SKILL.md"),
+                    format!("{} SKILL.md", record.name),
+                )
+                .with_description(record.description.clone()),
+            );
+            if let Ok(skill) = self.executor.index().load(&record.qualified_name()) {
+                for file in skill
+                    .files
+                    .iter()
+                    .filter(|f| !f.path.starts_with("scripts/"))
+                {
+                    resources.push(Resource::new(
+                        uri(&record, &file.path),
+                        format!("{} {}", record.name, file.path),
+                    ));
+                }
+            }
+        }
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        Ok(ListResourceTemplatesResult::with_all_items(vec![
+            ResourceTemplate::new("skill://{layer}/{name}/{+path}", "skill file"),
+        ]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (skill, path) = parse_uri(&request.uri)
+            .ok_or_else(|| not_found(format!("not a skill:// URI: {}", request.uri)))?;
+        let session = Arc::clone(&self.session);
+        let read = tokio::task::spawn_blocking(move || {
+            session.read_unloaded(&skill, &path, "resources/read")
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        match read {
+            Ok(file) => {
+                let contents = match file.encoding {
+                    Encoding::Text => ResourceContents::text(file.content, request.uri),
+                    Encoding::Base64 => ResourceContents::blob(file.content, request.uri),
+                };
+                Ok(ReadResourceResult::new(vec![contents]).into())
+            }
+            Err(e) => Err(not_found(format!("{}: {e}", e.code()))),
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        parse_uri(&request.uri)
+            .ok_or_else(|| not_found(format!("not a skill:// URI: {}", request.uri)))?;
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .insert(request.uri);
+        Ok(())
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscribed
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .remove(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self
+            .visible()
+            .into_iter()
+            .filter(|(r, _)| r.frontmatter.user_invocable != Some(false))
+            .map(|(r, resolved)| {
+                let mut argument = PromptArgument::new("arguments");
+                if let Some(hint) = &r.frontmatter.argument_hint {
+                    argument = argument.with_description(hint.to_string());
+                }
+                Prompt::new(
+                    prompt_name(&r, resolved),
+                    Some(r.description.clone()),
+                    Some(vec![argument]),
+                )
+            })
+            .collect();
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        // `<layer>.<name>` (or `plugin.<id>.<name>`) reaches a shadowed skill.
+        let name = match request.name.rsplit_once('.') {
+            Some((layer, name)) if parse_uri(&format!("skill://{layer}/{name}/x")).is_some() => {
+                parse_uri(&format!("skill://{layer}/{name}/x"))
+                    .map_or(request.name.clone(), |q| q.0)
+            }
+            _ => request.name.clone(),
+        };
+        let arguments = request
+            .arguments
+            .as_ref()
+            .and_then(|a| a.get("arguments"))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
+        let session = Arc::clone(&self.session);
+        let content =
+            tokio::task::spawn_blocking(move || session.instructions_of(&name, "prompts/get"))
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+                .map_err(|e| ErrorData::invalid_params(format!("{}: {e}", e.code()), None))?;
+        let mut text = format!(
+            "Follow the instructions of the skill {} (its folder: {}).\n\n{}",
+            content.name, content.base_path, content.content
+        );
+        if let Some(arguments) = arguments {
+            text.push_str(&format!("\n\nArguments: {arguments}\n"));
+        }
+        Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
+    }
+}
