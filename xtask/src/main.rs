@@ -12,6 +12,7 @@ mod bench;
 mod conformance;
 mod gen_corpus;
 mod host_example;
+mod mcp_interop;
 mod prompt_compare;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -28,6 +29,10 @@ commands:
   host-example
       Build skillctl and run examples/host.py (Python 3, standard library only), a host
       written from PROTOCOL.md, against a live session.
+  mcp-interop
+      Run `skillctl mcp` against the official MCP SDKs (Python `mcp` 2.3.x, TypeScript
+      `@modelcontextprotocol/sdk` 1.32.x, installed under target/ with pip and npm when
+      missing), over stdio and streamable HTTP; then the MCP and JSON-lines round trips.
   bench [--quick] [--shared DIR]
       The performance gates, each beside its floor measured in the same run.
   gen-corpus
@@ -56,6 +61,7 @@ fn run() -> Result<ExitCode> {
         "bench" => bench::run(&rest),
         "prompt-compare" => prompt_compare::run(&rest),
         "host-example" => host_example::run(&rest),
+        "mcp-interop" => mcp_interop::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -1,0 +1,184 @@
+//! `skillctl mcp` over stdio with raw JSON-RPC lines: the handshake, the runtime tools
+//! through the protocol layer (failures as tool errors starting with the stable code),
+//! resources that never serve scripts, prompts that do not activate, a notification when a
+//! skill appears, and the end of input ending the session with its skills deactivated and
+//! audited. (The official SDKs are exercised by `cargo xtask mcp-interop`.)
+
+mod common;
+
+use common::{Fixture, Spawned, DEADLINE};
+use serde_json::{json, Value};
+use std::io::Write as _;
+
+struct Mcp {
+    proc: Spawned,
+    next: u64,
+}
+
+impl Mcp {
+    fn start(f: &Fixture, args: &[&str]) -> Mcp {
+        let root = f.root_arg("personal");
+        let mut proc = Spawned::start(
+            common::skillctl()
+                .args(["mcp", "--no-defaults", &root])
+                .args(args)
+                .current_dir(f.path()),
+        );
+        let stdin = proc.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{}", json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "1"}}})).expect("write");
+        let mut mcp = Mcp { proc, next: 1 };
+        let init = mcp.reply(0);
+        assert!(init["result"]["instructions"]
+            .as_str()
+            .expect("instructions")
+            .contains("<available_skills>"));
+        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        mcp
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.proc.stdin.as_mut().expect("stdin");
+        writeln!(stdin, "{message}").expect("write");
+        stdin.flush().expect("flush");
+    }
+
+    /// The response to `id`; notifications met on the way are returned by `notification`.
+    fn reply(&mut self, id: u64) -> Value {
+        loop {
+            let line = self.proc.lines.recv_timeout(DEADLINE).expect("a line");
+            let v: Value = serde_json::from_str(&line).expect("JSON");
+            if v["id"] == id {
+                return v;
+            }
+        }
+    }
+
+    fn call(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next;
+        self.next += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.reply(id)
+    }
+
+    fn tool(&mut self, name: &str, arguments: Value) -> Value {
+        self.call("tools/call", json!({"name": name, "arguments": arguments}))["result"].clone()
+    }
+
+    fn notification(&mut self, method: &str) {
+        loop {
+            let line = self
+                .proc
+                .lines
+                .recv_timeout(DEADLINE)
+                .expect("a notification");
+            let v: Value = serde_json::from_str(&line).expect("JSON");
+            if v["method"] == method {
+                return;
+            }
+        }
+    }
+}
+
+#[test]
+fn the_runtime_tools_resources_and_prompts_over_mcp() {
+    let f = Fixture::new();
+    f.skill(
+        "reporter",
+        "argument-hint: the period\n",
+        "Write the report.\n",
+    );
+    f.file("reporter", "references/guide.md", "Guide.\n");
+    f.file("reporter", "scripts/run.sh", "echo run\n");
+    let audit = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit.display());
+    let mut mcp = Mcp::start(&f, &[&audit_arg]);
+
+    let tools = mcp.call("tools/list", json!({}));
+    let mut names: Vec<&str> = tools["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .map(|t| t["name"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        [
+            "skill",
+            "skills_list",
+            "skills_load",
+            "skills_read",
+            "skills_run_script",
+            "skills_unload"
+        ]
+    );
+
+    let loaded = mcp.tool("skills_load", json!({"names": ["reporter"]}));
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    assert_eq!(
+        loaded["structuredContent"]["active_skills"][0]["name"],
+        "reporter"
+    );
+    let refused = mcp.tool("skills_read", json!({"path": "scripts/run.sh"}));
+    assert_eq!(refused["isError"], true);
+    assert!(refused["content"][0]["text"]
+        .as_str()
+        .expect("text")
+        .starts_with("SKILL_SCRIPT_NOT_READABLE"));
+    let host_only = mcp.call(
+        "tools/call",
+        json!({"name": "register_plugin", "arguments": {"id": "x", "root": "/"}}),
+    );
+    assert!(host_only.get("error").is_some(), "{host_only}");
+
+    let read = mcp.call(
+        "resources/read",
+        json!({"uri": "skill://personal/reporter/references/guide.md"}),
+    );
+    assert_eq!(read["result"]["contents"][0]["text"], "Guide.\n");
+    let script = mcp.call(
+        "resources/read",
+        json!({"uri": "skill://personal/reporter/scripts/run.sh"}),
+    );
+    assert!(script.get("error").is_some(), "{script}");
+
+    let prompt = mcp.call(
+        "prompts/get",
+        json!({"name": "reporter", "arguments": {"arguments": "weekly"}}),
+    );
+    let text = prompt["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(
+        text.contains("Write the report.") && text.contains("weekly"),
+        "{text}"
+    );
+
+    f.skill("newcomer", "", "New.\n");
+    mcp.notification("notifications/tools/list_changed");
+
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+    let events: Vec<Value> = std::fs::read_to_string(&audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().expect("event"))
+        .collect();
+    assert!(
+        kinds.contains(&"skill_activated") && kinds.contains(&"script_read_blocked"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"skill_deactivated"), "{kinds:?}");
+    assert!(
+        events.iter().any(|e| e["tool_name"] == "prompts/get"),
+        "prompts/get is audited"
+    );
+    assert!(
+        events.iter().any(|e| e["tool_name"] == "resources/read"),
+        "resources/read is audited"
+    );
+}
