@@ -361,7 +361,14 @@ pub(crate) fn fast_path(line: &str) -> Option<Vec<Vec<String>>> {
             let word = &line[start..i];
             // A command's first word that assigns (`A=1`) or is a reserved word or a
             // declaration the grammar reads as something else: the parser decides.
-            if current.is_empty() && (word.contains('=') || RESERVED.contains(&word)) {
+            if current.is_empty()
+                && (RESERVED.contains(&word)
+                    || !word
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"_./-".contains(&b)))
+            {
+                // An assignment, a reserved word, or a command name with characters the
+                // grammar reads specially there (`a@b`): the parser decides.
                 return None;
             }
             // `=` leading a word or doubled is read specially by the grammar: it decides.

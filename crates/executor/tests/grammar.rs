@@ -21,6 +21,7 @@ const TABLE: &[(&str, Option<&str>)] = &[
     ("git a'b'\"c\"", None),
     ("git 'status; rm -rf /'", None),
     ("git status;", None),
+    ("git log user@host", None),
     // A command no rule names.
     ("rm -rf /", Some("not in the allowed-tools")),
     ("git status && rm -rf /", Some("not in the allowed-tools")),
@@ -121,7 +122,7 @@ mod properties {
         "git", "status", "head", "-5", "echo", "ok", "rm", "-rf", "/", "if", "then", "fi", "do",
         "done", "export", "A=1", "x=y", " ", " ", " ", "&&", "||", ";", "|", "&", "\n", "'", "\"",
         "$", "$(", "`", "(", ")", "{", "}", "<", ">", "2>&1", "<<", "*", "?", "[", "~", "\\",
-        "\\\n", "\r", "#", "!", "|&", "'a b'", "\"c d\"", "$x", "'$x'", "=", ",", ":", ".",
+        "\\\n", "\r", "#", "!", "|&", "'a b'", "\"c d\"", "$x", "'$x'", "=", ",", ":", ".", "@", "+", "%", "time5",
     ];
 
     fn line() -> impl Strategy<Value = String> {
