@@ -43,7 +43,7 @@ pub use results::{
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
     ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use run::ScriptCall;
+pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use session::Session;
 pub use stack::{LoadMode, TaskGuard};

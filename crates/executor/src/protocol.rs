@@ -205,6 +205,16 @@ fn output<T: Serialize>(value: T) -> Value {
 /// Calls request `name` with its JSON input on `session` and returns its JSON output.
 /// Every transport goes through here.
 pub fn call(session: &Session, name: &str, input: Value) -> Result<Value, ExecError> {
+    call_cancellable(session, name, input, None)
+}
+
+/// [`call`], with a cancellation that stops a script the call runs (`skills_run_script`).
+pub fn call_cancellable(
+    session: &Session,
+    name: &str,
+    input: Value,
+    cancel: Option<crate::Cancellation>,
+) -> Result<Value, ExecError> {
     // Follow the index first: the skills of a plugin that left are deactivated (audited).
     session.sync()?;
     Ok(match name {
@@ -249,6 +259,7 @@ pub fn call(session: &Session, name: &str, input: Value) -> Result<Value, ExecEr
                 env: input.env.into_iter().collect(),
                 workdir: input.workdir,
                 timeout: input.timeout_ms.map(Duration::from_millis),
+                cancel,
             })?)
         }
         "skill" => {

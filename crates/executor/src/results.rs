@@ -130,6 +130,8 @@ pub struct ScriptRun {
     pub truncated: bool,
     /// Whether the timeout killed it.
     pub timed_out: bool,
+    /// Whether the caller cancelled it (over MCP: the client's cancellation).
+    pub cancelled: bool,
     /// Wall-clock duration.
     pub duration_ms: u64,
 }

@@ -15,8 +15,40 @@ use crate::{
     run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session,
 };
 
+/// Stops a script run from another thread (a client's cancellation). Made with
+/// [`cancellation`]; dropping the [`Canceller`] unused cancels nothing.
+#[derive(Debug, Clone)]
+pub struct Cancellation {
+    rx: crossbeam_channel::Receiver<()>,
+}
+
+impl Cancellation {
+    pub(crate) fn receiver(&self) -> crossbeam_channel::Receiver<()> {
+        self.rx.clone()
+    }
+}
+
+/// The side that cancels.
+#[derive(Debug)]
+pub struct Canceller {
+    tx: crossbeam_channel::Sender<()>,
+}
+
+impl Canceller {
+    /// Cancels the run: the script and every descendant are stopped.
+    pub fn cancel(&self) {
+        let _ = self.tx.try_send(());
+    }
+}
+
+/// A linked canceller and cancellation.
+pub fn cancellation() -> (Canceller, Cancellation) {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    (Canceller { tx }, Cancellation { rx })
+}
+
 /// A `skills_run_script` call.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default)]
 pub struct ScriptCall {
     /// The active skill (default: the most recently loaded).
     pub skill: Option<String>,
@@ -30,6 +62,8 @@ pub struct ScriptCall {
     pub workdir: Option<String>,
     /// A shorter timeout than the host's.
     pub timeout: Option<Duration>,
+    /// Stops the run when cancelled.
+    pub cancel: Option<Cancellation>,
 }
 
 impl ScriptCall {
@@ -49,6 +83,7 @@ struct Launch<'a> {
     allowed_env: &'a [String],
     workdir: &'a Path,
     timeout: Option<Duration>,
+    cancel: Option<&'a Cancellation>,
 }
 
 pub(crate) fn elapsed_ms(started: Instant) -> u64 {
@@ -112,6 +147,7 @@ impl Session {
             stderr: out.stderr,
             truncated: out.truncated,
             timed_out: out.timed_out,
+            cancelled: out.cancelled,
             duration_ms: out.duration_ms,
         })
     }
@@ -195,6 +231,7 @@ impl Session {
                 allowed_env: &allowed_env,
                 workdir: &workdir,
                 timeout: call.timeout,
+                cancel: call.cancel.as_ref(),
             },
         )
     }
@@ -259,6 +296,7 @@ impl Session {
                 .map_or(policy.script_timeout, |t| t.min(policy.script_timeout)),
             output_limit: policy.output_limit,
             supervisor: policy.supervisor.as_deref(),
+            cancel: launch.cancel,
         };
         Ok(run_script(&request)?)
     }
@@ -307,6 +345,7 @@ impl Session {
                                 allowed_env: &[],
                                 workdir: &a.rules.dir,
                                 timeout: None,
+                                cancel: None,
                             },
                         )
                     })

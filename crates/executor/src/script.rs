@@ -62,6 +62,8 @@ pub struct ScriptRequest<'a> {
     /// The supervisor executable ([`crate::supervise`]), when the host has one: the script
     /// then runs under it, and every descendant dies with the script.
     pub supervisor: Option<&'a Path>,
+    /// Stops the run when cancelled (Linux: as a timeout does, descendants included).
+    pub cancel: Option<&'a crate::Cancellation>,
 }
 
 /// What a run produced.
@@ -77,6 +79,8 @@ pub struct ScriptOutput {
     pub truncated: bool,
     /// Whether the timeout killed it.
     pub timed_out: bool,
+    /// Whether the caller cancelled it (the run was stopped, its descendants killed).
+    pub cancelled: bool,
     /// Wall-clock duration.
     pub duration_ms: u64,
 }
@@ -185,7 +189,8 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
     // descendant before it exits.
     let stop = child.stdin.take();
     let supervised = request.supervisor.is_some();
-    let waited = sys::wait(child, request.timeout, stop).map_err(|e| spawn_error(&script, e))?;
+    let waited = sys::wait(child, request.timeout, stop, request.cancel)
+        .map_err(|e| spawn_error(&script, e))?;
 
     let deadline = Instant::now()
         .checked_add(READER_GRACE)
@@ -196,9 +201,10 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
     let mut exit_code = waited.status.and_then(|status| status.code());
     // A child that exited on its own just as the timer fired was not killed by it; a
     // supervisor stopped at the timeout says so with its own code.
-    let timed_out = waited.timed_out
-        && (exit_code.is_none() || (supervised && exit_code == Some(crate::STOPPED)));
-    if timed_out {
+    let stopped = exit_code.is_none() || (supervised && exit_code == Some(crate::STOPPED));
+    let timed_out = waited.timed_out && stopped;
+    let cancelled = waited.cancelled && stopped;
+    if timed_out || cancelled {
         exit_code = None;
     }
     Ok(ScriptOutput {
@@ -207,6 +213,7 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
         stderr,
         truncated: stdout_cut || stderr_cut,
         timed_out,
+        cancelled,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
     })
 }
@@ -272,6 +279,8 @@ struct Waited {
     status: Option<ExitStatus>,
     /// Whether the timeout fired before the child exited.
     timed_out: bool,
+    /// Whether the caller cancelled the run before the child exited.
+    cancelled: bool,
 }
 
 /// What a pipe reader has collected so far.
@@ -420,6 +429,7 @@ mod sys {
     use std::os::unix::fs::PermissionsExt;
     use std::os::unix::process::CommandExt;
     use std::process::{Child, ChildStdin, Command};
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
     use std::sync::mpsc::{self, RecvTimeoutError};
     use std::thread;
     use std::time::Duration;
@@ -478,11 +488,12 @@ mod sys {
         mut child: Child,
         timeout: Duration,
         stop: Option<ChildStdin>,
+        cancel: Option<&crate::Cancellation>,
     ) -> io::Result<Waited> {
         use rustix::process::{waitid, WaitId, WaitIdOptions};
 
         let pid = Pid::from_child(&child);
-        let (exited_tx, exited) = mpsc::channel::<()>();
+        let (exited_tx, exited) = crossbeam_channel::bounded::<()>(1);
         let watcher = thread::Builder::new()
             .name("script-wait".to_owned())
             .spawn(move || loop {
@@ -505,18 +516,35 @@ mod sys {
             return Err(e);
         }
 
-        let mut outcome = exited.recv_timeout(timeout);
-        let timed_out = matches!(outcome, Err(RecvTimeoutError::Timeout));
+        let deadline = std::time::Instant::now() + timeout;
+        let never = crossbeam_channel::never();
+        let mut cancel_rx = cancel.map_or(never.clone(), crate::Cancellation::receiver);
+        // Exited, timed out, or cancelled (a cancellation handle dropped unused is not a
+        // cancellation: it stops being listened to).
+        let (mut exited_now, timed_out, cancelled) = loop {
+            crossbeam_channel::select! {
+                recv(exited) -> r => break (r.is_ok(), false, false),
+                recv(cancel_rx) -> r => match r {
+                    Ok(()) => break (false, false, true),
+                    Err(_) => cancel_rx = never.clone(),
+                },
+                default(deadline.saturating_duration_since(std::time::Instant::now())) => break (false, true, false),
+            }
+        };
         // A supervisor is asked to stop (its stdin closed): it kills every descendant, the
         // ones that left the group included, before it exits. Killing it outright would
         // hand them to init.
         drop(stop);
-        if timed_out {
-            outcome = exited.recv_timeout(STOP_GRACE);
+        if timed_out || cancelled {
+            exited_now = exited.recv_timeout(STOP_GRACE).is_ok();
         }
-        kill(pid, outcome.is_err());
+        kill(pid, !exited_now);
         let status = child.wait().ok();
-        Ok(Waited { status, timed_out })
+        Ok(Waited {
+            status,
+            timed_out,
+            cancelled,
+        })
     }
 
     /// Waits for the child to exit, for `timeout` at most; then kills the whole process
@@ -530,6 +558,7 @@ mod sys {
         mut child: Child,
         timeout: Duration,
         stop: Option<ChildStdin>,
+        _cancel: Option<&crate::Cancellation>,
     ) -> io::Result<Waited> {
         let pid = Pid::from_child(&child);
         let (status_tx, status) = mpsc::channel();
@@ -550,6 +579,7 @@ mod sys {
                 Ok(Waited {
                     status: result.ok(),
                     timed_out: false,
+                    cancelled: false,
                 })
             }
             Err(RecvTimeoutError::Timeout) => {
@@ -560,6 +590,7 @@ mod sys {
                 Ok(Waited {
                     status: result.and_then(Result::ok),
                     timed_out: true,
+                    cancelled: false,
                 })
             }
             Err(RecvTimeoutError::Disconnected) => {
@@ -567,6 +598,7 @@ mod sys {
                 Ok(Waited {
                     status: None,
                     timed_out: false,
+                    cancelled: false,
                 })
             }
         }
@@ -608,6 +640,7 @@ mod sys {
         mut child: Child,
         timeout: Duration,
         _stop: Option<std::process::ChildStdin>,
+        _cancel: Option<&crate::Cancellation>,
     ) -> io::Result<Waited> {
         let deadline = Instant::now().checked_add(timeout);
         loop {
@@ -616,6 +649,7 @@ mod sys {
                     return Ok(Waited {
                         status: Some(status),
                         timed_out: false,
+                        cancelled: false,
                     })
                 }
                 Ok(None) => {}
@@ -630,6 +664,7 @@ mod sys {
                 return Ok(Waited {
                     status,
                     timed_out: true,
+                    cancelled: false,
                 });
             }
             thread::sleep(POLL);

@@ -55,6 +55,7 @@ pub(crate) enum Refusal {
     Negation,
     Comment,
     Control,
+    NonAscii,
     TestCommand,
     Declaration,
     Other,
@@ -83,6 +84,7 @@ impl fmt::Display for Refusal {
             Refusal::Negation => "a negated command (!)",
             Refusal::Comment => "a comment",
             Refusal::Control => "a control character",
+            Refusal::NonAscii => "a non-ASCII character outside quotes",
             Refusal::TestCommand => "a test command ([[ ... ]])",
             Refusal::Declaration => "a declaration (export, local, declare, unset)",
             Refusal::Other => "a construct the grammar check does not admit",
@@ -317,6 +319,11 @@ fn word(node: Node<'_>, line: &str) -> Result<String, Refusal> {
 
 /// An unquoted word, if nothing in it expands or escapes.
 fn plain_word(text: &str) -> Result<&str, Refusal> {
+    // Unicode blanks and lookalikes are read differently by shells and by the grammar:
+    // outside quotes, only ASCII is admitted.
+    if !text.is_ascii() {
+        return Err(Refusal::NonAscii);
+    }
     if text.contains('\\') {
         return Err(Refusal::Escape);
     }

@@ -22,6 +22,10 @@ const TABLE: &[(&str, Option<&str>)] = &[
     ("git 'status; rm -rf /'", None),
     ("git status;", None),
     ("git log user@host", None),
+    ("git log 'héllo'", None),
+    // Found by the check_tool fuzz target: an unquoted non-ASCII word.
+    ("git log héllo", Some("a non-ASCII character")),
+    ("git\u{a0}status", Some("a non-ASCII character")),
     // A command no rule names.
     ("rm -rf /", Some("not in the allowed-tools")),
     ("git status && rm -rf /", Some("not in the allowed-tools")),
@@ -122,7 +126,8 @@ mod properties {
         "git", "status", "head", "-5", "echo", "ok", "rm", "-rf", "/", "if", "then", "fi", "do",
         "done", "export", "A=1", "x=y", " ", " ", " ", "&&", "||", ";", "|", "&", "\n", "'", "\"",
         "$", "$(", "`", "(", ")", "{", "}", "<", ">", "2>&1", "<<", "*", "?", "[", "~", "\\",
-        "\\\n", "\r", "#", "!", "|&", "'a b'", "\"c d\"", "$x", "'$x'", "=", ",", ":", ".", "@", "+", "%", "time5",
+        "\\\n", "\r", "#", "!", "|&", "'a b'", "\"c d\"", "$x", "'$x'", "=", ",", ":", ".", "@",
+        "+", "%", "time5",
     ];
 
     fn line() -> impl Strategy<Value = String> {

@@ -35,6 +35,7 @@ fn request<'a>(script: &'a Path, args: &'a [String]) -> ScriptRequest<'a> {
         timeout: Duration::from_secs(20),
         output_limit: MIB,
         supervisor: None,
+        cancel: None,
     }
 }
 

@@ -27,6 +27,7 @@ fn request<'a>(script: &'a Path, timeout: Duration) -> ScriptRequest<'a> {
         timeout,
         output_limit: 1 << 20,
         supervisor: Some(Path::new(SUPERVISOR)),
+        cancel: None,
     }
 }
 
@@ -118,4 +119,29 @@ fn the_scripts_status_comes_through_the_supervisor() {
     let out = run_script(&request(&killed, Duration::from_secs(30))).unwrap();
     assert_eq!(out.exit_code, None, "{out:?}");
     assert!(!out.timed_out);
+}
+
+#[test]
+fn a_cancelled_run_stops_with_every_descendant() {
+    let _serial = serial();
+    let dir = tempfile::tempdir().unwrap();
+    let (script, file) = escaping(dir.path(), "echo started; sleep 1000");
+    let (canceller, cancellation) = skills_executor::cancellation();
+    let pid_file = file.clone();
+    let mut request = request(&script, Duration::from_secs(60));
+    request.cancel = Some(&cancellation);
+    let out = std::thread::scope(|scope| {
+        let run = scope.spawn(|| run_script(&request).unwrap());
+        // Cancelled at once: whatever the script had started by then must be gone.
+        canceller.cancel();
+        run.join().unwrap()
+    });
+    assert!(out.cancelled, "{out:?}");
+    assert_eq!(out.exit_code, None);
+    for pid in std::fs::read_to_string(&pid_file)
+        .unwrap_or_default()
+        .split_whitespace()
+    {
+        assert!(!alive(pid), "{pid} survived the cancellation");
+    }
 }

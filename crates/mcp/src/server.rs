@@ -212,7 +212,7 @@ impl ServerHandler for SkillsServer {
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let name = request.name.to_string();
         if !protocol::RUNTIME_TOOLS.contains(&name.as_str()) {
@@ -223,9 +223,41 @@ impl ServerHandler for SkillsServer {
         }
         let input = Value::Object(request.arguments.unwrap_or_default());
         let session = Arc::clone(&self.session);
-        let result = tokio::task::spawn_blocking(move || protocol::call(&session, &name, input))
-            .await
-            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+        // The client's cancellation stops a running script (and every descendant).
+        let (canceller, cancellation) = skills_executor::cancellation();
+        let ct = context.ct.clone();
+        let watch_cancel = tokio::spawn(async move {
+            ct.cancelled().await;
+            canceller.cancel();
+        });
+        // Progress while the call runs, when the client asked for it.
+        let progress = context.meta.get_progress_token().map(|token| {
+            let peer = context.peer.clone();
+            tokio::spawn(async move {
+                let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+                let mut seconds = 0.0;
+                loop {
+                    tick.tick().await;
+                    let mut param =
+                        rmcp::model::ProgressNotificationParam::new(token.clone(), seconds);
+                    param.message = Some(format!("running for {seconds:.0} s"));
+                    if peer.notify_progress(param).await.is_err() {
+                        return;
+                    }
+                    seconds += 1.0;
+                }
+            })
+        });
+        let result = tokio::task::spawn_blocking(move || {
+            protocol::call_cancellable(&session, &name, input, Some(cancellation))
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None));
+        watch_cancel.abort();
+        if let Some(p) = progress {
+            p.abort();
+        }
+        let result = result?;
         Ok(match result {
             Ok(output) => {
                 let text = serde_json::to_string(&output).unwrap_or_default();
