@@ -3,7 +3,7 @@
 // pinned SDK under target/ and passes NODE_PATH.
 // Usage: node mcp_client.mjs --skillctl PATH --transport stdio|http
 
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -41,7 +41,7 @@ function withDeadline(promise, what) {
   ]);
 }
 
-async function scenario(client, personal) {
+async function scenario(client, personal, fifo) {
   let changed;
   const listChanged = new Promise((resolve) => { changed = resolve; });
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => changed());
@@ -82,18 +82,39 @@ async function scenario(client, personal) {
   const promptText = prompt.messages.map((m) => m.content.text ?? "").join("");
   check(promptText.includes("Write the report.") && promptText.includes("weekly"), `prompt: ${promptText.slice(0, 200)}`);
 
+  await cancelledScriptDies(client, fifo);
+
   skill(personal, "newcomer", "New.\n");
   await withDeadline(listChanged, "tools/list_changed");
 }
 
-async function runStdio(skillctl, personal, project) {
+// A cancelled call kills the script and its children: the FIFO they hold open for writing
+// reaches end of file only when every one of them is dead.
+async function cancelledScriptDies(client, fifo) {
+  const abort = new AbortController();
+  const call = client.callTool(
+    { name: "skills_run_script", arguments: { skill: "reporter", path: "scripts/long.sh", args: [fifo] } },
+    undefined,
+    { signal: abort.signal },
+  ).catch(() => "cancelled");
+  const reader = await withDeadline(fs.promises.open(fifo, "r"), "the script opening the FIFO");
+  abort.abort();
+  await call;
+  const stream = reader.createReadStream();
+  let data = "";
+  stream.on("data", (chunk) => { data += chunk; });
+  await withDeadline(new Promise((resolve) => stream.on("close", resolve)), "end of file on the FIFO");
+  check(data === "", `the FIFO held data: ${data}`);
+}
+
+async function runStdio(skillctl, personal, project, fifo) {
   const client = new Client({ name: "interop", version: "1.0.0" });
   await client.connect(new StdioClientTransport({
     command: skillctl,
     args: ["mcp", "--no-defaults", "--root", `personal=${personal}`, "--root", `project=${project}`],
   }));
   try {
-    await scenario(client, personal);
+    await scenario(client, personal, fifo);
   } finally {
     await client.close();
   }
@@ -111,7 +132,7 @@ async function runStdio(skillctl, personal, project) {
   }
 }
 
-async function runHttp(skillctl, personal, project, tmp) {
+async function runHttp(skillctl, personal, project, tmp, fifo) {
   const tokenFile = path.join(tmp, "token");
   write(tokenFile, "s3cret\n");
   const server = spawn(skillctl, [
@@ -139,7 +160,7 @@ async function runHttp(skillctl, personal, project, tmp) {
       requestInit: { headers: { Authorization: "Bearer s3cret" } },
     }));
     try {
-      await scenario(client, personal);
+      await scenario(client, personal, fifo);
     } finally {
       await client.close();
     }
@@ -160,10 +181,15 @@ async function main() {
     skill(personal, "reporter", "Write the report.\n", "argument-hint: the period\n");
     write(path.join(personal, "reporter", "references", "guide.md"), "Guide text.\n");
     write(path.join(personal, "reporter", "scripts", "report.sh"), 'echo "report $1"\n');
+    // Holds the FIFO open for writing in itself and in a child that left its group.
+    write(path.join(personal, "reporter", "scripts", "long.sh"), 'exec 3>"$1"\nsetsid sleep 1000 &\nsleep 1000\n');
+    const fifo = path.join(tmp, "fifo");
+    const made = spawnSync("mkfifo", [fifo]);
+    check(made.status === 0, "mkfifo");
     skill(project, "local-tool", "Local.\n");
     write(path.join(project, "local-tool", "scripts", "local.sh"), "echo local ran\n");
-    if (transport === "stdio") await runStdio(skillctl, personal, project);
-    else await runHttp(skillctl, personal, project, tmp);
+    if (transport === "stdio") await runStdio(skillctl, personal, project, fifo);
+    else await runHttp(skillctl, personal, project, tmp, fifo);
     console.log(`typescript mcp client over ${transport}: every step passed`);
   } finally {
     fs.rmSync(tmp, { recursive: true, force: true });

@@ -47,7 +47,7 @@ def is_error(result):
     return bool(getattr(result, "is_error", None) or getattr(result, "isError", None))
 
 
-async def scenario(session, personal, changed):
+async def scenario(session, personal, changed, fifo):
     init = await session.initialize()
     instructions = getattr(init, "instructions", "") or ""
     check("<available_skills>" in instructions, f"instructions: {instructions[:200]}")
@@ -88,11 +88,30 @@ async def scenario(session, personal, changed):
     prompt_text = "".join(getattr(m.content, "text", "") for m in prompt.messages)
     check("Write the report." in prompt_text and "weekly" in prompt_text, f"prompt: {prompt_text[:200]}")
 
+    await cancelled_script_dies(session, fifo)
+
     skill(personal, "newcomer", "New.\n")
     await asyncio.wait_for(changed.wait(), DEADLINE)
 
 
-async def run_stdio(skillctl, personal, project):
+async def cancelled_script_dies(session, fifo):
+    """A cancelled call kills the script and its children: the FIFO they hold open for
+    writing reaches end of file only when every one of them is dead."""
+    loop = asyncio.get_running_loop()
+    call = asyncio.create_task(
+        session.call_tool("skills_run_script", {"skill": "reporter", "path": "scripts/long.sh", "args": [fifo]}))
+    reader = await asyncio.wait_for(loop.run_in_executor(None, lambda: open(fifo, "rb")), DEADLINE)
+    call.cancel()
+    try:
+        await call
+    except asyncio.CancelledError:
+        pass
+    data = await asyncio.wait_for(loop.run_in_executor(None, reader.read), DEADLINE)
+    reader.close()
+    check(data == b"", f"the FIFO held data: {data!r}")
+
+
+async def run_stdio(skillctl, personal, project, fifo):
     changed = asyncio.Event()
 
     async def on_message(message):
@@ -105,7 +124,7 @@ async def run_stdio(skillctl, personal, project):
     )
     async with stdio_client(params) as (read, write_):
         async with ClientSession(read, write_, message_handler=on_message) as session:
-            await scenario(session, personal, changed)
+            await scenario(session, personal, changed, fifo)
 
     # Trusted, the same project script runs.
     params = StdioServerParameters(
@@ -120,7 +139,7 @@ async def run_stdio(skillctl, personal, project):
             check(not is_error(ran) and "local ran" in text_of(ran), f"trusted: {text_of(ran)}")
 
 
-async def run_http(skillctl, personal, project, workdir):
+async def run_http(skillctl, personal, project, workdir, fifo):
     token_file = os.path.join(workdir, "token")
     write(token_file, "s3cret\n")
     proc = subprocess.Popen(
@@ -145,7 +164,7 @@ async def run_http(skillctl, personal, project, workdir):
             async with streamable_http_client(url, http_client=client) as streams:
                 read, write_ = streams[0], streams[1]
                 async with ClientSession(read, write_, message_handler=on_message) as session:
-                    await scenario(session, personal, changed)
+                    await scenario(session, personal, changed, fifo)
     finally:
         proc.terminate()
         proc.wait(timeout=DEADLINE)
@@ -162,12 +181,17 @@ def main():
         skill(personal, "reporter", "Write the report.\n", "argument-hint: the period\n")
         write(os.path.join(personal, "reporter", "references", "guide.md"), "Guide text.\n")
         write(os.path.join(personal, "reporter", "scripts", "report.sh"), 'echo "report $1"\n')
+        # Holds the FIFO open for writing in itself and in a child that left its group.
+        write(os.path.join(personal, "reporter", "scripts", "long.sh"),
+              'exec 3>"$1"\nsetsid sleep 1000 &\nsleep 1000\n')
+        fifo = os.path.join(tmp, "fifo")
+        os.mkfifo(fifo)
         skill(project, "local-tool", "Local.\n")
         write(os.path.join(project, "local-tool", "scripts", "local.sh"), "echo local ran\n")
         if options.transport == "stdio":
-            asyncio.run(run_stdio(options.skillctl, personal, project))
+            asyncio.run(run_stdio(options.skillctl, personal, project, fifo))
         else:
-            asyncio.run(run_http(options.skillctl, personal, project, tmp))
+            asyncio.run(run_http(options.skillctl, personal, project, tmp, fifo))
     print(f"python mcp client over {options.transport}: every step passed")
 
 

@@ -101,29 +101,27 @@ fn exit_code(status: ExitStatus) -> i32 {
 }
 
 /// Kills every process this one is the parent of, again and again as orphans are
-/// reparented to it, and reaps them, until it has no child left.
+/// reparented to it, and reaps them, until it has no child left. It only ever blocks on a
+/// process it has just killed (which dies at once), never on one a grandchild left behind.
 #[cfg(unix)]
 fn kill_descendants() {
-    use rustix::io::Errno;
-    use rustix::process::{kill_process, wait, Signal, WaitOptions};
-    let me = rustix::process::getpid();
+    use rustix::process::{kill_process, waitpid, Pid, Signal, WaitOptions};
+    let me = rustix::process::getpid().as_raw_nonzero().get();
     loop {
-        let children = children_of(me.as_raw_nonzero().get());
-        for pid in &children {
-            if let Some(pid) = rustix::process::Pid::from_raw(*pid) {
-                let _ = kill_process(pid, Signal::KILL);
-            }
+        let children: Vec<Pid> = children_of(me)
+            .into_iter()
+            .filter_map(Pid::from_raw)
+            .collect();
+        if children.is_empty() {
+            return;
         }
-        match wait(WaitOptions::empty()) {
-            Ok(_) => {}
-            Err(Errno::INTR) => {}
-            // No child left to wait for: done, unless the scan still sees one (another
-            // thread reaped it in between; look again).
-            Err(_) => {
-                if children_of(me.as_raw_nonzero().get()).is_empty() {
-                    return;
-                }
-            }
+        for pid in &children {
+            let _ = kill_process(*pid, Signal::KILL);
+        }
+        for pid in &children {
+            // Reaped here, or already by the thread that waits for the script (then this
+            // fails at once): either way, it is gone.
+            let _ = waitpid(Some(*pid), WaitOptions::empty());
         }
     }
 }
