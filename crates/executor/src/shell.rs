@@ -56,6 +56,7 @@ pub(crate) enum Refusal {
     Comment,
     Control,
     NonAscii,
+    Divergent,
     TestCommand,
     Declaration,
     Other,
@@ -85,6 +86,9 @@ impl fmt::Display for Refusal {
             Refusal::Comment => "a comment",
             Refusal::Control => "a control character",
             Refusal::NonAscii => "a non-ASCII character outside quotes",
+            Refusal::Divergent => {
+                "a line the grammar and the shell's quoting rules read differently"
+            }
             Refusal::TestCommand => "a test command ([[ ... ]])",
             Refusal::Declaration => "a declaration (export, local, declare, unset)",
             Refusal::Other => "a construct the grammar check does not admit",
@@ -126,6 +130,10 @@ pub(crate) fn parse(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
         statements(root, line, &mut commands)?;
         if commands.is_empty() {
             return Err(Refusal::Empty);
+        }
+        // Two readings, one by the grammar and one by the shell's quoting rules, must agree.
+        if lexical_commands(line).as_ref() != Some(&commands) {
+            return Err(Refusal::Divergent);
         }
         Ok(commands)
     })
@@ -434,4 +442,79 @@ mod tests {
             assert_eq!(fast_path(line), None, "{line}");
         }
     }
+}
+
+/// A second reading of a line, by the shell's own quoting rules and independent of the
+/// grammar: its commands' words, quotes removed, when nothing outside the admitted subset
+/// appears (outside quotes: only plain
+/// word characters, blanks, newlines and the operators `&&`, `||`, `;`, `|`; inside double
+/// quotes: no `$`, backtick or backslash; a command's first word is no assignment).
+/// `None` when the line holds anything else. The grammar's reading must equal it: where
+/// tree-sitter pairs quotes or splits words otherwise than the shell would, the line is
+/// refused.
+pub(crate) fn lexical_commands(line: &str) -> Option<Vec<Vec<String>>> {
+    let mut commands: Vec<Vec<String>> = vec![Vec::new()];
+    let mut word: Option<String> = None;
+    let mut chars = line.chars().peekable();
+    let end_word = |word: &mut Option<String>, commands: &mut Vec<Vec<String>>| {
+        if let Some(w) = word.take() {
+            if let Some(c) = commands.last_mut() {
+                c.push(w);
+            }
+        }
+    };
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '\'' => break,
+                        other => w.push(other),
+                    }
+                }
+            }
+            '"' => {
+                let w = word.get_or_insert_with(String::new);
+                loop {
+                    match chars.next()? {
+                        '"' => break,
+                        '$' | '`' | '\\' => return None,
+                        other => w.push(other),
+                    }
+                }
+            }
+            ' ' | '\t' => end_word(&mut word, &mut commands),
+            '\n' | ';' => {
+                end_word(&mut word, &mut commands);
+                commands.push(Vec::new());
+            }
+            '&' | '|' => {
+                end_word(&mut word, &mut commands);
+                match (c, chars.peek()) {
+                    ('&', Some('&')) | ('|', Some('|')) => {
+                        chars.next();
+                    }
+                    ('|', _) => {}
+                    _ => return None,
+                }
+                if chars.peek() == Some(&'&') {
+                    return None;
+                }
+                commands.push(Vec::new());
+            }
+            c if c.is_ascii_alphanumeric() || "_./:@+,=-%^".contains(c) => {
+                word.get_or_insert_with(String::new).push(c);
+            }
+            _ => return None,
+        }
+    }
+    end_word(&mut word, &mut commands);
+    commands.retain(|c| !c.is_empty());
+    for c in &commands {
+        if c.first().is_some_and(|w| w.contains('=')) {
+            return None;
+        }
+    }
+    (!commands.is_empty()).then_some(commands)
 }

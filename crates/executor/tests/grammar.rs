@@ -22,6 +22,10 @@ const TABLE: &[(&str, Option<&str>)] = &[
     ("git 'status; rm -rf /'", None),
     ("git status;", None),
     ("git log user@host", None),
+    // Found by the check_tool fuzz target: tree-sitter paired these quotes otherwise than
+    // the shell, reading an unquoted `&` (a background job) as part of a word.
+    ("git\"\"\"\"&\"\"\"\"\"x", Some("")),
+    ("gi't\t\tg\t.\t\t'\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"==\"\"\"\"\"\"\"\"\"\"\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"''", Some("read differently")),
     ("git log 'héllo'", None),
     // Found by the check_tool fuzz target: an unquoted non-ASCII word.
     ("git log héllo", Some("a non-ASCII character")),
