@@ -414,36 +414,6 @@ pub(crate) fn fast_path(line: &str) -> Option<Vec<Vec<String>>> {
     Some(commands)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_fast_path_agrees_with_the_parser_on_common_lines() {
-        for line in [
-            "git status",
-            "git status && git diff",
-            "git log --oneline | head -5",
-            "a; b || c",
-            "cargo test -p skills-executor --test attacks",
-            "ls -la /tmp/x,y:z@host+1",
-        ] {
-            let fast = fast_path(line).unwrap_or_else(|| panic!("{line}: not fast"));
-            assert_eq!(Ok(fast), parse(line), "{line}");
-        }
-        for line in [
-            "A=1 git",
-            "git status;",
-            "|| git",
-            "git |& cat",
-            "git && && x",
-            "",
-        ] {
-            assert_eq!(fast_path(line), None, "{line}");
-        }
-    }
-}
-
 /// A second reading of a line, by the shell's own quoting rules and independent of the
 /// grammar: its commands' words, quotes removed, when nothing outside the admitted subset
 /// appears (outside quotes: only plain
@@ -517,4 +487,34 @@ pub(crate) fn lexical_commands(line: &str) -> Option<Vec<Vec<String>>> {
         }
     }
     (!commands.is_empty()).then_some(commands)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fast_path_agrees_with_the_parser_on_common_lines() {
+        for line in [
+            "git status",
+            "git status && git diff",
+            "git log --oneline | head -5",
+            "a; b || c",
+            "cargo test -p skills-executor --test attacks",
+            "ls -la /tmp/x,y:z@host+1",
+        ] {
+            let fast = fast_path(line).unwrap_or_else(|| panic!("{line}: not fast"));
+            assert_eq!(Ok(fast), parse(line), "{line}");
+        }
+        for line in [
+            "A=1 git",
+            "git status;",
+            "|| git",
+            "git |& cat",
+            "git && && x",
+            "",
+        ] {
+            assert_eq!(fast_path(line), None, "{line}");
+        }
+    }
 }
