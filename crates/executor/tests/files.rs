@@ -281,6 +281,7 @@ fn a_script_runs_with_argv_and_reports_every_field() {
     assert_eq!(
         keys,
         [
+            "cancelled",
             "duration_ms",
             "exit_code",
             "path",
