@@ -142,7 +142,22 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         .find(|l| l.starts_with('{'))
         .context("no JSON from the benchmark")?;
     let doc: Value = serde_json::from_str(line)?;
-    let metrics = doc["metrics"].as_array().cloned().unwrap_or_default();
+    let mut metrics = doc["metrics"].as_array().cloned().unwrap_or_default();
+    // The round trip a host meets, through the release binary: MCP beside JSON lines.
+    let skillctl = crate::build_skillctl(true)?;
+    let (mcp, lines) = crate::mcp_interop::round_trips(&skillctl)?;
+    for (metric, median) in [
+        ("round trip, tools/call skills_read over MCP stdio", mcp),
+        ("round trip, skills_read over the JSON-lines session", lines),
+    ] {
+        metrics.push(serde_json::json!({
+            "metric": metric,
+            "unit": "us",
+            "median": median.as_secs_f64() * 1e6,
+            "floor": null,
+            "ratio": null,
+        }));
+    }
     let (table, failed) = table(&metrics, quick);
     print!("{table}");
     let commit = Command::new("git")

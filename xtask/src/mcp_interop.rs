@@ -81,7 +81,13 @@ pub(crate) fn run(_args: &[String]) -> Result<ExitCode> {
     if !failed.is_empty() {
         bail!("interop failed: {}", failed.join(", "));
     }
-    round_trips(&skillctl)?;
+    let (mcp, lines) = round_trips(&skillctl)?;
+    println!(
+        "round trip of skills_read, median: MCP over stdio {:.1} us, JSON lines {:.1} us ({:.2}x)",
+        mcp.as_secs_f64() * 1e6,
+        lines.as_secs_f64() * 1e6,
+        mcp.as_secs_f64() / lines.as_secs_f64()
+    );
     Ok(ExitCode::SUCCESS)
 }
 
@@ -98,8 +104,9 @@ fn fixture() -> Result<tempfile_dir::Dir> {
     Ok(dir)
 }
 
-/// Median round trips of `skills_read` over MCP stdio and over JSON lines.
-fn round_trips(skillctl: &Path) -> Result<()> {
+/// Median round trips of `skills_read` over MCP stdio and over JSON lines (the bench
+/// reports them too).
+pub(crate) fn round_trips(skillctl: &Path) -> Result<(Duration, Duration)> {
     let dir = fixture()?;
     let root = format!("personal={}", dir.path().display());
     const N: usize = 300;
@@ -164,13 +171,7 @@ fn round_trips(skillctl: &Path) -> Result<()> {
         let _ = child.wait();
         median(times)
     };
-    println!(
-        "round trip of skills_read, median of {N}: MCP over stdio {:.1} us, JSON lines {:.1} us ({:.2}x)",
-        mcp.as_secs_f64() * 1e6,
-        lines.as_secs_f64() * 1e6,
-        mcp.as_secs_f64() / lines.as_secs_f64()
-    );
-    Ok(())
+    Ok((mcp, lines))
 }
 
 fn median(mut times: Vec<Duration>) -> Duration {
