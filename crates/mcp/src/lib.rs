@@ -100,6 +100,7 @@ pub async fn serve_http(
     config.allowed_origins = origins;
     config.allowed_hosts = hosts;
     config.legacy_session_mode = true;
+    let sessions_end = config.cancellation_token.clone();
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive =
         Some(options.session_idle.unwrap_or(Duration::from_secs(1800)));
@@ -133,8 +134,13 @@ pub async fn serve_http(
                     }
                 },
             ));
+    // On SIGTERM or SIGINT every MCP session is ended (its skills deactivated, audited),
+    // then the listener stops.
     axum::serve(listener, router)
-        .with_graceful_shutdown(terminated())
+        .with_graceful_shutdown(async move {
+            terminated().await;
+            sessions_end.cancel();
+        })
         .await
         .map_err(McpError::Transport)
 }
