@@ -378,6 +378,7 @@ pub(crate) fn fast_path(line: &str) -> Option<Vec<Vec<String>>> {
             // declaration the grammar reads as something else: the parser decides.
             if current.is_empty()
                 && (RESERVED.contains(&word)
+                    || word.starts_with('-')
                     || !word
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b"_./-".contains(&b)))
