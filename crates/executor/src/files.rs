@@ -294,18 +294,34 @@ impl Session {
                 "only SKILL.md and files under references/ and assets/ are served".into(),
             ));
         }
+        self.serve(record.dir(), record.name.as_str(), &parts, path)
+    }
+
+    /// Reads `parts` beneath a skill's folder `dir` (race-free, bounded) and serves it,
+    /// unless what was opened lies under the skill's `scripts/` (a link elsewhere in the
+    /// skill that resolves into `scripts/` is a script too): what was opened decides.
+    fn serve(
+        &self,
+        dir: &Path,
+        skill: &str,
+        parts: &[&str],
+        path: &str,
+    ) -> Result<FileContent, ExecError> {
         let limit = self.exec.policy.read_limit;
-        let (real, bytes) = read_beneath(record.dir(), &parts, limit).map_err(|e| match e {
+        let (real, bytes) = read_beneath(dir, parts, limit).map_err(|e| match e {
             BeneathError::TooLarge(size) => ExecError::FileTooLarge {
                 path: path.to_owned(),
                 size,
                 limit,
             },
-            BeneathError::Refused(reason) => invalid(reason),
+            BeneathError::Refused(reason) => ExecError::InvalidPath {
+                path: path.to_owned(),
+                reason,
+            },
         })?;
-        if std::fs::canonicalize(record.dir().join("scripts")).is_ok_and(|s| real.starts_with(s)) {
+        if std::fs::canonicalize(dir.join("scripts")).is_ok_and(|s| real.starts_with(s)) {
             return Err(ExecError::ScriptNotReadable {
-                skill: record.name.to_string(),
+                skill: skill.to_owned(),
                 path: path.to_owned(),
             });
         }
@@ -318,9 +334,6 @@ impl Session {
             reason,
         };
         let parts = relative_parts(path).map_err(invalid)?;
-        let script = |p: &Path| {
-            std::fs::canonicalize(a.rules.dir.join("scripts")).is_ok_and(|s| p.starts_with(s))
-        };
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
                 skill: a.skill.record.name.to_string(),
@@ -334,23 +347,6 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
-        let limit = self.exec.policy.read_limit;
-        let (real, bytes) = read_beneath(&a.rules.dir, &parts, limit).map_err(|e| match e {
-            BeneathError::TooLarge(size) => ExecError::FileTooLarge {
-                path: path.to_owned(),
-                size,
-                limit,
-            },
-            BeneathError::Refused(reason) => invalid(reason),
-        })?;
-        // What was opened decides, not the name: a link elsewhere in the skill that
-        // resolves into scripts/ is a script too.
-        if script(&real) {
-            return Err(ExecError::ScriptNotReadable {
-                skill: a.skill.record.name.to_string(),
-                path: path.to_owned(),
-            });
-        }
-        Ok(content(path, bytes))
+        self.serve(&a.rules.dir, a.skill.record.name.as_str(), &parts, path)
     }
 }

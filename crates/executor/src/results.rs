@@ -115,25 +115,14 @@ pub struct FileContent {
     pub content: String,
 }
 
-/// What `skills_run_script` returns.
+/// What `skills_run_script` returns: the script's path and its run.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct ScriptRun {
     /// The script's path, as asked for.
     pub path: String,
-    /// The exit code; `null` when killed by a signal (a timeout included).
-    pub exit_code: Option<i32>,
-    /// Standard output (lossy UTF-8), capped.
-    pub stdout: String,
-    /// Standard error (lossy UTF-8), capped.
-    pub stderr: String,
-    /// Whether stdout or stderr was cut at the cap.
-    pub truncated: bool,
-    /// Whether the timeout killed it.
-    pub timed_out: bool,
-    /// Whether the caller cancelled it (over MCP: the client's cancellation).
-    pub cancelled: bool,
-    /// Wall-clock duration.
-    pub duration_ms: u64,
+    /// What the run produced.
+    #[serde(flatten)]
+    pub output: crate::ScriptOutput,
 }
 
 /// One skill as `skills_list` shows it.

@@ -142,13 +142,7 @@ impl Session {
         let out = result?;
         Ok(ScriptRun {
             path: call.path.clone(),
-            exit_code: out.exit_code,
-            stdout: out.stdout,
-            stderr: out.stderr,
-            truncated: out.truncated,
-            timed_out: out.timed_out,
-            cancelled: out.cancelled,
-            duration_ms: out.duration_ms,
+            output: out,
         })
     }
 

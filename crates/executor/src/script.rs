@@ -67,7 +67,7 @@ pub struct ScriptRequest<'a> {
 }
 
 /// What a run produced.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ScriptOutput {
     /// The exit code; `None` when killed by a signal (a timeout included).
     pub exit_code: Option<i32>,

@@ -647,39 +647,30 @@ impl Session {
             e.error = Some(err.to_string());
         }
         self.emit(&e)?;
-        let skill = result?;
-        Ok(SkillContent {
-            name: skill.record.name.to_string(),
-            content: skill.body.clone(),
-            base_path: skill.record.dir().display().to_string(),
-            allowed_tools: skill
-                .record
-                .frontmatter
-                .allowed_tools
-                .iter()
-                .flat_map(|r| r.rules().iter().map(ToString::to_string))
-                .collect(),
-        })
+        Ok(skill_content(&*result?))
     }
 
     /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
     /// pinned instructions.
     pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
         self.load(&[name.to_owned()], LoadMode::Add)?;
-        let active = self.target(Some(name))?;
-        let skill = &active.skill;
-        Ok(SkillContent {
-            name: skill.record.name.to_string(),
-            content: skill.body.clone(),
-            base_path: skill.record.dir().display().to_string(),
-            allowed_tools: skill
-                .record
-                .frontmatter
-                .allowed_tools
-                .iter()
-                .flat_map(|r| r.rules().iter().map(ToString::to_string))
-                .collect(),
-        })
+        Ok(skill_content(&self.target(Some(name))?.skill))
+    }
+}
+
+/// A skill's instructions as the `skill` tool and prompts give them.
+fn skill_content(skill: &Skill) -> SkillContent {
+    SkillContent {
+        name: skill.record.name.to_string(),
+        content: skill.body.clone(),
+        base_path: skill.record.dir().display().to_string(),
+        allowed_tools: skill
+            .record
+            .frontmatter
+            .allowed_tools
+            .iter()
+            .flat_map(|r| r.rules().iter().map(ToString::to_string))
+            .collect(),
     }
 }
 
