@@ -153,12 +153,17 @@ def main():
         skill(plugin, "deploy", "Deploys the service; use when asked to ship.", "Ship it.\n")
         write(os.path.join(plugin, "deploy", "scripts", "ship.sh"), "echo shipped\n")
         check(s.ok("register_plugin", id="acme", root=plugin)["skills"] == 1, "registered")
-        s.ok("skills_load", names=["acme:deploy"], mode="add")
+        # release-notes now restricts tools to Read, which governs the runtime tools too:
+        # it must go before another skill's script may run.
+        check(s.error("skills_load", names=["acme:deploy"]) == "SKILL_TOOL_NOT_ALLOWED",
+              "a restricting skill governs skills_load (replace)")
+        s.ok("skills_unload", all=True)
+        s.ok("skills_load", names=["acme:deploy"])
         check(s.error("skills_run_script", skill="acme:deploy", path="scripts/ship.sh")
               == "SKILL_UNTRUSTED", "protocol-registered plugins are untrusted")
         check(s.ok("unregister_plugin", id="acme")["removed"] == 1, "unregistered")
         active = [k["name"] for k in s.ok("skills_list")["skills"] if k["active"]]
-        check(active == ["release-notes"], f"the plugin's skill was deactivated: {active}")
+        check(active == [], f"the plugin's skill was deactivated: {active}")
         s.close()
 
         with open(audit, encoding="utf-8") as f:
