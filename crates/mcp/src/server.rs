@@ -26,6 +26,8 @@ pub(crate) struct SkillsServer {
     executor: Executor,
     session: Arc<Session>,
     subscribed: Arc<Mutex<HashSet<String>>>,
+    /// Dropped with the server: the thread that follows the index then ends.
+    following: Mutex<Option<crossbeam_channel::Sender<()>>>,
 }
 
 impl SkillsServer {
@@ -34,6 +36,7 @@ impl SkillsServer {
             executor: executor.clone(),
             session: Arc::new(executor.session(context)),
             subscribed: Arc::new(Mutex::new(HashSet::new())),
+            following: Mutex::new(None),
         }
     }
 }
@@ -112,8 +115,20 @@ impl SkillsServer {
         let session = Arc::clone(&self.session);
         let subscribed = Arc::clone(&self.subscribed);
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<Vec<String>>();
-        std::thread::spawn(move || {
-            for batch in batches {
+        let (stop_tx, stop) = crossbeam_channel::bounded::<()>(0);
+        *self
+            .following
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = Some(stop_tx);
+        std::thread::spawn(move || loop {
+            let batch = crossbeam_channel::select! {
+                recv(batches) -> b => match b {
+                    Ok(b) => b,
+                    Err(_) => return,
+                },
+                recv(stop) -> _ => return,
+            };
+            {
                 let events = protocol::events(&session, &batch);
                 let changed: Vec<String> = events
                     .iter()
