@@ -291,20 +291,11 @@ fn timeout_kills_the_whole_process_group() {
     // Long enough for bash to start and write the PID on a loaded machine; the kill ends it.
     req.timeout = Duration::from_secs(2);
 
-    let started = Instant::now();
     let output = run(&req);
-    let elapsed = started.elapsed();
 
     assert!(output.timed_out);
     assert_eq!(output.exit_code, None);
     assert_eq!(output.stdout, "started\n");
-    assert!(elapsed >= Duration::from_secs(2), "{elapsed:?}");
-    assert!(elapsed < Duration::from_secs(10), "took {elapsed:?}");
-    assert!(
-        output.duration_ms >= 2000 && output.duration_ms < 10_000,
-        "{}",
-        output.duration_ms
-    );
     assert_dies(&read_pid(&pid_file));
 }
 
@@ -320,9 +311,7 @@ fn flood_of_stdout_is_capped() {
     let mut req = request(&script, &[]);
     req.timeout = Duration::from_secs(60);
 
-    let started = Instant::now();
     let output = run(&req);
-    let elapsed = started.elapsed();
 
     assert!(output.truncated);
     assert!(!output.timed_out);
@@ -330,7 +319,6 @@ fn flood_of_stdout_is_capped() {
     assert_eq!(output.stdout.len(), MIB);
     assert!(output.stdout.starts_with("y\ny\n"));
     assert_eq!(output.stderr, "done\n");
-    assert!(elapsed < Duration::from_secs(20), "took {elapsed:?}");
 }
 
 #[test]
@@ -372,24 +360,23 @@ fn output_is_lossy_utf8_cut_at_a_character_boundary() {
 
 #[test]
 fn grandchild_holding_stdout_does_not_block_the_run() {
+    // No wall-clock bound: the grandchild would hold the pipe for 1,000 s, so a run that
+    // waited for it would not return; that it returns, with the grandchild dead, is the test.
     let dir = tempfile::tempdir().unwrap();
     let pid_file = dir.path().join("bg.pid");
     let script = write_script(
         dir.path(),
         "bg.sh",
-        "sleep 30 &\necho $! > \"$1\"\necho done\n",
+        "sleep 1000 &\necho $! > \"$1\"\necho done\n",
         0o644,
     );
     let args = vec![pid_file.to_str().unwrap().to_owned()];
 
-    let started = Instant::now();
     let output = run(&request(&script, &args));
-    let elapsed = started.elapsed();
 
     assert_eq!(output.exit_code, Some(0));
     assert!(!output.timed_out);
     assert_eq!(output.stdout, "done\n");
-    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     assert_dies(&read_pid(&pid_file));
 }
 
@@ -401,20 +388,17 @@ fn python_subprocess_inheriting_stdout_is_killed() {
         dir.path(),
         "spawn.py",
         "import subprocess, sys\n\
-         child = subprocess.Popen(['sleep', '30'])\n\
+         child = subprocess.Popen(['sleep', '1000'])\n\
          open(sys.argv[1], 'w').write(str(child.pid))\n\
          print('spawned', flush=True)\n",
         0o644,
     );
     let args = vec![pid_file.to_str().unwrap().to_owned()];
 
-    let started = Instant::now();
     let output = run(&request(&script, &args));
-    let elapsed = started.elapsed();
 
     assert_eq!(output.exit_code, Some(0), "stderr: {}", output.stderr);
     assert_eq!(output.stdout, "spawned\n");
-    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
     assert_dies(&read_pid(&pid_file));
 }
 
@@ -427,14 +411,12 @@ fn grandchild_escaping_the_group_cannot_hold_the_run() {
     let script = write_script(
         dir.path(),
         "escape.sh",
-        "setsid sleep 30 &\necho $! > \"$1\"\necho done\n",
+        "setsid sleep 1000 &\necho $! > \"$1\"\necho done\n",
         0o644,
     );
     let args = vec![pid_file.to_str().unwrap().to_owned()];
 
-    let started = Instant::now();
     let output = run(&request(&script, &args));
-    let elapsed = started.elapsed();
 
     let pid = read_pid(&pid_file);
     let _ = Command::new("kill").args(["-9", &pid]).status();
@@ -442,5 +424,4 @@ fn grandchild_escaping_the_group_cannot_hold_the_run() {
     assert_eq!(output.exit_code, Some(0));
     assert!(!output.timed_out);
     assert_eq!(output.stdout, "done\n");
-    assert!(elapsed < Duration::from_secs(5), "took {elapsed:?}");
 }
