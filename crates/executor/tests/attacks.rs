@@ -9,7 +9,7 @@ mod common;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use common::{names, Env};
+use common::{assert_decisions, names, Env};
 use serde_json::{json, Value};
 use skills_executor::{protocol, LoadMode, Policy, SessionContext, SkillWrites};
 
@@ -141,13 +141,7 @@ fn every_path_tool_gets_every_path_rule_and_protection() {
         // An absent optional path, with no working folder declared, cannot be checked.
         ("Grep", json!({"pattern": "x"}), false),
     ];
-    for (tool, input, expected) in table {
-        assert_eq!(
-            allowed(&session, tool, input.clone()),
-            expected,
-            "{tool} {input}"
-        );
-    }
+    assert_decisions(&session, &table);
 }
 
 #[test]

@@ -10,7 +10,7 @@ mod common;
 
 use std::path::Path;
 
-use common::{names, Env};
+use common::{assert_decisions, names, Env};
 use serde_json::json;
 use skills_executor::{AuditKind, DefaultDecision, LoadMode, Policy, Session, SessionContext};
 
@@ -40,65 +40,48 @@ fn every_rule_form_matches_as_documented() {
     let session = executor.session(SessionContext::default());
     load(&session, &["rules"]);
 
-    // `:*`: the words, then whitespace or nothing.
-    assert!(bash(&session, "git status"));
-    assert!(bash(&session, "git status --short"));
-    assert!(!bash(&session, "git statusx"));
-    assert!(!bash(&session, "git push"));
-    // A trailing ` *`: a plain prefix that includes the space.
-    assert!(bash(&session, "npm run build"));
-    // The grammar sees words: a trailing blank adds no argument, so `npm run ` is the
-    // command `npm run`, which `npm run *` does not allow.
-    assert!(!bash(&session, "npm run "));
-    assert!(!bash(&session, "npm run"));
-    assert!(!bash(&session, "npm install"));
-    // `${SKILL_DIR}` expands to the skill's folder.
     let script = format!("python3 {}/scripts/check.py", dir.display());
-    assert!(bash(&session, &script));
-    assert!(!bash(&session, "python3 ${SKILL_DIR}/scripts/check.py"));
-    assert!(!bash(&session, &format!("{script} --and-more")));
-    // Tool names compare case-insensitively.
-    assert!(
-        session
-            .check_tool("bash", &json!({"command": "git status"}))
-            .allowed
+    let cmd = |c: &str| json!({ "command": c });
+    assert_decisions(
+        &session,
+        &[
+            // `:*`: the words, then whitespace or nothing.
+            ("Bash", cmd("git status"), true),
+            ("Bash", cmd("git status --short"), true),
+            ("Bash", cmd("git statusx"), false),
+            ("Bash", cmd("git push"), false),
+            // A trailing ` *`: a plain prefix that includes the space.
+            ("Bash", cmd("npm run build"), true),
+            // The grammar sees words: a trailing blank adds no argument, so `npm run ` is
+            // the command `npm run`, which `npm run *` does not allow.
+            ("Bash", cmd("npm run "), false),
+            ("Bash", cmd("npm run"), false),
+            ("Bash", cmd("npm install"), false),
+            // `${SKILL_DIR}` expands to the skill's folder.
+            ("Bash", cmd(&script), true),
+            ("Bash", cmd("python3 ${SKILL_DIR}/scripts/check.py"), false),
+            ("Bash", cmd(&format!("{script} --and-more")), false),
+            // Tool names compare case-insensitively.
+            ("bash", cmd("git status"), true),
+            ("BASH", cmd("git status"), true),
+            ("read", json!({"file_path": "/etc/hosts"}), true),
+            ("READ", json!({"path": "/etc/hosts"}), true),
+            // A bare `Tool` allows any input; `Tool(spec)` needs the declared primary
+            // argument.
+            ("Read", json!({}), true),
+            ("Grep", json!({"pattern": "TODO"}), true),
+            ("Grep", json!({"pattern": "FIXME"}), false),
+            ("Grep", json!({}), false),
+            // A command without its field never matches a specifier.
+            ("Bash", json!({}), false),
+            ("WebFetch", json!({}), false),
+        ],
     );
-    assert!(
-        session
-            .check_tool("BASH", &json!({"command": "git status"}))
-            .allowed
-    );
-    assert!(
-        session
-            .check_tool("read", &json!({"file_path": "/etc/hosts"}))
-            .allowed
-    );
-    assert!(
-        session
-            .check_tool("READ", &json!({"path": "/etc/hosts"}))
-            .allowed
-    );
-    // A bare `Tool` allows any input; `Tool(spec)` needs the declared primary argument.
-    assert!(session.check_tool("Read", &json!({})).allowed);
-    assert!(
-        session
-            .check_tool("Grep", &json!({"pattern": "TODO"}))
-            .allowed
-    );
-    assert!(
-        !session
-            .check_tool("Grep", &json!({"pattern": "FIXME"}))
-            .allowed
-    );
-    assert!(!session.check_tool("Grep", &json!({})).allowed);
-    // A command without its field never matches a specifier.
-    assert!(!session.check_tool("Bash", &json!({})).allowed);
     // Tools not listed.
     let d = session.check_tool("Write", &json!({"file_path": "/tmp/x"}));
     assert!(!d.allowed);
     assert!(d.reason.contains("allowed-tools"), "{}", d.reason);
     assert!(d.reason.contains("rules"), "{}", d.reason);
-    assert!(!session.check_tool("WebFetch", &json!({})).allowed);
 }
 
 #[test]
@@ -262,30 +245,32 @@ fn file_system_scope_confines_host_path_tools_to_the_skill() {
     let session = authoring(&env);
     load(&session, &["sandboxed"]);
 
-    assert!(read(&session, &dir.join("references/notes.md")).allowed);
-    assert!(
-        session
-            .check_tool(
+    assert_decisions(
+        &session,
+        &[
+            (
+                "Read",
+                json!({"file_path": dir.join("references/notes.md")}),
+                true,
+            ),
+            (
                 "Write",
-                &json!({"file_path": dir.join("references/new.md")})
-            )
-            .allowed
-    );
-    assert!(
-        session
-            .check_tool("Edit", &json!({"file_path": dir.join("SKILL.md")}))
-            .allowed
+                json!({"file_path": dir.join("references/new.md")}),
+                true,
+            ),
+            ("Edit", json!({"file_path": dir.join("SKILL.md")}), true),
+            (
+                "Read",
+                json!({"file_path": dir.join("../secrets/key.txt")}),
+                false,
+            ),
+            ("Read", json!({"file_path": "relative/path.txt"}), false),
+            ("Write", json!({"file_path": "/etc/passwd"}), false),
+        ],
     );
     let d = read(&session, &outside.join("key.txt"));
     assert!(!d.allowed);
     assert!(d.reason.contains("confines"), "{}", d.reason);
-    assert!(!read(&session, &dir.join("../secrets/key.txt")).allowed);
-    assert!(!read(&session, Path::new("relative/path.txt")).allowed);
-    assert!(
-        !session
-            .check_tool("Write", &json!({"file_path": "/etc/passwd"}))
-            .allowed
-    );
     // Bash is not a path tool: confinement does not apply to it.
     assert!(bash(&session, "ls /"));
 }
@@ -308,19 +293,28 @@ fn file_system_scope_is_not_escaped_through_a_link_inside_the_skill() {
     std::os::unix::fs::symlink(&outside, dir.join("dir-link")).unwrap();
     let session = authoring(&env);
     load(&session, &["sandboxed"]);
-    assert!(!read(&session, &dir.join("key-link")).allowed);
-    assert!(!read(&session, &dir.join("dir-link/key.txt")).allowed);
-    // A file that does not exist yet, under a link that leaves the skill.
-    assert!(
-        !session
-            .check_tool("Write", &json!({"file_path": dir.join("dir-link/new.txt")}))
-            .allowed
-    );
-    // A new file inside the skill is still fine.
-    assert!(
-        session
-            .check_tool("Write", &json!({"file_path": dir.join("new/deeper.txt")}))
-            .allowed
+    assert_decisions(
+        &session,
+        &[
+            ("Read", json!({"file_path": dir.join("key-link")}), false),
+            (
+                "Read",
+                json!({"file_path": dir.join("dir-link/key.txt")}),
+                false,
+            ),
+            // A file that does not exist yet, under a link that leaves the skill.
+            (
+                "Write",
+                json!({"file_path": dir.join("dir-link/new.txt")}),
+                false,
+            ),
+            // A new file inside the skill is still fine.
+            (
+                "Write",
+                json!({"file_path": dir.join("new/deeper.txt")}),
+                true,
+            ),
+        ],
     );
 }
 
@@ -414,12 +408,13 @@ fn confinement_is_not_escaped_through_a_link_and_dot_dot() {
     let session = env.session();
     load(&session, &["boxed"]);
     let sneaky = format!("{}/link/../secret", dir.display());
-    assert!(
-        !session
-            .check_tool("Read", &json!({ "file_path": sneaky }))
-            .allowed
+    assert_decisions(
+        &session,
+        &[
+            ("Read", json!({ "file_path": sneaky }), false),
+            ("Read", json!({"file_path": dir.join("SKILL.md")}), true),
+        ],
     );
-    assert!(read(&session, &dir.join("SKILL.md")).allowed);
 }
 
 #[test]
@@ -435,12 +430,13 @@ fn path_rules_see_through_dot_dot() {
     let session = env.session();
     load(&session, &["paths"]);
     let escape = format!("{}/../../../../etc/passwd", dir.display());
-    assert!(
-        !session
-            .check_tool("Read", &json!({ "file_path": escape }))
-            .allowed
+    assert_decisions(
+        &session,
+        &[
+            ("Read", json!({ "file_path": escape }), false),
+            ("Read", json!({"file_path": dir.join("notes.md")}), true),
+        ],
     );
-    assert!(read(&session, &dir.join("notes.md")).allowed);
     let env2 = Env::new();
     env2.skill("deny", "disallowed-tools: Read(/secret/*)\n", "Deny.\n");
     let session2 = env2.session();

@@ -144,3 +144,17 @@ pub(crate) fn make_executable(path: &Path) {
         fs::set_permissions(path, perms).expect("chmod");
     }
 }
+
+/// Decides a table of host tool calls (tool, input, whether it must be allowed) and fails
+/// with every row that was decided otherwise, each with its reason.
+pub(crate) fn assert_decisions(session: &Session, table: &[(&str, serde_json::Value, bool)]) {
+    let wrong: Vec<String> = table
+        .iter()
+        .filter_map(|(tool, input, allowed)| {
+            let d = session.check_tool(tool, input);
+            (d.allowed != *allowed)
+                .then(|| format!("{tool} {input}: allowed {} ({})", d.allowed, d.reason))
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
