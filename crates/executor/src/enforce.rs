@@ -359,7 +359,7 @@ pub(crate) fn decide<'a>(
         grammar.get_or_init(|| {
             crate::shell::simple_commands(arg.unwrap_or("")).map(|cmds| {
                 cmds.iter()
-                    .map(|words| words.join(" "))
+                    .map(|words| crate::shell::spelling(words))
                     .collect::<Vec<String>>()
             })
         })

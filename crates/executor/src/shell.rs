@@ -105,6 +105,33 @@ pub(crate) fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
     parse(line)
 }
 
+/// What a rule is matched against: a command's words joined by single spaces, each word
+/// that holds anything but `[A-Za-z0-9_./:=@%+,^-]` (or is empty) single-quoted, so the
+/// text reads back as the same argv. A plain join would let `git -C '/srv log' push` match
+/// a rule for `git -C /srv log`; quoted, it cannot. A rule naming a word with a blank
+/// must quote it the same way.
+pub(crate) fn spelling(words: &[String]) -> String {
+    let plain = |w: &str| {
+        !w.is_empty()
+            && w.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,^-".contains(&b))
+    };
+    let mut out = String::new();
+    for (i, w) in words.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        if plain(w) {
+            out.push_str(w);
+        } else {
+            out.push('\'');
+            out.push_str(&w.replace('\'', "'\\''"));
+            out.push('\'');
+        }
+    }
+    out
+}
+
 /// The full parser: tree-sitter-bash, then a walk that admits only what it knows.
 pub(crate) fn parse(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
     lexical_check(line)?;

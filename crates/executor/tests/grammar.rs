@@ -111,6 +111,29 @@ fn bash_lines_are_judged_by_the_grammar() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+// Regression (a parallel review): words were joined with plain spaces, so a quoted blank
+// vanished and `git -C '/srv log' push` matched a rule meant for `git -C /srv log`.
+#[test]
+fn rules_see_words_as_the_shell_reads_them_back() {
+    let env = Env::new();
+    env.skill(
+        "narrow",
+        "allowed-tools: Bash(git -C /srv log:*)\n",
+        "Narrow.\n",
+    );
+    let session = env.session();
+    session.load(&names(&["narrow"]), LoadMode::Add).unwrap();
+    let allowed = |line: &str| {
+        session
+            .check_tool("Bash", &json!({ "command": line }))
+            .allowed
+    };
+    assert!(allowed("git -C /srv log --oneline"));
+    assert!(allowed("git -C '/srv' log"));
+    assert!(!allowed("git -C '/srv log' push"));
+    assert!(!allowed("git -C \"/srv log\" push"));
+}
+
 mod properties {
     use std::sync::OnceLock;
 
