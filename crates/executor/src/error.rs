@@ -96,6 +96,15 @@ pub enum ExecError {
         /// The path as given.
         path: String,
     },
+    /// The skill comes from a source that is not on disk (compiled into the host, held in
+    /// memory): its files can be read, but there is no file to run.
+    #[error("{skill:?} comes from a source that is not on disk (compiled into the host or held in memory), so its script {path:?} cannot run; its references and assets can still be read")]
+    NotOnDisk {
+        /// The skill.
+        skill: String,
+        /// The path as given.
+        path: String,
+    },
     /// A script's bytes changed since its skill was loaded.
     #[error("{path:?} of {skill:?} changed since the skill was loaded, so it is not run; load the skill again (skills_load) to pin the new version")]
     ScriptChanged {
@@ -136,7 +145,7 @@ impl From<IndexError> for ExecError {
 impl ExecError {
     /// Every code a request can answer with, the index's included (PROTOCOL.md documents
     /// each; a test holds the two equal).
-    pub const CODES: [&'static str; 23] = [
+    pub const CODES: [&'static str; 24] = [
         "SKILL_BAD_REQUEST",
         "SKILL_BAD_INPUT",
         "SKILL_UNKNOWN_TOOL",
@@ -154,6 +163,7 @@ impl ExecError {
         "SKILL_SCRIPT_FAILED",
         "SKILL_SCRIPT_NOT_READABLE",
         "SKILL_SCRIPT_CHANGED",
+        "SKILL_SCRIPT_NOT_ON_DISK",
         "SKILL_PINNED_BY_HOST",
         "SKILL_TOOL_NOT_ALLOWED",
         "SKILL_AUDIT_FAILED",
@@ -181,6 +191,7 @@ impl ExecError {
             ExecError::Script(_) => "SKILL_SCRIPT_FAILED",
             ExecError::ScriptNotReadable { .. } => "SKILL_SCRIPT_NOT_READABLE",
             ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",
+            ExecError::NotOnDisk { .. } => "SKILL_SCRIPT_NOT_ON_DISK",
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",

@@ -217,8 +217,10 @@ impl Inner {
         let roots = self.index.roots();
         let dirs = roots
             .iter()
-            .filter(|r| r.source.is_none())
-            .map(|r| r.path.clone())
+            .filter_map(|r| {
+                r.path()
+                    .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.into()))
+            })
             .chain(snapshot.records().iter().map(|r| r.dir().to_path_buf()));
         for dir in dirs {
             if let Ok(real) = std::fs::canonicalize(&dir) {

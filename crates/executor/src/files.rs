@@ -12,6 +12,7 @@ use base64::Engine as _;
 use crate::audit::AuditKind;
 use crate::stack::Active;
 use crate::{Encoding, ExecError, FileContent, Session};
+use skills_storage::ReadError;
 
 /// The components of a path relative to a skill folder, or why it is refused.
 pub(crate) fn relative_parts(path: &str) -> Result<Vec<&str>, String> {
@@ -294,20 +295,41 @@ impl Session {
                 "only SKILL.md and files under references/ and assets/ are served".into(),
             ));
         }
-        self.serve(record.dir(), record.name.as_str(), &parts, path)
+        self.serve(record, &parts, path)
     }
 
-    /// Reads `parts` beneath a skill's folder `dir` (race-free, bounded) and serves it,
-    /// unless what was opened lies under the skill's `scripts/` (a link elsewhere in the
-    /// skill that resolves into `scripts/` is a script too): what was opened decides.
+    /// Reads `parts` of a skill and serves it. A skill on disk is read beneath its folder
+    /// (race-free, bounded), and refused when what was opened lies under the skill's
+    /// `scripts/` (a link elsewhere in the skill that resolves into `scripts/` is a script
+    /// too): what was opened decides. A skill of another source is read through it.
     fn serve(
         &self,
-        dir: &Path,
-        skill: &str,
+        record: &skills_model::SkillRecord,
         parts: &[&str],
         path: &str,
     ) -> Result<FileContent, ExecError> {
         let limit = self.exec.policy.read_limit;
+        let skill = record.name.as_str();
+        if let Some(place) = self.exec.index.snapshot().place_of(record) {
+            if !place.on_disk() {
+                let bytes = place
+                    .source
+                    .read(&place.file(&parts.join("/")), limit)
+                    .map_err(|e| match e {
+                        ReadError::TooLarge { size, limit } => ExecError::FileTooLarge {
+                            path: path.to_owned(),
+                            size,
+                            limit,
+                        },
+                        other => ExecError::InvalidPath {
+                            path: path.to_owned(),
+                            reason: other.to_string(),
+                        },
+                    })?;
+                return Ok(content(path, bytes));
+            }
+        }
+        let dir = record.dir();
         let (real, bytes) = read_beneath(dir, parts, limit).map_err(|e| match e {
             BeneathError::TooLarge(size) => ExecError::FileTooLarge {
                 path: path.to_owned(),
@@ -347,6 +369,6 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
-        self.serve(&a.rules.dir, a.skill.record.name.as_str(), &parts, path)
+        self.serve(&a.skill.record, &parts, path)
     }
 }

@@ -153,6 +153,7 @@ impl Session {
             &format!("{}:{}", record.name, call.path),
             Some(record.name.as_str()),
         )?;
+        self.runnable(record, &call.path)?;
         if !self.exec.trusts(record) {
             return Err(ExecError::Untrusted {
                 skill: record.name.to_string(),
@@ -252,6 +253,17 @@ impl Session {
 
     /// The canonical path of a script under the skill's `scripts/`, and its path relative
     /// to the skill as the load listed it.
+    /// Refuses a run of a skill whose source is not on disk: there is no file to start.
+    fn runnable(&self, record: &skills_model::SkillRecord, path: &str) -> Result<(), ExecError> {
+        match self.exec.index.snapshot().place_of(record) {
+            Some(place) if !place.on_disk() => Err(ExecError::NotOnDisk {
+                skill: record.name.to_string(),
+                path: path.to_owned(),
+            }),
+            _ => Ok(()),
+        }
+    }
+
     fn script_path(&self, dir: &Path, path: &str) -> Result<(PathBuf, String), ExecError> {
         let parts = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
             path: path.to_owned(),
@@ -325,7 +337,8 @@ impl Session {
                     layer: record.layer.to_string(),
                 })
             } else {
-                self.script_path(&a.rules.dir, hook)
+                self.runnable(record, hook)
+                    .and_then(|()| self.script_path(&a.rules.dir, hook))
                     .and_then(|(script, rel)| {
                         self.check_pinned(a, &script, &rel, hook)?;
                         Ok(script)

@@ -765,3 +765,38 @@ fn variables_that_load_configuration_or_code_are_refused() {
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
     }
 }
+
+/// A skill of a source that is not on disk is read through its source: its references
+/// can be read, its scripts are refused with a code that says why.
+#[test]
+fn an_embedded_skill_is_read_through_its_source_and_its_scripts_refused() {
+    static FILES: &[(&str, &[u8])] = &[
+        (
+            "helper/SKILL.md",
+            b"---\nname: helper\ndescription: Helps. Use when helping.\n---\nRead the guide.\n",
+        ),
+        ("helper/references/guide.md", b"embedded guide\n"),
+        ("helper/scripts/go.sh", b"#!/bin/sh\necho hi\n"),
+    ];
+    let index = skills_index::SkillIndex::builder()
+        .plugin_source(
+            "builtin",
+            std::sync::Arc::new(skills_storage::EmbeddedSource::new(FILES)),
+        )
+        .build()
+        .unwrap();
+    let session = skills_executor::Executor::builder(std::sync::Arc::new(index))
+        .policy(Policy::default())
+        .build()
+        .session(SessionContext::builder().id("embedded").build());
+    load(&session, &["builtin:helper"]);
+    let out = read(&session, json!({"path": "references/guide.md"})).unwrap();
+    assert_eq!(out["content"], "embedded guide\n");
+    let err = read(&session, json!({"path": "references/missing.md"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_PATH_INVALID", "{err}");
+    let err = read(&session, json!({"path": "scripts/go.sh"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE", "{err}");
+    let err = run(&session, json!({"path": "scripts/go.sh"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_ON_DISK", "{err}");
+    assert!(err.to_string().contains("not on disk"), "{err}");
+}

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use skills_model::{Diagnostic, Rule};
 use skills_parser::{ParseInput, ParsedSkill, SkillParser};
-use skills_storage::{read_bounded, read_prefix, Candidate, ReadError};
+use skills_storage::{Candidate, FsSource, ReadError, SkillSource, SourceCandidate};
 
 /// The largest `SKILL.md` read by default: 1 MiB.
 pub const DEFAULT_SKILL_FILE_LIMIT: u64 = 1 << 20;
@@ -51,22 +51,24 @@ impl SkillReport {
 /// Reads a frontmatter-sized prefix; if the frontmatter closes inside it, parses it there
 /// (returned as the early parse), else reads the whole file.
 fn read_metadata(
-    file: &Path,
+    at: &At<'_>,
     limit: u64,
     parser: &SkillParser,
 ) -> Result<(Vec<u8>, Option<skills_parser::ParsedSkill>), ReadError> {
     let mut buf = Vec::new();
-    let size = read_prefix(file, METADATA_PREFIX.min(limit), &mut buf)?;
+    let size = at
+        .source
+        .read_prefix(&at.rel_file, METADATA_PREFIX.min(limit), &mut buf)?;
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
     }
+    let dir_name = || dir_name(at.dir);
     // The common case: the frontmatter closes inside what was read. Parse it alone, so
     // neither UTF-8 validation nor the delimiter search walks the body.
     if !parser.lints() {
         if let Some(end) = frontmatter_end(&buf) {
             buf.truncate(end);
-            let dir_name = file.parent().map(dir_name).unwrap_or_default();
-            let parsed = parser.parse(&ParseInput::new(&buf, &dir_name));
+            let parsed = parser.parse(&ParseInput::new(&buf, &dir_name()));
             return Ok((buf, Some(parsed)));
         }
     }
@@ -76,8 +78,7 @@ fn read_metadata(
     // Cut at the last line break: never inside a UTF-8 sequence, never mid-line.
     let cut = buf.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
     buf.truncate(cut);
-    let dir_name = file.parent().map(dir_name).unwrap_or_default();
-    let parsed = parser.parse(&ParseInput::new(&buf, &dir_name));
+    let parsed = parser.parse(&ParseInput::new(&buf, &dir_name()));
     let closed = !parsed.diagnostics.iter().any(|d| {
         matches!(
             d.rule,
@@ -87,7 +88,9 @@ fn read_metadata(
     if closed {
         return Ok((buf, Some(parsed)));
     }
-    read_bounded(file, limit).map(|bytes| (bytes, None))
+    at.source
+        .read(&at.rel_file, limit)
+        .map(|bytes| (bytes, None))
 }
 
 /// The end of the frontmatter's closing line in a prefix of the file (the parser's
@@ -114,54 +117,90 @@ pub fn dir_name(dir: &Path) -> String {
 /// How much of a `SKILL.md` the index reads first: enough for almost every frontmatter.
 const METADATA_PREFIX: u64 = 8 * 1024;
 
-/// Reads and parses one candidate skill directory, the whole file.
+/// Reads and parses one candidate skill directory found by discovery, the whole file.
 pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) -> SkillReport {
-    check(candidate, parser, limit, false)
+    let Some(file) = candidate
+        .skill_file
+        .as_ref()
+        .or(candidate.misnamed.as_ref())
+    else {
+        return SkillReport::missing(&candidate.dir, "no SKILL.md in this directory");
+    };
+    // The folder is read as a source of its own, through the same path as the index reads.
+    let source = FsSource::new(
+        candidate.dir.clone(),
+        skills_storage::DiscoveryOptions::validate(),
+    );
+    let found = SourceCandidate {
+        dir: ".".into(),
+        file: file
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default(),
+        misnamed: candidate.skill_file.is_none(),
+    };
+    check(
+        &source,
+        &candidate.dir,
+        &found,
+        parser,
+        limit,
+        Reading::Whole,
+    )
 }
 
-/// Reads and parses only what the index needs of a skill: its frontmatter. The first 8 KiB
-/// are read, cut at their last line break; the whole file (within `limit`) is read only
-/// when the frontmatter does not close inside them. The body is not validated (lint rules
-/// and an encoding error past the frontmatter are the validator's business).
-pub(crate) fn check_metadata(
-    candidate: &Candidate,
-    parser: &SkillParser,
-    limit: u64,
-) -> SkillReport {
-    check(candidate, parser, limit, true)
+/// How much of a skill file a check reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Reading {
+    /// The whole file, every rule checked (the validator).
+    Whole,
+    /// Only the frontmatter: the first 8 KiB, cut at their last line break, and the whole
+    /// file (within the limit) only when the frontmatter does not close inside them. The
+    /// body is not validated (lint rules and an encoding error past the frontmatter are the
+    /// validator's business). What the index needs.
+    Metadata,
 }
 
-fn check(
-    candidate: &Candidate,
+/// A candidate's place: its source, the folder's path on the record side, the skill
+/// file's path in the source.
+struct At<'a> {
+    source: &'a dyn SkillSource,
+    dir: &'a Path,
+    rel_file: String,
+}
+
+/// Reads and parses one skill folder of a source whose root is at `base` (the prefix of
+/// the report's paths).
+pub(crate) fn check(
+    source: &dyn SkillSource,
+    base: &Path,
+    candidate: &SourceCandidate,
     parser: &SkillParser,
     limit: u64,
-    metadata_only: bool,
+    reading: Reading,
 ) -> SkillReport {
-    let dir = candidate.dir.clone();
+    let dir = under(base, &candidate.dir);
+    let file = dir.join(&candidate.file);
     let mut diagnostics = Vec::new();
-    let file = match (&candidate.skill_file, &candidate.misnamed) {
-        (Some(file), _) => file.clone(),
-        (None, Some(misnamed)) => {
-            let found = misnamed
-                .file_name()
-                .map(|n| n.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            diagnostics.push(Diagnostic::error(
-                Rule::FileName,
-                format!("the skill file is named {found:?}; it must be exactly \"SKILL.md\" (rename it)"),
-            ));
-            misnamed.clone()
-        }
-        (None, None) => {
-            return SkillReport::missing(&dir, "no SKILL.md in this directory");
-        }
+    if candidate.misnamed {
+        diagnostics.push(Diagnostic::error(
+            Rule::FileName,
+            format!(
+                "the skill file is named {:?}; it must be exactly \"SKILL.md\" (rename it)",
+                candidate.file
+            ),
+        ));
+    }
+    let at = At {
+        source,
+        dir: &dir,
+        rel_file: candidate.file_path(),
     };
-    let read = if metadata_only {
-        read_metadata(&file, limit, parser)
-    } else {
-        read_bounded(&file, limit).map(|bytes| (bytes, None))
+    let read = match reading {
+        Reading::Metadata => read_metadata(&at, limit, parser),
+        Reading::Whole => source.read(&at.rel_file, limit).map(|bytes| (bytes, None)),
     };
-    let (source, early) = match read {
+    let (bytes, early) = match read {
         Ok(pair) => pair,
         Err(e) => {
             let rule = match &e {
@@ -184,20 +223,38 @@ fn check(
         }
     };
     let name = dir_name(&dir);
-    // Only the lint rules care whether references/ exists: spare the index a stat per skill.
-    let has_references = parser.lints() && dir.join("references").is_dir();
     let parsed = match early {
         Some(parsed) => parsed,
-        None => parser.parse(&ParseInput::new(&source, &name).with_references_dir(has_references)),
+        None => {
+            // Only the lint rules care whether references/ exists: spare the index a stat
+            // per skill.
+            let has_references = parser.lints()
+                && source.is_dir(
+                    &SourceCandidate {
+                        file: "references".into(),
+                        ..candidate.clone()
+                    }
+                    .file_path(),
+                );
+            parser.parse(&ParseInput::new(&bytes, &name).with_references_dir(has_references))
+        }
     };
     diagnostics.extend(parsed.diagnostics.iter().cloned());
     SkillReport {
         dir,
         file,
-        source,
+        source: bytes,
         parsed: Some(parsed),
         diagnostics,
     }
+}
+
+/// A folder of a source on the record side: `base` joined with the relative folder (`.`
+/// is `base` itself).
+pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
+    let mut dir = base.to_path_buf();
+    dir.extend(rel.split('/').filter(|p| !p.is_empty() && *p != "."));
+    dir
 }
 
 #[cfg(test)]

@@ -12,28 +12,15 @@ use parking_lot::Mutex;
 use rayon::prelude::*;
 use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
-use skills_storage::{discover, Candidate, DiscoveryOptions, MAX_ROOT_DEPTH};
+use skills_storage::{
+    DiscoveryOptions, FsSource, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
+};
 
+use crate::check::Reading;
 use crate::events::{diff, ChangeEvent};
-use crate::snapshot::{PathDiagnostic, Snapshot};
+use crate::snapshot::{PathDiagnostic, RootPlace, Snapshot};
 use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
-use skills_parser::ParseInput;
-use skills_storage::{SkillSource, SKILL_FILE};
-
-/// One root of skills and the layer it belongs to.
-#[derive(Debug, Clone)]
-pub struct RootSpec {
-    /// The layer.
-    pub layer: Layer,
-    /// The folder (made absolute when the index is built). For a root backed by a
-    /// [`SkillSource`] other than the filesystem, a name of the form `embedded:<id>` that
-    /// prefixes its skills' paths.
-    pub path: PathBuf,
-    /// The plugin id, for plugin roots.
-    pub plugin: Option<Arc<str>>,
-    /// The source, for roots that are not folders on disk (never watched).
-    pub source: Option<Arc<dyn SkillSource>>,
-}
+use skills_storage::SkillSource;
 
 #[derive(Debug, Clone)]
 pub(crate) struct Config {
@@ -48,39 +35,35 @@ pub(crate) struct Config {
 /// Configures and builds a [`SkillIndex`].
 #[derive(Debug, Clone)]
 pub struct SkillIndexBuilder {
-    roots: Vec<RootSpec>,
+    roots: Vec<SkillRoot>,
     config: Config,
     watch: bool,
 }
 
 impl SkillIndexBuilder {
-    /// Adds a root of `layer`. Inside one layer, a name goes to the skill with the higher
-    /// `priority`, then to the first path in byte order. A folder already given to the same
-    /// layer (as `DIR`, `DIR/`, `X/../DIR` or a link to it) is read once: otherwise each of
-    /// its skills would be listed as shadowed by itself.
-    pub fn root(mut self, layer: Layer, path: impl Into<PathBuf>) -> SkillIndexBuilder {
-        let path = path.into();
-        if !self.has_root(layer, None, &path) {
-            self.roots.push(RootSpec {
-                layer,
-                path,
-                plugin: None,
-                source: None,
-            });
+    /// Adds a folder of `layer`. Inside one layer, a name goes to the skill with the
+    /// higher `priority`, then to the first path in byte order. A folder already given to
+    /// the same layer (as `DIR`, `DIR/`, `X/../DIR` or a link to it) is read once:
+    /// otherwise each of its skills would be listed as shadowed by itself.
+    pub fn root(self, layer: Layer, path: impl Into<PathBuf>) -> SkillIndexBuilder {
+        self.add_root(SkillRoot::explicit(layer, path))
+    }
+
+    /// Adds a root as [`skills_storage::default_roots`] lists them (its origin is kept), a
+    /// folder already given to the same layer and plugin once.
+    pub fn add_root(mut self, root: SkillRoot) -> SkillIndexBuilder {
+        if !self.has_root(&root) {
+            self.roots.push(root);
         }
         self
     }
 
     /// Adds the default roots `config` describes (`skills_storage::default_roots`), each
     /// folder once.
-    pub fn default_roots(mut self, config: &skills_storage::RootsConfig) -> SkillIndexBuilder {
-        for root in skills_storage::default_roots(config) {
-            self = match &root.plugin {
-                Some(id) => self.plugin(id, root.path),
-                None => self.root(root.layer, root.path),
-            };
-        }
-        self
+    pub fn default_roots(self, config: &skills_storage::RootsConfig) -> SkillIndexBuilder {
+        skills_storage::default_roots(config)
+            .into_iter()
+            .fold(self, SkillIndexBuilder::add_root)
     }
 
     /// Whether a plugin id is taken by a root given so far.
@@ -88,9 +71,13 @@ impl SkillIndexBuilder {
         self.roots.iter().any(|r| r.plugin.as_deref() == Some(id))
     }
 
-    /// Whether `path` is already a root of `layer` (and `plugin`). Folders that exist
-    /// compare as canonical paths; others as absolute paths.
-    fn has_root(&self, layer: Layer, plugin: Option<&str>, path: &Path) -> bool {
+    /// Whether `root` is a folder already given to the same layer and plugin. Folders that
+    /// exist compare as canonical paths; others as absolute paths. Other sources are never
+    /// the same root.
+    fn has_root(&self, root: &SkillRoot) -> bool {
+        let RootSource::Folder(path) = &root.source else {
+            return false;
+        };
         let key = |p: &Path| {
             std::fs::canonicalize(p)
                 .or_else(|_| std::path::absolute(p))
@@ -98,41 +85,25 @@ impl SkillIndexBuilder {
         };
         let wanted = key(path);
         self.roots.iter().any(|r| {
-            r.layer == layer
-                && r.plugin.as_deref() == plugin
-                && r.source.is_none()
-                && key(&r.path) == wanted
+            r.layer == root.layer
+                && r.plugin == root.plugin
+                && matches!(&r.source, RootSource::Folder(p) if key(p) == wanted)
         })
     }
 
     /// Adds a plugin whose skills come from a [`SkillSource`] that is not a folder on disk
-    /// (an in-memory or embedded source). Its skills' paths read `embedded:<id>/...`; they
-    /// can be listed and loaded, but have no files on disk to read or run.
-    pub fn plugin_source(mut self, id: &str, source: Arc<dyn SkillSource>) -> SkillIndexBuilder {
-        self.roots.push(RootSpec {
-            layer: Layer::Plugin,
-            path: PathBuf::from(format!("embedded:{id}")),
-            plugin: Some(id.into()),
-            source: Some(source),
-        });
-        self
+    /// (an in-memory or embedded source). Its skills' paths read `embedded:<id>/...` (a
+    /// label, not a path on disk); they are listed, loaded and their files read through the
+    /// source, but their scripts cannot run.
+    pub fn plugin_source(self, id: &str, source: Arc<dyn SkillSource>) -> SkillIndexBuilder {
+        self.add_root(SkillRoot::plugin_source(id, source))
     }
 
     /// Adds a plugin root known at start (more can be registered at run time). An id names
     /// one root: giving the same id and folder twice is one root, and the same id for
     /// another folder fails at [`build`](SkillIndexBuilder::build).
-    pub fn plugin(mut self, id: &str, path: impl Into<PathBuf>) -> SkillIndexBuilder {
-        let path = path.into();
-        if self.has_root(Layer::Plugin, Some(id), &path) {
-            return self;
-        }
-        self.roots.push(RootSpec {
-            layer: Layer::Plugin,
-            path,
-            plugin: Some(id.into()),
-            source: None,
-        });
-        self
+    pub fn plugin(self, id: &str, path: impl Into<PathBuf>) -> SkillIndexBuilder {
+        self.add_root(SkillRoot::plugin(id, path))
     }
 
     /// The layer precedence, highest first (default: enterprise, personal, project, plugin).
@@ -188,19 +159,18 @@ impl SkillIndexBuilder {
             config: self.config,
         });
         let mut writer = shared.writer.lock();
-        for mut spec in self.roots {
-            if spec.source.is_none() {
-                spec.path = std::path::absolute(&spec.path).unwrap_or(spec.path);
-            }
-            writer.roots.push(RootState {
-                spec,
-                entries: HashMap::new(),
-            });
+        for root in self.roots {
+            writer.roots.push(RootState::new(root, shared.config.depth));
         }
         // Watch first, then scan: a change made in between is then read twice, never missed.
         // The watcher thread waits for the writer lock before it publishes anything.
         let watcher = if self.watch {
-            let roots: Vec<PathBuf> = writer.roots.iter().map(|r| r.spec.path.clone()).collect();
+            let roots: Vec<PathBuf> = writer
+                .roots
+                .iter()
+                .filter(|r| r.watched())
+                .map(|r| r.base.clone())
+                .collect();
             Some(crate::watch::start(Arc::clone(&shared), &roots)?)
         } else {
             None
@@ -266,9 +236,58 @@ pub(crate) struct Writer {
 
 #[derive(Debug)]
 pub(crate) struct RootState {
-    pub(crate) spec: RootSpec,
+    /// The root as given.
+    pub(crate) root: SkillRoot,
+    /// The prefix of its skills' paths: the folder made absolute, or `embedded:<id>` for a
+    /// source that is not on disk.
+    pub(crate) base: PathBuf,
+    /// What its skills are read through (an [`FsSource`] for a folder).
+    source: Arc<dyn SkillSource>,
+    /// The plugin id, shared by its records.
+    plugin: Option<Arc<str>>,
     /// Skill folder → what was last read there.
     entries: HashMap<PathBuf, Entry>,
+}
+
+impl RootState {
+    fn new(root: SkillRoot, depth: usize) -> RootState {
+        let (base, source): (PathBuf, Arc<dyn SkillSource>) = match &root.source {
+            RootSource::Folder(path) => {
+                let base = std::path::absolute(path).unwrap_or_else(|_| path.clone());
+                let options = DiscoveryOptions::roots().with_max_depth(depth);
+                (base.clone(), Arc::new(FsSource::new(base, options)))
+            }
+            RootSource::Source(source) => {
+                let base = match (source.fs_root(), &root.plugin) {
+                    (Some(path), _) => path.to_path_buf(),
+                    (None, Some(id)) => PathBuf::from(format!("embedded:{id}")),
+                    (None, None) => PathBuf::from(format!("embedded:{}", root.layer)),
+                };
+                (base, Arc::clone(source))
+            }
+        };
+        RootState {
+            plugin: root.plugin.as_deref().map(Arc::from),
+            root,
+            base,
+            source,
+            entries: HashMap::new(),
+        }
+    }
+
+    /// Whether the watcher follows this root: folders only.
+    pub(crate) fn watched(&self) -> bool {
+        matches!(self.root.source, RootSource::Folder(_))
+    }
+
+    fn place(&self) -> RootPlace {
+        RootPlace {
+            base: self.base.clone(),
+            layer: self.root.layer,
+            plugin: self.plugin.clone(),
+            source: Arc::clone(&self.source),
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -332,24 +351,14 @@ impl SkillIndex {
             if writer
                 .roots
                 .iter()
-                .any(|r| r.spec.plugin.as_deref() == Some(id))
+                .any(|r| r.root.plugin.as_deref() == Some(id))
             {
                 return Err(IndexError::Plugin {
                     id: id.into(),
                     reason: "already registered",
                 });
             }
-            let path = root.into();
-            let spec = RootSpec {
-                layer: Layer::Plugin,
-                path: std::path::absolute(&path).unwrap_or(path),
-                plugin: Some(id.into()),
-                source: None,
-            };
-            let mut state = RootState {
-                spec,
-                entries: HashMap::new(),
-            };
+            let mut state = RootState::new(SkillRoot::plugin(id, root), self.shared.config.depth);
             state.entries = self.shared.scan_root(&state, &HashMap::new());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
@@ -365,7 +374,7 @@ impl SkillIndex {
             let before = writer.roots.len();
             writer
                 .roots
-                .retain(|r| r.spec.plugin.as_deref() != Some(id));
+                .retain(|r| r.root.plugin.as_deref() != Some(id));
             if writer.roots.len() == before {
                 return Err(IndexError::Plugin {
                     id: id.into(),
@@ -384,14 +393,16 @@ impl SkillIndex {
         }
     }
 
-    /// The roots, in the order they were given.
-    pub fn roots(&self) -> Vec<RootSpec> {
+    /// The roots, in the order they were given (registered plugins last). Takes the
+    /// writer lock for as long as the copy lasts: for hosts' occasional questions, not for
+    /// a hot path.
+    pub fn roots(&self) -> Vec<SkillRoot> {
         self.shared
             .writer
             .lock()
             .roots
             .iter()
-            .map(|r| r.spec.clone())
+            .map(|r| r.root.clone())
             .collect()
     }
 
@@ -435,32 +446,18 @@ impl SkillIndex {
 }
 
 impl Shared {
-    pub(crate) fn discovery(&self) -> DiscoveryOptions {
-        DiscoveryOptions::roots().with_max_depth(self.config.depth)
-    }
-
     /// Reads one root from scratch (in parallel), keeping last good records from `previous`.
     fn scan_root(
         &self,
         root: &RootState,
         previous: &HashMap<PathBuf, Entry>,
     ) -> HashMap<PathBuf, Entry> {
-        if let Some(source) = &root.spec.source {
-            return self.scan_source(&root.spec, source.as_ref(), previous);
-        }
-        if !root.spec.path.is_dir() {
-            return HashMap::new();
-        }
-        let found = discover(&root.spec.path, &self.discovery());
-        for (dir, e) in &found.problems {
-            tracing::warn!(dir = %dir.display(), error = %e, "cannot list folder");
-        }
-        found
-            .candidates
+        root.source
+            .candidates()
             .par_iter()
             .map(|c| {
-                let entry = self.read_entry(&root.spec, c, previous.get(&c.dir));
-                let mut dir = c.dir.clone();
+                let mut dir = crate::check::under(&root.base, &c.dir);
+                let entry = self.read_entry(root, c, previous.get(&dir));
                 dir.shrink_to_fit();
                 (dir, entry)
             })
@@ -469,65 +466,26 @@ impl Shared {
             .collect()
     }
 
-    /// Reads a root backed by a source that is not the filesystem.
-    fn scan_source(
-        &self,
-        spec: &RootSpec,
-        source: &dyn SkillSource,
-        previous: &HashMap<PathBuf, Entry>,
-    ) -> HashMap<PathBuf, Entry> {
-        source
-            .skill_dirs()
-            .into_iter()
-            .map(|rel| {
-                let dir = spec.path.join(&rel);
-                let file = dir.join(SKILL_FILE);
-                let name = rel.rsplit('/').next().unwrap_or(&rel).to_owned();
-                let report = match source
-                    .read(&format!("{rel}/{SKILL_FILE}"), self.config.file_limit)
-                {
-                    Ok(source_bytes) => {
-                        let has_references = source.is_dir(&format!("{rel}/references"));
-                        let parsed = self.config.parser.parse(
-                            &ParseInput::new(&source_bytes, &name)
-                                .with_references_dir(has_references),
-                        );
-                        SkillReport {
-                            dir: dir.clone(),
-                            file,
-                            diagnostics: parsed.diagnostics.clone(),
-                            source: Vec::new(),
-                            parsed: Some(parsed),
-                        }
-                    }
-                    Err(e) => SkillReport {
-                        dir: dir.clone(),
-                        file,
-                        source: Vec::new(),
-                        parsed: None,
-                        diagnostics: vec![Diagnostic::error(Rule::FileUnreadable, e.to_string())],
-                    },
-                };
-                let entry = self.entry_from(spec, report, previous.get(&dir));
-                (dir, entry)
-            })
-            .collect()
-    }
-
     fn read_entry(
         &self,
-        spec: &RootSpec,
-        candidate: &Candidate,
+        root: &RootState,
+        candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report =
-            crate::check::check_metadata(candidate, &self.config.parser, self.config.file_limit);
-        self.entry_from(spec, report, previous)
+        let report = crate::check::check(
+            root.source.as_ref(),
+            &root.base,
+            candidate,
+            &self.config.parser,
+            self.config.file_limit,
+            Reading::Metadata,
+        );
+        self.entry_from(root, report, previous)
     }
 
     /// Turns a checked skill folder into an index entry, keeping the last good record when
     /// the new version cannot be loaded.
-    fn entry_from(&self, spec: &RootSpec, report: SkillReport, previous: Option<&Entry>) -> Entry {
+    fn entry_from(&self, root: &RootState, report: SkillReport, previous: Option<&Entry>) -> Entry {
         // Most skills have no diagnostics: share one empty slice instead of a header each.
         static NONE: std::sync::OnceLock<Arc<[Diagnostic]>> = std::sync::OnceLock::new();
         let diagnostics: Arc<[Diagnostic]> = if report.diagnostics.is_empty() {
@@ -542,18 +500,14 @@ impl Shared {
                 return None;
             }
             let name = parsed.lenient_name()?;
-            let mut frontmatter = parsed.frontmatter;
-            // The record holds the description; a second copy in the frontmatter would
-            // double the largest string the index keeps.
-            let description = frontmatter.description.take().unwrap_or_default();
-            frontmatter.name = None;
+            let (description, frontmatter) = SkillRecord::split_frontmatter(parsed.frontmatter);
             Some(Arc::new(SkillRecord {
                 name,
-                description: description.into(),
-                layer: spec.layer,
-                plugin: spec.plugin.clone(),
+                description,
+                layer: root.root.layer,
+                plugin: root.plugin.clone(),
                 path: file.clone(),
-                frontmatter: Arc::new(frontmatter),
+                frontmatter,
                 body_offset: parsed.body_offset,
                 diagnostics: Arc::clone(&diagnostics),
             }))
@@ -595,7 +549,7 @@ impl Shared {
     /// Every root with this path is rescanned: one folder may be a root of two layers.
     pub(crate) fn rescan_root(&self, writer: &mut Writer, root: &Path) {
         for i in 0..writer.roots.len() {
-            if writer.roots[i].spec.path == root {
+            if writer.roots[i].base == root {
                 let previous = std::mem::take(&mut writer.roots[i].entries);
                 writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
             }
@@ -618,31 +572,36 @@ impl Shared {
             return;
         }
         // One folder may be a root of two layers: refresh every root with this path.
-        for state in writer.roots.iter_mut().filter(|r| r.spec.path == root) {
+        for state in writer.roots.iter_mut().filter(|r| r.base == root) {
             self.refresh_state(state, root, dirs);
         }
     }
 
     fn refresh_state(&self, state: &mut RootState, root: &Path, dirs: &[PathBuf]) {
-        let spec = state.spec.clone();
         let updates: Vec<(PathBuf, Option<Entry>)> = dirs
             .par_iter()
             .map(|dir| {
-                let skipped = dir.strip_prefix(root).map_or(true, |rel| {
-                    rel.components().any(|c| match c {
-                        Component::Normal(name) => skills_storage::skipped_folder(name),
-                        _ => true,
-                    })
+                let rel = dir.strip_prefix(root).ok().and_then(|rel| {
+                    let mut parts = Vec::new();
+                    for c in rel.components() {
+                        match c {
+                            Component::Normal(name) if !skills_storage::skipped_folder(name) => {
+                                parts.push(name.to_str()?);
+                            }
+                            _ => return None,
+                        }
+                    }
+                    Some(parts.join("/"))
                 });
-                if skipped {
-                    return (dir.clone(), None);
-                }
-                // The folder alone, as discovery would see it (`SKILL.md` or a misnamed one).
-                let found = discover(dir, &DiscoveryOptions::validate().with_max_depth(0));
-                let Some(candidate) = found.candidates.into_iter().next() else {
+                // A skipped folder, or one no relative path names: nothing to read there.
+                let Some(rel) = rel else {
                     return (dir.clone(), None);
                 };
-                let entry = self.read_entry(&spec, &candidate, state.entries.get(dir));
+                // The folder alone, as the source's discovery would see it.
+                let Some(candidate) = state.source.candidate(&rel) else {
+                    return (dir.clone(), None);
+                };
+                let entry = self.read_entry(state, &candidate, state.entries.get(dir));
                 (dir.clone(), Some(entry))
             })
             .collect();
@@ -674,16 +633,7 @@ impl Shared {
             }
         }
         writer.generation += 1;
-        let sources = writer
-            .roots
-            .iter()
-            .filter_map(|r| {
-                r.spec
-                    .source
-                    .as_ref()
-                    .map(|s| (r.spec.path.clone(), Arc::clone(s)))
-            })
-            .collect();
+        let sources = writer.roots.iter().map(RootState::place).collect();
         let snapshot = Arc::new(
             Snapshot::build(writer.generation, records, diagnostics, &self.config.order)
                 .with_sources(sources),

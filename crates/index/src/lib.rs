@@ -40,6 +40,6 @@ mod watch;
 pub use check::{check_candidate, dir_name, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
-pub use index::{plugin_id_problem, RootSpec, SkillIndex, SkillIndexBuilder};
-pub use snapshot::{PathDiagnostic, Shadowed, Snapshot};
+pub use index::{plugin_id_problem, SkillIndex, SkillIndexBuilder};
+pub use snapshot::{PathDiagnostic, Shadowed, SkillPlace, Snapshot};
 pub use validate::{validate_paths, Validation};

@@ -1,22 +1,16 @@
 //! Stage two of progressive disclosure: a skill's body, its files and a digest, read on
 //! demand and cached in the snapshot for its generation.
 
-use std::path::Path;
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use skills_model::{Skill, SkillFile};
 use skills_parser::{ParseInput, SkillParser};
-use skills_storage::read_bounded;
 
 use crate::{IndexError, Snapshot};
 
 /// The folders whose files a loaded skill lists.
 const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
-/// At most this many files are listed per skill.
-const MAX_FILES: usize = 10_000;
-/// Listing stops this deep below a resource folder.
-const MAX_FILE_DEPTH: usize = 8;
 
 pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Skill>, IndexError> {
     let Some(i) = snapshot.index_of(name) else {
@@ -45,19 +39,14 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
         message,
     };
     let dir = record.dir().to_path_buf();
-    // A skill of a root that is not on disk is read through its source.
-    let source = snapshot
-        .sources
-        .iter()
-        .find_map(|(root, source)| Some((dir.strip_prefix(root).ok()?, source)));
-    let bytes = match source {
-        Some((rel, source)) => {
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            source.read(&format!("{rel}/{}", skills_storage::SKILL_FILE), limit)
-        }
-        None => read_bounded(&record.path, limit),
-    }
-    .map_err(|e| err(e.to_string()))?;
+    // Every root is read through its source; a folder's is an `FsSource`.
+    let place = snapshot
+        .place_of(&record)
+        .ok_or_else(|| err("the skill's root is no longer indexed".into()))?;
+    let bytes = place
+        .source
+        .read(&place.file(skills_storage::SKILL_FILE), limit)
+        .map_err(|e| err(e.to_string()))?;
     let dir_name = crate::dir_name(&dir);
     // The file may have changed since the snapshot was built: take the body from this read.
     let parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
@@ -73,44 +62,28 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
     // One version: the record (and so the rules a session enforces) comes from the same
     // bytes as the body, never from the snapshot's older reading of the file.
     let record = {
-        let mut frontmatter = parsed.frontmatter;
-        let description = frontmatter.description.take().unwrap_or_default();
-        frontmatter.name = None;
+        let (description, frontmatter) =
+            skills_model::SkillRecord::split_frontmatter(parsed.frontmatter);
         Arc::new(skills_model::SkillRecord {
-            description: description.into(),
-            frontmatter: Arc::new(frontmatter),
+            description,
+            frontmatter,
             body_offset: parsed.body_offset,
             diagnostics: parsed.diagnostics.into(),
             ..(*record).clone()
         })
     };
-    let mut files = Vec::new();
-    match source {
-        Some((rel, source)) => {
-            let rel = rel.to_string_lossy().replace('\\', "/");
-            files.extend(
-                source
-                    .files(&rel)
-                    .into_iter()
-                    .filter(|(p, _)| {
-                        RESOURCE_DIRS
-                            .iter()
-                            .any(|d| p.starts_with(&format!("{d}/")))
-                    })
-                    .map(|(path, size)| SkillFile { path, size }),
-            );
-        }
-        None => {
-            for sub in RESOURCE_DIRS {
-                // A resource folder that is a link could list files outside the skill.
-                let is_link = std::fs::symlink_metadata(dir.join(sub))
-                    .is_ok_and(|m| m.file_type().is_symlink());
-                if !is_link {
-                    list_files(&dir, Path::new(sub), 0, &mut files);
-                }
-            }
-        }
-    }
+    // One listing rule for every source (see `skills_storage::SkillSource::files`), cut to
+    // the resource folders.
+    let mut files: Vec<SkillFile> = place
+        .source
+        .files(&place.dir)
+        .into_iter()
+        .filter(|(p, _)| {
+            p.split_once('/')
+                .is_some_and(|(top, _)| RESOURCE_DIRS.contains(&top))
+        })
+        .map(|(path, size)| SkillFile { path, size })
+        .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
     let skill = Arc::new(Skill {
         record,
@@ -120,32 +93,4 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
     });
     // Another thread may have won the race; either value is the same file's content.
     Ok(Arc::clone(snapshot.bodies[i].get_or_init(|| skill)))
-}
-
-fn list_files(base: &Path, rel: &Path, depth: usize, out: &mut Vec<SkillFile>) {
-    if depth > MAX_FILE_DEPTH || out.len() >= MAX_FILES {
-        return;
-    }
-    let Ok(entries) = std::fs::read_dir(base.join(rel)) else {
-        return;
-    };
-    for entry in entries.filter_map(Result::ok) {
-        if out.len() >= MAX_FILES {
-            return;
-        }
-        let Ok(ft) = entry.file_type() else { continue };
-        let path = rel.join(entry.file_name());
-        if ft.is_dir() {
-            list_files(base, &path, depth + 1, out);
-        } else if let Ok(meta) = std::fs::metadata(entry.path()) {
-            // Links to files are listed; links to folders are not followed.
-            if meta.is_file() {
-                let path = path.to_string_lossy().replace('\\', "/");
-                out.push(SkillFile {
-                    path,
-                    size: meta.len(),
-                });
-            }
-        }
-    }
 }

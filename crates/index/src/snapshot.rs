@@ -41,8 +41,43 @@ pub struct Snapshot {
     diagnostics: Vec<PathDiagnostic>,
     /// Bodies loaded on demand for this generation, one slot per record.
     pub(crate) bodies: Vec<OnceLock<Arc<Skill>>>,
-    /// Roots that are not folders on disk: their path prefix and their source.
-    pub(crate) sources: Vec<(PathBuf, Arc<dyn SkillSource>)>,
+    /// Every root's source, with what its records carry (path prefix, layer, plugin).
+    pub(crate) sources: Vec<RootPlace>,
+}
+
+/// A root as the snapshot's readers need it: the prefix its skills' paths start with, its
+/// layer and plugin, and the source its files are read through.
+#[derive(Debug, Clone)]
+pub(crate) struct RootPlace {
+    pub(crate) base: PathBuf,
+    pub(crate) layer: Layer,
+    pub(crate) plugin: Option<Arc<str>>,
+    pub(crate) source: Arc<dyn SkillSource>,
+}
+
+/// Where a skill's files are read: its root's source and the skill folder's path in it.
+#[derive(Debug, Clone)]
+pub struct SkillPlace {
+    /// The source of the skill's root.
+    pub source: Arc<dyn SkillSource>,
+    /// The skill folder, relative to the source's root (`.` for the root itself).
+    pub dir: String,
+}
+
+impl SkillPlace {
+    /// A path of the source: `path` inside the skill folder.
+    pub fn file(&self, path: &str) -> String {
+        if self.dir == "." {
+            path.to_owned()
+        } else {
+            format!("{}/{path}", self.dir)
+        }
+    }
+
+    /// Whether the skill's files are on disk (its scripts can run).
+    pub fn on_disk(&self) -> bool {
+        self.source.fs_root().is_some()
+    }
 }
 
 /// Removes the records whose name differs from another visible name only by case,
@@ -187,12 +222,39 @@ impl Snapshot {
         }
     }
 
-    pub(crate) fn with_sources(
-        mut self,
-        sources: Vec<(PathBuf, Arc<dyn SkillSource>)>,
-    ) -> Snapshot {
+    pub(crate) fn with_sources(mut self, sources: Vec<RootPlace>) -> Snapshot {
         self.sources = sources;
         self
+    }
+
+    /// Where a record's files are read: the source of its root (the deepest root of its
+    /// layer and plugin that holds its folder) and the folder's path there. `None` for a
+    /// record of no root of this snapshot.
+    pub fn place_of(&self, record: &SkillRecord) -> Option<SkillPlace> {
+        let dir = record.dir();
+        let root = self
+            .sources
+            .iter()
+            .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
+            .filter(|r| dir.starts_with(&r.base))
+            .max_by_key(|r| r.base.components().count())?;
+        let rel = dir.strip_prefix(&root.base).ok()?;
+        let mut parts = Vec::new();
+        for part in rel.components() {
+            match part {
+                std::path::Component::Normal(name) => parts.push(name.to_str()?),
+                std::path::Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        Some(SkillPlace {
+            source: Arc::clone(&root.source),
+            dir: if parts.is_empty() {
+                ".".to_owned()
+            } else {
+                parts.join("/")
+            },
+        })
     }
 
     /// An empty snapshot of generation 0.

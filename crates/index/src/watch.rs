@@ -169,8 +169,8 @@ fn root_paths(shared: &Shared) -> Vec<PathBuf> {
         .lock()
         .roots
         .iter()
-        .filter(|r| r.spec.source.is_none())
-        .map(|r| r.spec.path.clone())
+        .filter(|r| r.watched())
+        .map(|r| r.base.clone())
         .collect()
 }
 

@@ -86,6 +86,47 @@ fn a_qualified_name_not_found_suggests_a_qualified_name() {
     );
 }
 
+/// The one listing rule: the same skill lists the same files on disk and in memory (hidden
+/// entries and `node_modules` left out, every depth of the resource folders).
+#[test]
+fn a_skill_lists_the_same_files_on_disk_and_in_memory() {
+    const FILES: [(&str, &str); 6] = [
+        (
+            "tidy/SKILL.md",
+            "---\nname: tidy\ndescription: Tidies. Use when tidying.\n---\nBody.\n",
+        ),
+        ("tidy/references/deep/a/b/c/d/e/f/g/h/i/note.md", "deep\n"),
+        ("tidy/references/.draft.md", "hidden\n"),
+        ("tidy/assets/node_modules/x.js", "dep\n"),
+        ("tidy/scripts/run.sh", "echo\n"),
+        ("tidy/notes.md", "outside the resource folders\n"),
+    ];
+    let tmp = tempfile::tempdir().unwrap();
+    for (path, text) in FILES {
+        let full = tmp.path().join(path);
+        std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+        std::fs::write(full, text).unwrap();
+    }
+    let on_disk = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    let in_memory = SkillIndex::builder()
+        .plugin_source("mem", Arc::new(MemorySource::from_files(FILES)))
+        .build()
+        .unwrap();
+    let listed = |index: &SkillIndex| -> Vec<String> {
+        let skill = index.load("tidy").unwrap();
+        skill.files.iter().map(|f| f.path.clone()).collect()
+    };
+    let expected = [
+        "references/deep/a/b/c/d/e/f/g/h/i/note.md",
+        "scripts/run.sh",
+    ];
+    assert_eq!(listed(&on_disk), expected);
+    assert_eq!(listed(&in_memory), expected);
+}
+
 #[cfg(unix)]
 #[test]
 fn a_resource_folder_that_is_a_link_is_not_listed() {

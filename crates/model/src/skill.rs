@@ -18,7 +18,9 @@ pub struct SkillRecord {
     pub layer: Layer,
     /// The plugin id, for skills of the plugin layer.
     pub plugin: Option<Arc<str>>,
-    /// The absolute path of its `SKILL.md`.
+    /// The absolute path of its `SKILL.md`; for a skill of a source that is not on disk (a
+    /// plugin compiled into the host, or held in memory), the label
+    /// `embedded:<plugin>/<folder>/SKILL.md`, which names no file.
     pub path: PathBuf,
     /// The frontmatter, read leniently, without `name` and `description`: the record
     /// holds those itself (`name`, `description`), once.
@@ -30,6 +32,15 @@ pub struct SkillRecord {
 }
 
 impl SkillRecord {
+    /// A parsed frontmatter as a record holds it: the description (for the record's own
+    /// field) and the rest, without `name` and `description`, so the largest string the
+    /// index keeps is held once. The one home of this rule.
+    pub fn split_frontmatter(mut frontmatter: Frontmatter) -> (String, Arc<Frontmatter>) {
+        let description = frontmatter.description.take().unwrap_or_default();
+        frontmatter.name = None;
+        (description.into(), Arc::new(frontmatter))
+    }
+
     /// The folder that holds `SKILL.md`.
     pub fn dir(&self) -> &std::path::Path {
         self.path.parent().unwrap_or(&self.path)

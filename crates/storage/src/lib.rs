@@ -28,7 +28,9 @@ pub use discover::{
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
-    default_roots, project_root, Preset, RootOrigin, RootsConfig, RootsConfigBuilder, RootsError,
-    SkillRoot, ENV_VARS,
+    default_roots, project_root, Preset, RootOrigin, RootSource, RootsConfig, RootsConfigBuilder,
+    RootsError, SkillRoot, ENV_VARS,
 };
-pub use source::{EmbeddedSource, FsSource, MemorySource, SkillSource};
+pub use source::{
+    EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate, MAX_LISTED_FILES,
+};

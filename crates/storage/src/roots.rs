@@ -22,7 +22,7 @@
 //! let personal: Vec<_> = default_roots(&config)
 //!     .into_iter()
 //!     .filter(|root| root.layer == Layer::Personal)
-//!     .map(|root| (root.path, root.origin))
+//!     .map(|root| (root.path().unwrap().to_path_buf(), root.origin))
 //!     .collect();
 //! assert_eq!(personal[0].0, std::path::Path::new("/home/ada/.agents/skills"));
 //! assert_eq!(personal[1].1, RootOrigin::App);
@@ -34,6 +34,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::Arc;
 
+use crate::SkillSource;
 use skills_model::Layer;
 use thiserror::Error;
 
@@ -191,37 +192,80 @@ impl fmt::Display for RootOrigin {
     }
 }
 
-/// A folder whose subfolders are skills, and the layer they belong to.
+/// A root of skills: where they are read from, the layer they belong to, and why it is
+/// listed. The one root type of the project: the index keeps these as given.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SkillRoot {
     /// The layer its skills belong to.
     pub layer: Layer,
-    /// The folder (it may not exist yet).
-    pub path: PathBuf,
+    /// Where its skills are read from.
+    pub source: RootSource,
     /// The plugin id, for roots of the plugin layer.
     pub plugin: Option<String>,
     /// Which rule put it in the list.
     pub origin: RootOrigin,
 }
 
+/// Where a root's skills are read from: a folder on disk, or another [`SkillSource`]. Every
+/// root is read through a source; a folder is read through an [`FsSource`](crate::FsSource)
+/// made for it.
+#[derive(Debug, Clone)]
+pub enum RootSource {
+    /// A folder (it may not exist yet), watched for changes.
+    Folder(PathBuf),
+    /// Skills from memory or a binary, never watched.
+    Source(Arc<dyn SkillSource>),
+}
+
+impl PartialEq for RootSource {
+    /// Folders compare by path; other sources by identity.
+    fn eq(&self, other: &RootSource) -> bool {
+        match (self, other) {
+            (RootSource::Folder(a), RootSource::Folder(b)) => a == b,
+            (RootSource::Source(a), RootSource::Source(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
+impl Eq for RootSource {}
+
 impl SkillRoot {
-    /// A root the host names itself, in any layer, without a plugin id.
+    /// A folder the host names itself, in any layer, without a plugin id.
     pub fn explicit(layer: Layer, path: impl Into<PathBuf>) -> SkillRoot {
         SkillRoot {
             layer,
-            path: path.into(),
+            source: RootSource::Folder(path.into()),
             plugin: None,
             origin: RootOrigin::Explicit,
         }
     }
 
-    /// A plugin's root, registered at run time: its skills are reached as `<plugin>:<name>`.
+    /// A plugin's folder: its skills are reached as `<plugin>:<name>`.
     pub fn plugin(plugin: impl Into<String>, path: impl Into<PathBuf>) -> SkillRoot {
         SkillRoot {
             layer: Layer::Plugin,
-            path: path.into(),
+            source: RootSource::Folder(path.into()),
             plugin: Some(plugin.into()),
             origin: RootOrigin::Explicit,
+        }
+    }
+
+    /// A plugin whose skills come from a source that is not a folder (memory, a binary).
+    pub fn plugin_source(plugin: impl Into<String>, source: Arc<dyn SkillSource>) -> SkillRoot {
+        SkillRoot {
+            layer: Layer::Plugin,
+            source: RootSource::Source(source),
+            plugin: Some(plugin.into()),
+            origin: RootOrigin::Explicit,
+        }
+    }
+
+    /// The folder, for a root on disk.
+    pub fn path(&self) -> Option<&Path> {
+        match &self.source {
+            RootSource::Folder(path) => Some(path),
+            RootSource::Source(source) => source.fs_root(),
         }
     }
 }
@@ -462,13 +506,13 @@ pub fn default_roots(config: &RootsConfig) -> Vec<SkillRoot> {
 fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
     let mut roots = Vec::new();
     let mut push = |layer: Layer, path: PathBuf, origin: RootOrigin| {
-        if roots.iter().any(|r: &SkillRoot| r.path == path) {
+        if roots.iter().any(|r: &SkillRoot| r.path() == Some(&path)) {
             tracing::debug!(path = %path.display(), %origin, "root listed twice, first kept");
             return;
         }
         roots.push(SkillRoot {
             layer,
-            path,
+            source: RootSource::Folder(path),
             plugin: None,
             origin,
         });
@@ -585,7 +629,7 @@ mod tests {
     fn listed(roots: &[SkillRoot]) -> Vec<(Layer, PathBuf, RootOrigin)> {
         roots
             .iter()
-            .map(|r| (r.layer, r.path.clone(), r.origin.clone()))
+            .map(|r| (r.layer, r.path().unwrap().to_path_buf(), r.origin.clone()))
             .collect()
     }
 
@@ -640,7 +684,7 @@ mod tests {
             default_roots_for(&config, os)
                 .into_iter()
                 .filter(|r| r.layer == Layer::Enterprise)
-                .map(|r| r.path)
+                .map(|r| r.path().unwrap().to_path_buf())
                 .collect::<Vec<_>>()
         };
         assert_eq!(
@@ -715,7 +759,7 @@ mod tests {
         let personal: Vec<_> = default_roots_for(&config, Platform::Linux)
             .into_iter()
             .filter(|r| r.layer == Layer::Personal)
-            .map(|r| (r.path, r.origin))
+            .map(|r| (r.path().unwrap().to_path_buf(), r.origin))
             .collect();
         assert_eq!(
             personal,
@@ -818,7 +862,7 @@ mod tests {
         let project: Vec<_> = default_roots_for(&config, Platform::Linux)
             .into_iter()
             .filter(|r| r.layer == Layer::Project)
-            .map(|r| (r.path, r.origin))
+            .map(|r| (r.path().unwrap().to_path_buf(), r.origin))
             .collect();
         assert_eq!(
             project,

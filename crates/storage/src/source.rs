@@ -5,7 +5,11 @@
 //! Every source is addressed by relative paths with `/` separators (`pdf-tools/SKILL.md`).
 //! `.` and empty components are ignored; a path that is absolute or holds a `..` component
 //! is refused by every source as [`ReadError::NotFound`], so no path can leave the source.
-//! File listings leave out hidden entries (names starting with `.`) and `node_modules`.
+//! File listings follow one rule for every source: regular files at most 32 levels below
+//! the skill folder, hidden entries (names starting with `.`) and `node_modules` left out,
+//! a link listed only when it leads to a file inside the skill folder (links to folders are
+//! not followed), at most [`MAX_LISTED_FILES`] files. So a listing names exactly the files a reader confined to the skill
+//! folder can open, and the same skill lists the same files on disk and in memory.
 //!
 //! ```
 //! use skills_storage::{MemorySource, SkillSource};
@@ -29,6 +33,8 @@ use crate::{discover, read_bounded, Discovery, DiscoveryOptions, ReadError, SKIL
 
 /// The deepest a file listing goes below a skill folder.
 const MAX_FILE_DEPTH: usize = 32;
+/// The most files a listing names (a hostile folder cannot make one unbounded).
+pub const MAX_LISTED_FILES: usize = 10_000;
 
 /// Where skills come from: the filesystem, memory, or a binary.
 ///
@@ -50,6 +56,69 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     /// The filesystem path of the source's root, when it has one.
     fn fs_root(&self) -> Option<&Path> {
         None
+    }
+    /// The skill folders with the file each is known by: `SKILL.md`, or a misnamed
+    /// `skill.md` that validation reports. The default is [`skill_dirs`](Self::skill_dirs),
+    /// each with `SKILL.md`.
+    fn candidates(&self) -> Vec<SourceCandidate> {
+        self.skill_dirs()
+            .into_iter()
+            .map(|dir| SourceCandidate {
+                dir,
+                file: SKILL_FILE.to_owned(),
+                misnamed: false,
+            })
+            .collect()
+    }
+    /// The candidate at one folder (relative path), when it holds a skill file: what
+    /// [`candidates`](Self::candidates) would list for it. Watchers ask this of a folder
+    /// that changed.
+    fn candidate(&self, dir: &str) -> Option<SourceCandidate> {
+        let dir = normalize(dir)?;
+        self.read_prefix(&join(&dir, SKILL_FILE), 0, &mut Vec::new())
+            .ok()?;
+        Some(SourceCandidate {
+            dir: dir_label(dir),
+            file: SKILL_FILE.to_owned(),
+            misnamed: false,
+        })
+    }
+    /// Reads at most `max` bytes of a file into `buf` and returns the file's whole size, so
+    /// a caller can read a prefix first and the rest only when it needs it.
+    fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
+        let bytes = self.read(path, u64::MAX)?;
+        let size = bytes.len() as u64;
+        buf.extend_from_slice(
+            &bytes[..bytes.len().min(usize::try_from(max).unwrap_or(usize::MAX))],
+        );
+        Ok(size)
+    }
+}
+
+/// A skill folder of a source and the file it is known by.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SourceCandidate {
+    /// The folder, relative to the source's root (`.` for the root itself).
+    pub dir: String,
+    /// The skill file's name inside the folder: `SKILL.md`, or the misnamed file's name.
+    pub file: String,
+    /// Whether the file is misnamed (`skill.md` in another case than `SKILL.md`).
+    pub misnamed: bool,
+}
+
+impl SourceCandidate {
+    /// The skill file's path relative to the source's root.
+    pub fn file_path(&self) -> String {
+        join(&self.dir, &self.file)
+    }
+}
+
+/// `rel/name`, with `.` and the empty path as the root.
+pub(crate) fn join(rel: &str, name: &str) -> String {
+    if rel.is_empty() || rel == "." {
+        name.to_owned()
+    } else {
+        format!("{rel}/{name}")
     }
 }
 
@@ -125,6 +194,31 @@ impl FsSource {
         discover(&self.root, &self.options)
     }
 
+    /// A discovered folder as a candidate of this source.
+    fn source_candidate(&self, c: &crate::Candidate) -> Option<SourceCandidate> {
+        let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
+        let rel = c.dir.strip_prefix(&self.root).ok()?;
+        let mut parts = Vec::new();
+        for part in rel.components() {
+            match part {
+                Component::Normal(name) => match name.to_str() {
+                    Some(name) => parts.push(name),
+                    None => {
+                        tracing::warn!(dir = %c.dir.display(), "skill folder path is not UTF-8, left out");
+                        return None;
+                    }
+                },
+                Component::CurDir => {}
+                _ => return None,
+            }
+        }
+        Some(SourceCandidate {
+            dir: dir_label(parts.join("/")),
+            file: file.file_name()?.to_str()?.to_owned(),
+            misnamed: c.skill_file.is_none(),
+        })
+    }
+
     fn resolve(&self, path: &str) -> Option<PathBuf> {
         let rel = normalize(path)?;
         let mut full = self.root.clone();
@@ -135,8 +229,19 @@ impl FsSource {
 
 impl SkillSource for FsSource {
     /// Folders holding `SKILL.md`; one with only a misnamed `skill.md` is left out (see
-    /// [`FsSource::discovery`]). The root itself, when the options include it, is `.`.
+    /// [`candidates`](SkillSource::candidates)). The root itself, when the options include
+    /// it, is `.`.
     fn skill_dirs(&self) -> Vec<String> {
+        self.candidates()
+            .into_iter()
+            .filter(|c| !c.misnamed)
+            .map(|c| c.dir)
+            .collect()
+    }
+
+    /// The discovery walk's skill folders, misnamed skill files included. A folder whose
+    /// path is not UTF-8 cannot be addressed by a relative path and is left out (logged).
+    fn candidates(&self) -> Vec<SourceCandidate> {
         let found = self.discovery();
         for (path, error) in &found.problems {
             if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
@@ -147,21 +252,26 @@ impl SkillSource for FsSource {
         }
         found
             .candidates
-            .into_iter()
-            .filter(|c| c.skill_file.is_some())
-            .filter_map(|c| {
-                let rel = c.dir.strip_prefix(&self.root).ok()?;
-                let mut parts = Vec::new();
-                for part in rel.components() {
-                    match part {
-                        Component::Normal(name) => parts.push(name.to_str()?),
-                        Component::CurDir => {}
-                        _ => return None,
-                    }
-                }
-                Some(dir_label(parts.join("/")))
-            })
+            .iter()
+            .filter_map(|c| self.source_candidate(c))
             .collect()
+    }
+
+    fn candidate(&self, dir: &str) -> Option<SourceCandidate> {
+        let full = self.resolve(dir)?;
+        let found = discover(&full, &DiscoveryOptions::validate().with_max_depth(0));
+        let c = found.candidates.into_iter().next()?;
+        let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
+        Some(SourceCandidate {
+            dir: dir_label(normalize(dir)?),
+            file: file.file_name()?.to_str()?.to_owned(),
+            misnamed: c.skill_file.is_none(),
+        })
+    }
+
+    fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
+        let full = self.resolve(path).ok_or(ReadError::NotFound)?;
+        crate::read_prefix(&full, max, buf)
     }
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
@@ -188,27 +298,28 @@ impl SkillSource for FsSource {
     }
 }
 
-/// Lists the regular files under `base`, hidden entries and `node_modules` left out. Links
-/// are followed; a link to a folder inside or around one already entered (the skill folder
-/// itself included) is not, which cuts loops and keeps each file once.
+/// Lists the regular files under `base` by the one listing rule (see the module's
+/// documentation): hidden entries and `node_modules` left out, at most [`MAX_FILE_DEPTH`]
+/// levels, links listed only when they lead to a file inside `base`, links to folders not
+/// followed.
 fn list_files(base: &Path, out: &mut Vec<(String, u64)>) {
     let Ok(canonical) = std::fs::canonicalize(base) else {
         return;
     };
-    let mut regions = vec![canonical];
     let mut stack = vec![(base.to_path_buf(), String::new(), 0usize)];
     while let Some((dir, prefix, depth)) = stack.pop() {
-        let mut entries = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(rd) => rd.filter_map(Result::ok),
             Err(error) => {
                 tracing::debug!(dir = %dir.display(), %error, "cannot list a skill's folder");
                 continue;
             }
         };
-        // Name order, so which of two overlapping links is followed does not depend on the
-        // filesystem's listing order.
-        entries.sort_by_key(std::fs::DirEntry::file_name);
         for entry in entries {
+            if out.len() >= MAX_LISTED_FILES {
+                tracing::warn!(dir = %base.display(), "file listing cut at {MAX_LISTED_FILES} files");
+                return;
+            }
             let file_name = entry.file_name();
             let Some(name) = file_name.to_str() else {
                 tracing::debug!(path = %entry.path().display(), "file name is not UTF-8, left out");
@@ -217,42 +328,25 @@ fn list_files(base: &Path, out: &mut Vec<(String, u64)>) {
             if !listed_name(name) {
                 continue;
             }
-            let rel = if prefix.is_empty() {
-                name.to_owned()
-            } else {
-                format!("{prefix}/{name}")
-            };
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
-            let path = entry.path();
-            let meta = if file_type.is_symlink() {
+            let rel = join(&prefix, name);
+            if file_type.is_dir() {
+                if depth < MAX_FILE_DEPTH {
+                    stack.push((entry.path(), rel, depth + 1));
+                }
+            } else if file_type.is_file() {
+                if let Ok(meta) = entry.metadata() {
+                    out.push((rel, meta.len()));
+                }
+            } else if file_type.is_symlink() {
+                let path = entry.path();
+                let inside = std::fs::canonicalize(&path).is_ok_and(|t| t.starts_with(&canonical));
                 match std::fs::metadata(&path) {
-                    Ok(meta) => meta,
-                    Err(_) => continue,
+                    Ok(meta) if inside && meta.is_file() => out.push((rel, meta.len())),
+                    _ => {}
                 }
-            } else {
-                match entry.metadata() {
-                    Ok(meta) => meta,
-                    Err(_) => continue,
-                }
-            };
-            if meta.is_file() {
-                out.push((rel, meta.len()));
-            } else if meta.is_dir() && depth < MAX_FILE_DEPTH {
-                if file_type.is_symlink() {
-                    let Ok(target) = std::fs::canonicalize(&path) else {
-                        continue;
-                    };
-                    if regions
-                        .iter()
-                        .any(|r| target.starts_with(r) || r.starts_with(&target))
-                    {
-                        continue;
-                    }
-                    regions.push(target);
-                }
-                stack.push((path, rel, depth + 1));
             }
         }
     }
@@ -318,6 +412,8 @@ fn map_files<B: AsRef<[u8]>>(map: &BTreeMap<String, B>, skill_dir: &str) -> Vec<
         .take_while(|(key, _)| key.starts_with(&prefix))
         .map(|(key, bytes)| (&key[prefix.len()..], bytes.as_ref().len() as u64))
         .filter(|(file, _)| file.split('/').all(listed_name))
+        .filter(|(file, _)| file.split('/').count() <= MAX_FILE_DEPTH + 1)
+        .take(MAX_LISTED_FILES)
         .map(|(file, size)| (file.to_owned(), size))
         .collect();
     out.sort_by(|a, b| path_order(&a.0, &b.0));
@@ -603,9 +699,11 @@ mod tests {
         assert!(!missing.is_dir(""));
     }
 
+    /// The one listing rule on disk: a link is listed only when it leads to a file inside
+    /// the skill folder; links to folders (outside, or looping back) are not followed.
     #[cfg(unix)]
     #[test]
-    fn filesystem_listing_follows_links_once() {
+    fn filesystem_listing_names_what_a_confined_reader_can_open() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         on_disk(
@@ -617,16 +715,53 @@ mod tests {
         std::os::unix::fs::symlink(root.join("s"), root.join("s/assets/loop")).unwrap();
         std::os::unix::fs::symlink(tmp.path().join("shared/common.md"), root.join("s/link.md"))
             .unwrap();
+        std::os::unix::fs::symlink("assets/logo.svg", root.join("s/alias.svg")).unwrap();
         let source = FsSource::new(root, DiscoveryOptions::roots());
         assert_eq!(
             source.files("s"),
             [
                 ("SKILL.md".to_owned(), 1),
+                ("alias.svg".to_owned(), 6),
                 ("assets/logo.svg".to_owned(), 6),
-                ("link.md".to_owned(), 6),
-                ("shared/common.md".to_owned(), 6),
             ]
         );
+    }
+
+    #[test]
+    fn candidates_name_the_skill_file_misnamed_or_not() {
+        let tmp = tempfile::tempdir().unwrap();
+        on_disk(
+            tmp.path(),
+            &[
+                ("good/SKILL.md", b"g"),
+                ("bad/skill.md", b"b"),
+                ("none/x.md", b"n"),
+            ],
+        );
+        let source = FsSource::new(tmp.path().to_path_buf(), DiscoveryOptions::roots());
+        let good = SourceCandidate {
+            dir: "good".into(),
+            file: SKILL_FILE.into(),
+            misnamed: false,
+        };
+        let bad = SourceCandidate {
+            dir: "bad".into(),
+            file: "skill.md".into(),
+            misnamed: true,
+        };
+        assert_eq!(source.candidates(), [bad.clone(), good.clone()]);
+        assert_eq!(source.candidate("good"), Some(good.clone()));
+        assert_eq!(source.candidate("./bad/"), Some(bad));
+        assert_eq!(source.candidate("none"), None);
+        assert_eq!(source.candidate("../good"), None);
+        assert_eq!(good.file_path(), "good/SKILL.md");
+        let memory = MemorySource::from_files([("good/SKILL.md", "g")]);
+        assert_eq!(memory.candidates(), std::slice::from_ref(&good));
+        assert_eq!(memory.candidate("good"), Some(good));
+        assert_eq!(memory.candidate("none"), None);
+        let mut buf = Vec::new();
+        assert_eq!(memory.read_prefix("good/SKILL.md", 0, &mut buf).unwrap(), 1);
+        assert!(buf.is_empty());
     }
 
     #[test]
