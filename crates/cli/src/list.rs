@@ -80,6 +80,7 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                         "plugin": s.record.plugin,
                         "path": s.record.path,
                         "shadowed_by": s.shadowed_by,
+                        "shadowed_by_path": s.winner_path,
                     })
                 })
                 .collect();
@@ -111,12 +112,18 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                 writeln!(out, "{:width$}  {description}", r.qualified_name())?;
             }
             for s in &shadowed {
-                writeln!(
-                    out,
-                    "{:width$}  (shadowed by {})",
-                    s.record.qualified_name(),
-                    s.shadowed_by
-                )?;
+                let name = s.record.qualified_name();
+                // Two skills of one layer share a qualified name: the winner's path says which.
+                if name == s.shadowed_by {
+                    writeln!(
+                        out,
+                        "{name:width$}  (shadowed by {} at {})",
+                        s.shadowed_by,
+                        s.winner_path.display()
+                    )?;
+                } else {
+                    writeln!(out, "{name:width$}  (shadowed by {})", s.shadowed_by)?;
+                }
             }
             let errors = snap
                 .diagnostics()

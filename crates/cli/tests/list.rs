@@ -218,7 +218,8 @@ fn assert_list_shape(doc: &Value) {
                 "layer",
                 "plugin",
                 "path",
-                "shadowed_by"
+                "shadowed_by",
+                "shadowed_by_path"
             ]),
             "shadowed: {s}"
         );
@@ -354,6 +355,7 @@ fn json_lists_every_key_with_its_type_shadowed_skills_and_diagnostics() {
             "plugin": null,
             "path": js(&w.path("proj/deploy/SKILL.md")),
             "shadowed_by": "personal:deploy",
+            "shadowed_by_path": js(&w.path("per/deploy/SKILL.md")),
         }])
     );
 
@@ -1041,7 +1043,8 @@ fn regression_a_folder_given_twice_to_one_layer_is_read_once() {
         ]),
     );
     check(&doc, &["personal:mine"]);
-    // One folder read by two layers is still two skills, the lower one shadowed.
+    // One folder read by two layers is one skill, held by the higher (issue "Load every
+    // skill that Claude Code and Codex load"; it used to be listed as shadowed by itself).
     let doc = list_json(
         &w,
         &args(&[
@@ -1053,8 +1056,7 @@ fn regression_a_folder_given_twice_to_one_layer_is_read_once() {
         ]),
     );
     assert_eq!(qualified(&doc), ["personal:mine"]);
-    assert_eq!(doc["shadowed"][0]["qualified_name"], "project:mine");
-    assert_eq!(doc["shadowed"][0]["shadowed_by"], "personal:mine");
+    assert_eq!(doc["shadowed"], serde_json::json!([]));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -138,6 +138,8 @@ pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) 
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default(),
         misnamed: candidate.skill_file.is_none(),
+        // The validator reports paths as the user gave them.
+        resolved: None,
     };
     check(
         &source,
@@ -179,7 +181,13 @@ pub(crate) fn check(
     limit: u64,
     reading: Reading,
 ) -> SkillReport {
-    let dir = under(base, &candidate.dir);
+    // Reported at the resolved path when the source knows it; named after the folder as
+    // reached (a link's own name is what the author sees in the tree).
+    let reached = under(base, &candidate.dir);
+    let dir = candidate
+        .resolved
+        .clone()
+        .unwrap_or_else(|| reached.clone());
     let file = dir.join(&candidate.file);
     let mut diagnostics = Vec::new();
     if candidate.misnamed {
@@ -193,7 +201,7 @@ pub(crate) fn check(
     }
     let at = At {
         source,
-        dir: &dir,
+        dir: &reached,
         rel_file: candidate.file_path(),
     };
     let read = match reading {
@@ -222,7 +230,7 @@ pub(crate) fn check(
             };
         }
     };
-    let name = dir_name(&dir);
+    let name = dir_name(&reached);
     let parsed = match early {
         Some(parsed) => parsed,
         None => {

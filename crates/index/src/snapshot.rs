@@ -24,8 +24,11 @@ pub struct PathDiagnostic {
 pub struct Shadowed {
     /// The losing skill.
     pub record: Arc<SkillRecord>,
-    /// The qualified name of the skill that wins the name.
+    /// The qualified name of the skill that wins the name. Two skills of one layer share a
+    /// qualified name: [`winner_path`](Shadowed::winner_path) tells them apart.
     pub shadowed_by: String,
+    /// The winner's `SKILL.md`.
+    pub winner_path: PathBuf,
 }
 
 /// One published state of the index.
@@ -78,6 +81,34 @@ impl SkillPlace {
     pub fn on_disk(&self) -> bool {
         self.source.fs_root().is_some()
     }
+}
+
+/// One folder under several roots is one skill, held by the highest layer: the records of
+/// one resolved `SKILL.md` but the best-ranked are removed (no shadow entry: it is the same
+/// skill, not a rival). Among roots of one rank, the first given holds it.
+fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize) {
+    let mut holder: HashMap<&Path, usize> = HashMap::with_capacity(records.len());
+    let mut keep = vec![true; records.len()];
+    for (i, r) in records.iter().enumerate() {
+        match holder.get(r.path.as_path()) {
+            None => {
+                holder.insert(&r.path, i);
+            }
+            Some(&j) => {
+                if rank(r.layer) < rank(records[j].layer) {
+                    keep[j] = false;
+                    holder.insert(&r.path, i);
+                } else {
+                    keep[i] = false;
+                }
+            }
+        }
+    }
+    if keep.iter().all(|k| *k) {
+        return;
+    }
+    let mut keep = keep.into_iter();
+    records.retain(|_| keep.next().unwrap_or(true));
 }
 
 /// Removes the records whose name differs from another visible name only by case,
@@ -175,6 +206,7 @@ impl Snapshot {
                 .unwrap_or(order.len())
         };
         let mut diagnostics = diagnostics;
+        hold_once(&mut records, &rank);
         drop_lookalikes(&mut records, &mut diagnostics, &rank);
         // Grouped by name; inside a group the winner first: layer, then priority (higher
         // first), then path. A qualified name is found by scanning its name's group, so no
@@ -206,6 +238,7 @@ impl Snapshot {
                 shadowed.push(Shadowed {
                     record: Arc::clone(record),
                     shadowed_by: records[winner].qualified_name(),
+                    winner_path: records[winner].path.clone(),
                 });
             }
         }
@@ -227,17 +260,33 @@ impl Snapshot {
         self
     }
 
-    /// Where a record's files are read: the source of its root (the deepest root of its
-    /// layer and plugin that holds its folder) and the folder's path there. `None` for a
-    /// record of no root of this snapshot.
+    /// Where a record's files are read: for a source not on disk, that source (the deepest
+    /// root of the record's layer and plugin that holds its folder) and the folder's path
+    /// there; on disk, the skill folder itself. `None` for a record of no root of this
+    /// snapshot.
     pub fn place_of(&self, record: &SkillRecord) -> Option<SkillPlace> {
         let dir = record.dir();
-        let root = self
-            .sources
-            .iter()
-            .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
-            .filter(|r| dir.starts_with(&r.base))
-            .max_by_key(|r| r.base.components().count())?;
+        let roots = || {
+            self.sources
+                .iter()
+                .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
+        };
+        let Some(root) = roots()
+            .filter(|r| r.source.fs_root().is_none() && dir.starts_with(&r.base))
+            .max_by_key(|r| r.base.components().count())
+        else {
+            // On disk, the skill folder is read as a source of its own: it may lie outside
+            // its root (reached through a link), and its path is already resolved.
+            return roots()
+                .any(|r| r.source.fs_root().is_some())
+                .then(|| SkillPlace {
+                    source: Arc::new(skills_storage::FsSource::new(
+                        dir.to_path_buf(),
+                        skills_storage::DiscoveryOptions::validate(),
+                    )),
+                    dir: ".".to_owned(),
+                });
+        };
         let rel = dir.strip_prefix(&root.base).ok()?;
         let mut parts = Vec::new();
         for part in rel.components() {

@@ -57,8 +57,7 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
             Vec::new()
         };
         for candidate in candidates {
-            let key =
-                std::fs::canonicalize(&candidate.dir).unwrap_or_else(|_| candidate.dir.clone());
+            let key = candidate.resolved.clone();
             match positions.get(&key).map(|i| &mut pending[*i]) {
                 Some((k, existing, _)) => {
                     if k.file_name() == candidate.dir.file_name()
@@ -95,12 +94,14 @@ fn file_candidate(path: &Path) -> Option<Candidate> {
     };
     if name == SKILL_FILE {
         Some(Candidate {
+            resolved: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
             dir,
             skill_file: Some(path.to_path_buf()),
             misnamed: None,
         })
     } else if name.eq_ignore_ascii_case(SKILL_FILE) {
         Some(Candidate {
+            resolved: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
             dir,
             skill_file: None,
             misnamed: Some(path.to_path_buf()),

@@ -3,8 +3,12 @@
 //! A directory is a skill when it holds `SKILL.md` (or, misnamed, `skill.md` in another
 //! case, which validation reports). The walk never stats plain directories: loops are only
 //! possible through symbolic links, so only a followed link is resolved to its canonical
-//! path, and a link whose target lies inside the root or inside a region already entered is
-//! skipped. Every directory is therefore visited once, and loops are cut.
+//! path. A visible link (its own name neither hidden nor skipped) is followed wherever it
+//! points: into a hidden folder, `node_modules`, deeper than the walk goes, or outside the
+//! root. It is not followed when its target is the root or holds it, is a folder on the way
+//! to it (a loop), was entered through another link already, or is a folder the walk reaches
+//! anyway. Each candidate carries its resolved path, and a skill folder reached twice is
+//! listed once.
 
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -76,6 +80,9 @@ pub fn skipped_folder(name: &std::ffi::OsStr) -> bool {
 pub struct Candidate {
     /// The directory, as reached from the root (links not resolved).
     pub dir: PathBuf,
+    /// The directory with every link resolved (what is reported to users, and what tells
+    /// two ways to one folder apart).
+    pub resolved: PathBuf,
     /// `SKILL.md` in the directory, if present.
     pub skill_file: Option<PathBuf>,
     /// A wrongly-cased `skill.md`, when there is no `SKILL.md`.
@@ -101,10 +108,14 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
             return found;
         }
     };
-    let mut regions: Vec<PathBuf> = vec![canonical_root];
-    // (logical path, depth), walked depth-first in name order.
-    let mut stack = vec![(root.to_path_buf(), 0usize)];
-    while let Some((dir, depth)) = stack.pop() {
+    let mut walk = Walk {
+        root: canonical_root.clone(),
+        entered: Vec::new(),
+        options,
+    };
+    // (logical path, resolved path, depth), walked depth-first in name order.
+    let mut stack = vec![(root.to_path_buf(), canonical_root, 0usize)];
+    while let Some((dir, resolved, depth)) = stack.pop() {
         let mut entries = match std::fs::read_dir(&dir) {
             Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
             Err(e) => {
@@ -132,21 +143,19 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
                 misnamed.get_or_insert_with(|| entry.path());
                 continue;
             }
-            if depth >= options.max_depth {
+            if depth >= options.max_depth || skipped(&name, options) {
                 continue;
             }
             let Ok(file_type) = entry.file_type() else {
                 continue;
             };
-            let path = entry.path();
             if file_type.is_dir() {
-                if !skipped(&name, options) {
-                    subdirs.push(path);
-                }
-            } else if file_type.is_symlink() && !skipped(&name, options) {
-                if let Some(target) = follow_link(&path, &mut regions) {
+                subdirs.push((entry.path(), resolved.join(&name)));
+            } else if file_type.is_symlink() {
+                let path = entry.path();
+                if let Some(target) = walk.follow(&path, &resolved) {
                     tracing::debug!(link = %path.display(), target = %target.display(), "following link");
-                    subdirs.push(path);
+                    subdirs.push((path, target));
                 }
             }
         }
@@ -154,6 +163,7 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         if is_skill && (depth > 0 || options.include_root) {
             found.candidates.push(Candidate {
                 dir: dir.clone(),
+                resolved: resolved.clone(),
                 misnamed: if skill_file.is_some() { None } else { misnamed },
                 skill_file,
             });
@@ -161,15 +171,83 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         if is_skill && depth > 0 && !options.descend_into_skills {
             continue;
         }
-        for sub in subdirs.into_iter().rev() {
-            stack.push((sub, depth + 1));
+        for (sub, sub_resolved) in subdirs.into_iter().rev() {
+            stack.push((sub, sub_resolved, depth + 1));
         }
     }
     // Byte order of the paths: deterministic, and cheaper than comparing components.
     found
         .candidates
         .sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
+    // One folder reached twice (through links): listed once, at a path whose last name is
+    // the folder's real one when there is such a path, else at its first.
+    let mut first: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+    let mut keep = vec![true; found.candidates.len()];
+    for (i, c) in found.candidates.iter().enumerate() {
+        match first.get(&c.resolved) {
+            None => {
+                first.insert(c.resolved.clone(), i);
+            }
+            Some(&j) => {
+                let real = |c: &Candidate| c.dir.file_name() == c.resolved.file_name();
+                if real(c) && !real(&found.candidates[j]) {
+                    keep[j] = false;
+                    first.insert(c.resolved.clone(), i);
+                } else {
+                    keep[i] = false;
+                }
+            }
+        }
+    }
+    let mut keep = keep.into_iter();
+    found.candidates.retain(|_| keep.next().unwrap_or(true));
     found
+}
+
+/// What the walk needs to decide whether to follow a link.
+struct Walk<'a> {
+    /// The root, resolved.
+    root: PathBuf,
+    /// Targets entered through links so far.
+    entered: Vec<PathBuf>,
+    options: &'a DiscoveryOptions,
+}
+
+impl Walk<'_> {
+    /// Resolves a link found in the folder whose resolved path is `parent`, and records its
+    /// target; `None` when it is not a folder, is broken, or would walk a folder twice: the
+    /// root or a folder holding it, a folder on the way to `parent` (a loop), a target (or
+    /// a folder inside one) entered through another link, or a folder of the root the walk
+    /// reaches anyway.
+    fn follow(&mut self, path: &Path, parent: &Path) -> Option<PathBuf> {
+        let target = std::fs::canonicalize(path).ok()?;
+        if !target.is_dir() {
+            return None;
+        }
+        let is_loop = parent.starts_with(&target) || self.root.starts_with(&target);
+        let entered = self.entered.iter().any(|r| target.starts_with(r));
+        if is_loop || entered || self.walked_anyway(&target) {
+            return None;
+        }
+        self.entered.push(target.clone());
+        Some(target)
+    }
+
+    /// Whether the plain walk (no links) reaches `target`: it lies inside the root, within
+    /// the depth, through no skipped folder.
+    fn walked_anyway(&self, target: &Path) -> bool {
+        let Ok(rel) = target.strip_prefix(&self.root) else {
+            return false;
+        };
+        let mut depth = 0;
+        for part in rel.components() {
+            depth += 1;
+            if skipped(part.as_os_str(), self.options) {
+                return false;
+            }
+        }
+        depth <= self.options.max_depth
+    }
 }
 
 fn skipped(name: &OsStr, options: &DiscoveryOptions) -> bool {
@@ -177,27 +255,6 @@ fn skipped(name: &OsStr, options: &DiscoveryOptions) -> bool {
         return false;
     };
     (options.skip_hidden && name.starts_with('.')) || options.skip_names.iter().any(|s| s == name)
-}
-
-/// Resolves a symbolic link to a directory and records its region; `None` when it is not a
-/// directory, is broken, or points into a region already walked (a loop or a duplicate).
-fn follow_link(path: &Path, regions: &mut Vec<PathBuf>) -> Option<PathBuf> {
-    let target = std::fs::canonicalize(path).ok()?;
-    if !target.is_dir() {
-        return None;
-    }
-    // Inside a region already walked: a duplicate, or a loop back into it. An ancestor of
-    // the root would walk the root again. A link that merely contains a region entered
-    // through another link is followed; callers deduplicate skills found twice.
-    let inside_walked = regions.iter().any(|r| target.starts_with(r));
-    let contains_root = regions
-        .first()
-        .is_some_and(|root| root.starts_with(&target));
-    if inside_walked || contains_root {
-        return None;
-    }
-    regions.push(target.clone());
-    Some(target)
 }
 
 #[cfg(test)]
@@ -263,5 +320,45 @@ mod tests {
         std::os::unix::fs::symlink(root.join("a"), root.join("alias")).unwrap();
         let found = discover(&root, &DiscoveryOptions::validate());
         assert_eq!(names(&found, &root), ["a", "linked/ext"]);
+    }
+
+    /// A visible link is followed wherever it points: into a hidden folder, under
+    /// `node_modules`, or deeper than the walk goes; the skill is listed once, with its
+    /// resolved path.
+    #[cfg(unix)]
+    #[test]
+    fn visible_links_are_followed_into_skipped_and_deep_folders() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        skill(&root, ".store/search");
+        skill(&root, "node_modules/pkg/lint");
+        skill(&root, "vendor/a/b/c/deep");
+        skill(&root, "plain");
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(root.join(target), root.join(name)).unwrap();
+        };
+        link(".store/search", "search");
+        link("node_modules/pkg/lint", "lint");
+        link("vendor/a/b/c/deep", "deep");
+        link("plain", "plain-again");
+        // A hidden link is not visible, so not followed.
+        link(".store/search", ".search");
+        let found = discover(&root, &DiscoveryOptions::roots());
+        assert_eq!(names(&found, &root), ["deep", "lint", "plain", "search"]);
+        let canonical = std::fs::canonicalize(&root).unwrap();
+        let resolved: Vec<PathBuf> = found
+            .candidates
+            .iter()
+            .map(|c| c.resolved.clone())
+            .collect();
+        assert_eq!(
+            resolved,
+            [
+                canonical.join("vendor/a/b/c/deep"),
+                canonical.join("node_modules/pkg/lint"),
+                canonical.join("plain"),
+                canonical.join(".store/search"),
+            ]
+        );
     }
 }

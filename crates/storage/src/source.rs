@@ -67,6 +67,7 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
                 dir,
                 file: SKILL_FILE.to_owned(),
                 misnamed: false,
+                resolved: None,
             })
             .collect()
     }
@@ -81,6 +82,7 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
             dir: dir_label(dir),
             file: SKILL_FILE.to_owned(),
             misnamed: false,
+            resolved: None,
         })
     }
     /// Reads at most `max` bytes of a file into `buf` and returns the file's whole size, so
@@ -104,6 +106,9 @@ pub struct SourceCandidate {
     pub file: String,
     /// Whether the file is misnamed (`skill.md` in another case than `SKILL.md`).
     pub misnamed: bool,
+    /// The folder on disk with every link resolved, for a source on disk: the path
+    /// reported for the skill.
+    pub resolved: Option<PathBuf>,
 }
 
 impl SourceCandidate {
@@ -216,6 +221,7 @@ impl FsSource {
             dir: dir_label(parts.join("/")),
             file: file.file_name()?.to_str()?.to_owned(),
             misnamed: c.skill_file.is_none(),
+            resolved: Some(c.resolved.clone()),
         })
     }
 
@@ -266,6 +272,7 @@ impl SkillSource for FsSource {
             dir: dir_label(normalize(dir)?),
             file: file.file_name()?.to_str()?.to_owned(),
             misnamed: c.skill_file.is_none(),
+            resolved: Some(c.resolved.clone()),
         })
     }
 
@@ -739,15 +746,18 @@ mod tests {
             ],
         );
         let source = FsSource::new(tmp.path().to_path_buf(), DiscoveryOptions::roots());
+        let real = std::fs::canonicalize(tmp.path()).unwrap();
         let good = SourceCandidate {
             dir: "good".into(),
             file: SKILL_FILE.into(),
             misnamed: false,
+            resolved: Some(real.join("good")),
         };
         let bad = SourceCandidate {
             dir: "bad".into(),
             file: "skill.md".into(),
             misnamed: true,
+            resolved: Some(real.join("bad")),
         };
         assert_eq!(source.candidates(), [bad.clone(), good.clone()]);
         assert_eq!(source.candidate("good"), Some(good.clone()));
@@ -756,6 +766,10 @@ mod tests {
         assert_eq!(source.candidate("../good"), None);
         assert_eq!(good.file_path(), "good/SKILL.md");
         let memory = MemorySource::from_files([("good/SKILL.md", "g")]);
+        let good = SourceCandidate {
+            resolved: None,
+            ..good
+        };
         assert_eq!(memory.candidates(), std::slice::from_ref(&good));
         assert_eq!(memory.candidate("good"), Some(good));
         assert_eq!(memory.candidate("none"), None);

@@ -1,0 +1,137 @@
+//! Skills reached through links, and one folder under several roots, as Claude Code and
+//! Codex users lay them out: every visible link is followed (into a hidden folder,
+//! `node_modules`, deeper than the depth), a skill is counted once, paths are reported
+//! resolved, and a shadowed entry names its winner without ambiguity.
+#![cfg(unix)]
+
+use std::path::Path;
+
+use skills_index::SkillIndex;
+use skills_model::Layer;
+
+fn skill(dir: &Path, name: &str) {
+    std::fs::create_dir_all(dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!(
+            "---\nname: {name}\ndescription: The {name} skill. Use when testing.\n---\nBody.\n"
+        ),
+    )
+    .unwrap();
+}
+
+fn link(target: &Path, at: &Path) {
+    std::os::unix::fs::symlink(target, at).unwrap();
+}
+
+#[test]
+fn visible_links_are_followed_wherever_they_point() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    // (where the skill is stored, the visible link's name)
+    let cases = [
+        (".store/search", "search"),
+        ("node_modules/pkg/lint", "lint"),
+        ("vendor/a/b/c/d/deep", "deep"),
+    ];
+    for (stored, name) in cases {
+        skill(&root.join(stored), name);
+        link(&root.join(stored), &root.join(name));
+    }
+    let outside = tmp.path().join("elsewhere/far");
+    skill(&outside, "far");
+    link(&outside, &root.join("far"));
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    let real = std::fs::canonicalize(tmp.path()).unwrap();
+    for (stored, name) in cases {
+        let record = snap
+            .get(name)
+            .unwrap_or_else(|| panic!("{name} not indexed"));
+        assert_eq!(
+            record.path,
+            real.join("skills").join(stored).join("SKILL.md")
+        );
+    }
+    assert_eq!(
+        snap.get("far").unwrap().path,
+        real.join("elsewhere/far/SKILL.md")
+    );
+    assert_eq!(snap.len(), 4);
+    assert!(snap.shadowed().is_empty());
+    // Loaded through the resolved folder too.
+    assert_eq!(index.load("search").unwrap().body, "Body.\n");
+}
+
+#[test]
+fn a_skill_reached_twice_is_one_skill_and_loops_end() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    skill(&root.join("deploy"), "deploy");
+    link(&root.join("deploy"), &root.join("deploy-alias"));
+    link(&root, &root.join("deploy/loop"));
+    link(tmp.path(), &root.join("up"));
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .depth(6)
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    assert_eq!(snap.len(), 1);
+    assert!(snap.shadowed().is_empty());
+}
+
+#[test]
+fn a_root_behind_a_link_reports_resolved_paths() {
+    let tmp = tempfile::tempdir().unwrap();
+    let real_root = tmp.path().join("real");
+    skill(&real_root.join("deploy"), "deploy");
+    link(&real_root, &tmp.path().join("alias"));
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path().join("alias"))
+        .build()
+        .unwrap();
+    let expected = std::fs::canonicalize(&real_root)
+        .unwrap()
+        .join("deploy/SKILL.md");
+    assert_eq!(index.snapshot().get("deploy").unwrap().path, expected);
+}
+
+#[test]
+fn one_folder_under_two_layers_is_one_skill_of_the_higher() {
+    let tmp = tempfile::tempdir().unwrap();
+    skill(&tmp.path().join("deploy"), "deploy");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .root(Layer::Personal, tmp.path())
+        .plugin("acme", tmp.path())
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    assert_eq!(snap.len(), 1);
+    assert_eq!(snap.get("deploy").unwrap().layer, Layer::Personal);
+    assert!(snap.shadowed().is_empty());
+    assert!(snap.get("acme:deploy").is_none());
+}
+
+#[test]
+fn a_shadowed_entry_names_its_winner_by_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a"), tmp.path().join("b"));
+    skill(&a.join("deploy"), "deploy");
+    skill(&b.join("deploy"), "deploy");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &a)
+        .root(Layer::Project, &b)
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    let shadowed = &snap.shadowed()[0];
+    assert_eq!(shadowed.shadowed_by, shadowed.record.qualified_name());
+    let winner = snap.get("deploy").unwrap();
+    assert_eq!(shadowed.winner_path, winner.path);
+    assert_ne!(shadowed.winner_path, shadowed.record.path);
+}
