@@ -25,7 +25,9 @@ pub(crate) struct RootArgs {
     /// A host application name: adds ~/.NAME/skills and <project>/.NAME/skills.
     #[arg(long, value_name = "NAME")]
     app: Option<String>,
-    /// Also read another agent's folders: claude or codex (repeatable).
+    /// Also read another agent's folders: claude or codex (repeatable). Codex also reads
+    /// each skill's agents/openai.yaml (allow_implicit_invocation: false hides it from the
+    /// model).
     #[arg(long, value_name = "NAME")]
     preset: Vec<String>,
     /// How deep below a root to search for skills (1 to 6).
@@ -41,19 +43,26 @@ impl RootArgs {
         if !(1..=MAX_ROOT_DEPTH).contains(&self.depth) {
             bail!("--depth must be between 1 and {MAX_ROOT_DEPTH}");
         }
+        let presets = self
+            .preset
+            .iter()
+            .map(|p| {
+                p.parse::<Preset>()
+                    .map_err(|e| anyhow::anyhow!("--preset {p}: {e}"))
+            })
+            .collect::<Result<Vec<Preset>>>()?;
         let mut builder = SkillIndex::builder()
             .depth(self.depth)
             .strict(self.strict)
+            .codex_metadata(presets.contains(&Preset::Codex))
             .watch(watch);
         if !self.no_defaults {
             builder = builder.plugin_source("builtin", Arc::new(EmbeddedSource::new(BUILTIN)));
-            let mut config = RootsConfig::builder().app_name(self.app.clone());
-            for p in &self.preset {
-                config = config.preset(
-                    p.parse::<Preset>()
-                        .map_err(|e| anyhow::anyhow!("--preset {p}: {e}"))?,
-                );
-            }
+            let config = presets
+                .iter()
+                .fold(RootsConfig::builder().app_name(self.app.clone()), |c, p| {
+                    c.preset(*p)
+                });
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
         for spec in &self.roots {

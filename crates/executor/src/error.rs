@@ -116,6 +116,10 @@ pub enum ExecError {
     /// An active skill's `allowed-tools` does not allow this runtime tool call.
     #[error("{0}")]
     ToolNotAllowed(String),
+    /// The skill says `disable-model-invocation: true` (or Codex's
+    /// `allow_implicit_invocation: false`): only the host activates it, on a user's request.
+    #[error("{0:?} is invoked by the user, not the model (disable-model-invocation): the host activates it on a user's request (host_activate)")]
+    ModelInvocationDisabled(String),
     /// The host activated this skill for the task; the model cannot unload or replace it.
     #[error("{0:?} was activated by the host for this task and stays active until the task ends")]
     PinnedByHost(String),
@@ -145,7 +149,7 @@ impl From<IndexError> for ExecError {
 impl ExecError {
     /// Every code a request can answer with, the index's included (PROTOCOL.md documents
     /// each; a test holds the two equal).
-    pub const CODES: [&'static str; 24] = [
+    pub const CODES: [&'static str; 25] = [
         "SKILL_BAD_REQUEST",
         "SKILL_BAD_INPUT",
         "SKILL_UNKNOWN_TOOL",
@@ -165,6 +169,7 @@ impl ExecError {
         "SKILL_SCRIPT_CHANGED",
         "SKILL_SCRIPT_NOT_ON_DISK",
         "SKILL_PINNED_BY_HOST",
+        "SKILL_MODEL_INVOCATION_DISABLED",
         "SKILL_TOOL_NOT_ALLOWED",
         "SKILL_AUDIT_FAILED",
         "SKILL_PLUGIN_INVALID",
@@ -193,6 +198,7 @@ impl ExecError {
             ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",
             ExecError::NotOnDisk { .. } => "SKILL_SCRIPT_NOT_ON_DISK",
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
+            ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",

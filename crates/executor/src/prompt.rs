@@ -126,7 +126,7 @@ fn render_unbudgeted(skills: &[&SkillRecord], include_location: bool) -> String 
         out.push_str("<skill>\n<name>\n");
         escape_into(&mut out, py_strip(r.name.as_str()), true);
         out.push_str("\n</name>\n<description>\n");
-        escape_into(&mut out, py_strip(&r.description), true);
+        escape_into(&mut out, py_strip(&r.listed_description()), true);
         out.push_str("\n</description>\n");
         if include_location {
             out.push_str("<location>\n");
@@ -226,7 +226,7 @@ struct Item {
 
 impl Item {
     fn new(record: &SkillRecord, include_location: bool) -> Item {
-        let description = py_strip(&record.description).to_owned();
+        let description = py_strip(&record.listed_description()).to_owned();
         let mut escaped = vec![0];
         let mut kept = vec![0];
         for (k, c) in description.chars().enumerate() {

@@ -88,13 +88,15 @@ impl Session {
         })
     }
 
-    /// The skills this session may see, sorted by name.
+    /// The skills the model may be offered in this session, sorted by name: those its scope
+    /// admits, less those marked `disable-model-invocation` (the host still activates
+    /// those, with `host_activate`, on a user's request).
     pub fn visible(&self) -> Vec<Arc<SkillRecord>> {
         self.exec
             .index
             .snapshot()
             .skills()
-            .filter(|r| self.can_see(r))
+            .filter(|r| self.can_see(r) && r.model_invocable())
             .cloned()
             .collect()
     }

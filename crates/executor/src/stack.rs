@@ -152,6 +152,15 @@ impl Session {
             }
         }
         let snapshot = self.exec.index.snapshot();
+        if by == Activation::Model {
+            for name in names {
+                if let Some(r) = snapshot.get(name).filter(|r| self.can_see(r)) {
+                    if !r.model_invocable() {
+                        return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
+                    }
+                }
+            }
+        }
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
         for name in names {
@@ -617,7 +626,7 @@ impl Session {
                 .map(|r| ListedSkill {
                     name: r.name.to_string(),
                     qualified_name: r.qualified_name(),
-                    description: r.description.to_string(),
+                    description: r.listed_description().into_owned(),
                     layer: r.layer.to_string(),
                     active: active.iter().any(|a| a == r.name.as_str()),
                 })
@@ -631,7 +640,7 @@ impl Session {
     pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
         let result = self.resolve(&snapshot, name).and_then(|r| {
-            if r.frontmatter.user_invocable == Some(false) {
+            if !r.user_invocable() {
                 return Err(ExecError::NotFound(skills_index::IndexError::NotFound {
                     name: name.to_owned(),
                     suggestion: None,

@@ -30,6 +30,7 @@ pub(crate) struct Config {
     pub(crate) debounce: Duration,
     pub(crate) parser: SkillParser,
     pub(crate) file_limit: u64,
+    pub(crate) codex_metadata: bool,
 }
 
 /// Configures and builds a [`SkillIndex`].
@@ -122,6 +123,15 @@ impl SkillIndexBuilder {
     /// layout; at most 6.
     pub fn depth(mut self, depth: usize) -> SkillIndexBuilder {
         self.config.depth = depth.clamp(1, MAX_ROOT_DEPTH);
+        self
+    }
+
+    /// Read each skill's `agents/openai.yaml` as Codex does (default: off; the Codex preset
+    /// turns it on): `policy.allow_implicit_invocation: false` reads as
+    /// `disable-model-invocation: true` when the frontmatter does not say otherwise. Off, no
+    /// skill pays the extra open.
+    pub fn codex_metadata(mut self, yes: bool) -> SkillIndexBuilder {
+        self.config.codex_metadata = yes;
         self
     }
 
@@ -321,6 +331,7 @@ impl SkillIndex {
                 debounce: Duration::from_millis(50),
                 parser: SkillParser::default(),
                 file_limit: DEFAULT_SKILL_FILE_LIMIT,
+                codex_metadata: false,
             },
             watch: false,
         }
@@ -424,7 +435,7 @@ impl SkillIndex {
     /// Loads a skill's body, file list and digest (stage two), cached for the current
     /// snapshot's generation.
     pub fn load(&self, name: &str) -> Result<Arc<Skill>, IndexError> {
-        crate::load::load(&self.snapshot(), name, self.shared.config.file_limit)
+        crate::load::load(&self.snapshot(), name, &self.shared.config)
     }
 
     /// Applies changes to `paths` as the watcher does after its debounce window, on this
@@ -472,7 +483,7 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report = crate::check::check(
+        let mut report = crate::check::check(
             root.source.as_ref(),
             &root.base,
             candidate,
@@ -480,6 +491,14 @@ impl Shared {
             self.config.file_limit,
             Reading::Metadata,
         );
+        if let Some(parsed) = &mut report.parsed {
+            crate::load::apply_codex_policy(
+                &self.config,
+                root.source.as_ref(),
+                &candidate.dir,
+                &mut parsed.frontmatter,
+            );
+        }
         self.entry_from(root, report, previous)
     }
 

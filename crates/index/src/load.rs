@@ -4,15 +4,53 @@
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use skills_model::{Skill, SkillFile};
+use skills_model::{Frontmatter, Skill, SkillFile};
+use skills_storage::{ReadError, SkillSource};
 use skills_parser::{ParseInput, SkillParser};
 
+use crate::index::Config;
 use crate::{IndexError, Snapshot};
 
 /// The folders whose files a loaded skill lists.
 const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
 
-pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Skill>, IndexError> {
+/// The largest `agents/openai.yaml` read.
+const CODEX_METADATA_LIMIT: u64 = 64 * 1024;
+
+/// With [`SkillIndexBuilder::codex_metadata`](crate::SkillIndexBuilder::codex_metadata),
+/// reads the skill folder's `agents/openai.yaml` and turns `allow_implicit_invocation:
+/// false` into `disable-model-invocation: true` unless the frontmatter sets that field.
+/// The one home of this rule: the index's scans and stage-two loads both call it.
+pub(crate) fn apply_codex_policy(
+    config: &Config,
+    source: &dyn SkillSource,
+    dir: &str,
+    frontmatter: &mut Frontmatter,
+) {
+    if !config.codex_metadata || frontmatter.disable_model_invocation.is_some() {
+        return;
+    }
+    let path = if dir == "." {
+        "agents/openai.yaml".to_owned()
+    } else {
+        format!("{dir}/agents/openai.yaml")
+    };
+    match source.read(&path, CODEX_METADATA_LIMIT) {
+        Ok(bytes) => match skills_parser::read_codex_policy(&bytes) {
+            Ok(policy) => {
+                if policy.allow_implicit_invocation == Some(false) {
+                    frontmatter.disable_model_invocation = Some(true);
+                }
+            }
+            Err(error) => tracing::warn!(path, %error, "agents/openai.yaml is not readable YAML; ignored"),
+        },
+        Err(ReadError::NotFound) => {}
+        Err(error) => tracing::warn!(path, %error, "cannot read agents/openai.yaml; ignored"),
+    }
+}
+
+pub(crate) fn load(snapshot: &Snapshot, name: &str, config: &Config) -> Result<Arc<Skill>, IndexError> {
+    let limit = config.file_limit;
     let Some(i) = snapshot.index_of(name) else {
         // A qualified name is compared with qualified names, a bare one with bare names.
         let suggestion = if name.contains(':') {
@@ -49,7 +87,8 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, limit: u64) -> Result<Arc<Sk
         .map_err(|e| err(e.to_string()))?;
     let dir_name = crate::dir_name(&dir);
     // The file may have changed since the snapshot was built: take the body from this read.
-    let parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
+    let mut parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
+    apply_codex_policy(config, place.source.as_ref(), &place.dir, &mut parsed.frontmatter);
     // A file that broke after its last good version was indexed has no instructions to
     // serve: fail loudly rather than hand the model an empty body.
     if parsed.lenient_name().as_ref() != Some(&record.name) {

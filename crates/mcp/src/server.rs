@@ -388,7 +388,7 @@ impl ServerHandler for SkillsServer {
         let prompts = self
             .visible()
             .into_iter()
-            .filter(|(r, _)| r.frontmatter.user_invocable != Some(false))
+            .filter(|(r, _)| r.user_invocable())
             .map(|(r, resolved)| {
                 let mut argument = PromptArgument::new("arguments");
                 if let Some(hint) = &r.frontmatter.argument_hint {

@@ -32,6 +32,32 @@ pub struct SkillRecord {
 }
 
 impl SkillRecord {
+    /// Whether the model may be offered this skill and load it itself: not when it says
+    /// `disable-model-invocation: true` (Claude Code), which Codex's
+    /// `allow_implicit_invocation: false` also reads as. The host can still activate it on
+    /// a user's request. The one home of this rule.
+    pub fn model_invocable(&self) -> bool {
+        self.frontmatter.disable_model_invocation != Some(true)
+    }
+
+    /// The description as listings show it: Claude Code's `when_to_use`, when there is one,
+    /// joins the description after ` - `. Without `when_to_use` it is the description
+    /// itself, so listings stay as the reference renders them.
+    pub fn listed_description(&self) -> std::borrow::Cow<'_, str> {
+        match self.frontmatter.when_to_use.as_deref().map(str::trim) {
+            Some(when) if !when.is_empty() => {
+                std::borrow::Cow::Owned(format!("{} - {when}", self.description.trim_end()))
+            }
+            _ => std::borrow::Cow::Borrowed(&self.description),
+        }
+    }
+
+    /// Whether a user may be offered this skill to invoke (prompts, menus): not when it says
+    /// `user-invocable: false`.
+    pub fn user_invocable(&self) -> bool {
+        self.frontmatter.user_invocable != Some(false)
+    }
+
     /// A parsed frontmatter as a record holds it: the description (for the record's own
     /// field) and the rest, without `name` and `description`, so the largest string the
     /// index keeps is held once. The one home of this rule.

@@ -22,11 +22,13 @@
 //! assert_eq!(parsed.body(source), "# PDF tools\n");
 //! ```
 
+mod codex;
 mod fast;
 mod fields;
 mod lint;
 mod split;
 
+pub use codex::{read_codex_policy, CodexPolicy};
 pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;
 

@@ -570,7 +570,38 @@ fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
             );
         }
     }
+    // Codex also reads project skills from every folder between the repository root and the
+    // working directory, and from the working directory when there is no repository.
+    if config.presets.contains(&Preset::Codex) {
+        for dir in codex_project_dirs(config) {
+            for dot in [".codex", ".agents"] {
+                push(
+                    Layer::Project,
+                    dir.join(dot).join("skills"),
+                    RootOrigin::Preset(Preset::Codex),
+                );
+            }
+        }
+    }
     roots
+}
+
+/// The folders below the repository root down to the working directory (outermost first),
+/// or the working directory alone when it is in no repository.
+fn codex_project_dirs(config: &RootsConfig) -> Vec<PathBuf> {
+    let Some(cwd) = config.cwd.clone() else {
+        return Vec::new();
+    };
+    let Some(project) = config.project_root() else {
+        return vec![cwd];
+    };
+    let mut dirs: Vec<PathBuf> = cwd
+        .ancestors()
+        .take_while(|dir| *dir != project)
+        .map(Path::to_path_buf)
+        .collect();
+    dirs.reverse();
+    dirs
 }
 
 /// The project root of `cwd`: the nearest ancestor (`cwd` included) holding `.git`, a folder
@@ -819,6 +850,11 @@ mod tests {
                 (Layer::Project, p.join(".omniforge/skills"), RootOrigin::App),
                 (Layer::Project, p.join(".codex/skills"), codex.clone()),
                 (Layer::Project, p.join(".claude/skills"), claude.clone()),
+                // Codex: every folder between the repository root and the working folder.
+                (Layer::Project, p.join("src/.codex/skills"), codex.clone()),
+                (Layer::Project, p.join("src/.agents/skills"), codex.clone()),
+                (Layer::Project, p.join("src/deep/.codex/skills"), codex.clone()),
+                (Layer::Project, p.join("src/deep/.agents/skills"), codex.clone()),
             ]
         );
         // Claude Code's enterprise folder is Linux only; Codex's is any Unix.
@@ -905,6 +941,27 @@ mod tests {
                     f.project.join(".codex/skills"),
                     RootOrigin::Preset(Preset::Codex)
                 ),
+                // Codex's folders between the repository root and the working folder.
+                (
+                    Layer::Project,
+                    f.project.join("src/.codex/skills"),
+                    RootOrigin::Preset(Preset::Codex)
+                ),
+                (
+                    Layer::Project,
+                    f.project.join("src/.agents/skills"),
+                    RootOrigin::Preset(Preset::Codex)
+                ),
+                (
+                    Layer::Project,
+                    f.project.join("src/deep/.codex/skills"),
+                    RootOrigin::Preset(Preset::Codex)
+                ),
+                (
+                    Layer::Project,
+                    f.project.join("src/deep/.agents/skills"),
+                    RootOrigin::Preset(Preset::Codex)
+                ),
             ]
         );
     }
@@ -969,5 +1026,33 @@ mod tests {
     fn env_table_names_every_variable() {
         let names: Vec<_> = ENV_VARS.iter().map(|(name, _)| *name).collect();
         assert_eq!(names, [ENV_HOME, ENV_ENTERPRISE, ENV_PERSONAL, ENV_PROJECT]);
+    }
+
+    /// Codex outside a repository reads the working folder's skills; Claude Code alone
+    /// reads no project skills there.
+    #[test]
+    fn codex_reads_the_working_folder_outside_a_repository() {
+        let tmp = tempfile::tempdir().unwrap();
+        let cwd = tmp.path().join("loose/folder");
+        std::fs::create_dir_all(&cwd).unwrap();
+        let project = |preset: Preset| -> Vec<PathBuf> {
+            let config = RootsConfig::builder()
+                .home(tmp.path().join("home"))
+                .cwd(cwd.clone())
+                .env(env(&[]))
+                .preset(preset)
+                .build()
+                .unwrap();
+            default_roots_for(&config, Platform::Linux)
+                .into_iter()
+                .filter(|r| r.layer == Layer::Project)
+                .map(|r| r.path().unwrap().to_path_buf())
+                .collect()
+        };
+        assert_eq!(
+            project(Preset::Codex),
+            [cwd.join(".codex/skills"), cwd.join(".agents/skills")]
+        );
+        assert!(project(Preset::ClaudeCode).is_empty());
     }
 }

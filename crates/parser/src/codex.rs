@@ -1,0 +1,58 @@
+//! Codex's metadata file beside a skill, `agents/openai.yaml`: of it the loader honours
+//! `policy.allow_implicit_invocation` (false keeps the skill out of what the model is
+//! offered, as Claude Code's `disable-model-invocation: true` does); the interface fields
+//! are for Codex's own UI and are not read.
+
+use crate::yaml::{self, Kind, Node};
+
+/// What the loader takes from `agents/openai.yaml`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct CodexPolicy {
+    /// `policy.allow_implicit_invocation`, when it is a boolean.
+    pub allow_implicit_invocation: Option<bool>,
+}
+
+/// Reads `agents/openai.yaml`. A file that is not UTF-8 or not YAML is an error with its
+/// place; a missing or non-boolean `allow_implicit_invocation` is `None` (Codex's default
+/// is to allow).
+///
+/// ```
+/// use skills_parser::read_codex_policy;
+///
+/// let policy = read_codex_policy(b"policy:\n  allow_implicit_invocation: false\n").unwrap();
+/// assert_eq!(policy.allow_implicit_invocation, Some(false));
+/// assert_eq!(read_codex_policy(b"interface:\n  display_name: X\n").unwrap().allow_implicit_invocation, None);
+/// assert!(read_codex_policy(b"policy: [\n").is_err());
+/// ```
+pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
+    let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
+    let limits = yaml::Limits {
+        max_depth: crate::DEFAULT_MAX_DEPTH,
+        max_nodes: crate::DEFAULT_MAX_NODES,
+    };
+    let root = yaml::parse_full(text, limits)
+        .map_err(|e| format!("{}:{}: {}", e.line, e.col, e.message))?;
+    let allow = root
+        .as_ref()
+        .and_then(|r| get(r, "policy"))
+        .and_then(|p| get(p, "allow_implicit_invocation"))
+        .and_then(|v| match &v.kind {
+            Kind::Scalar(s) if s.resolve() == yaml::ScalarType::Bool => {
+                Some(s.text.eq_ignore_ascii_case("true"))
+            }
+            _ => None,
+        });
+    Ok(CodexPolicy {
+        allow_implicit_invocation: allow,
+    })
+}
+
+fn get<'n, 'a>(node: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {
+    match &node.kind {
+        Kind::Map(entries) => entries.iter().find_map(|(k, v)| match &k.kind {
+            Kind::Scalar(s) if s.text == key => Some(v),
+            _ => None,
+        }),
+        _ => None,
+    }
+}
