@@ -10,8 +10,8 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use parking_lot::Mutex;
 use skills_executor::{
-    protocol, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink, Policy,
-    Session, SessionContext, SkillWrites,
+    protocol, AllowedToolsMode, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink,
+    NullSink, Policy, Session, SessionContext, SkillWrites,
 };
 use skills_model::Layer;
 
@@ -24,6 +24,15 @@ pub(crate) enum DecisionArg {
     Allow,
     /// Deny the call.
     Deny,
+}
+
+/// What a skill's `allowed-tools` means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum AllowedToolsModeArg {
+    /// Only the listed tools, while the skill is active.
+    Restrict,
+    /// The listed tools are allowed; the rest get the default decision.
+    Preapprove,
 }
 
 /// How active skills' instructions reach the model.
@@ -120,9 +129,15 @@ pub(crate) struct SessionOptions {
     /// policy_override).
     #[arg(long)]
     allow_skill_writes: bool,
-    /// What check_tool answers when no active skill restricts tools.
+    /// What check_tool answers when no active skill restricts tools (and, with
+    /// --allowed-tools-mode preapprove, when no active skill pre-approves the call).
     #[arg(long, value_enum, default_value = "allow")]
     default_decision: DecisionArg,
+    /// What a skill's allowed-tools means: restrict (only listed tools, the Agent Skills
+    /// reading) or preapprove (listed tools are allowed, the rest get --default-decision:
+    /// Claude Code's reading). Audited as policy_override when not restrict.
+    #[arg(long, value_enum, default_value = "restrict")]
+    allowed_tools_mode: AllowedToolsModeArg,
     /// How active skills' instructions reach the model: in the load's tool result, or in
     /// `instructions` on every call.
     #[arg(long, value_enum, default_value = "tool-result")]
@@ -141,6 +156,10 @@ impl SessionOptions {
             .default_decision(match self.default_decision {
                 DecisionArg::Allow => DefaultDecision::Allow,
                 DecisionArg::Deny => DefaultDecision::Deny,
+            })
+            .allowed_tools_mode(match self.allowed_tools_mode {
+                AllowedToolsModeArg::Restrict => AllowedToolsMode::Restrict,
+                AllowedToolsModeArg::Preapprove => AllowedToolsMode::Preapprove,
             })
             .delivery(match self.delivery {
                 DeliveryArg::ToolResult => Delivery::ToolResult,
@@ -208,6 +227,9 @@ impl SessionOptions {
             .collect();
         if self.allow_skill_writes {
             overrides.push("--allow-skill-writes".to_owned());
+        }
+        if self.allowed_tools_mode == AllowedToolsModeArg::Preapprove {
+            overrides.push("--allowed-tools-mode preapprove".to_owned());
         }
         for option in &overrides {
             session

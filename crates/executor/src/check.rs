@@ -5,10 +5,10 @@
 use serde_json::Value;
 
 use crate::audit::AuditKind;
-use crate::enforce::{decide, PathAccess};
+use crate::enforce::{decide, Fallback, PathAccess};
 use crate::policy::PathTool;
 use crate::stack::Active;
-use crate::{Decision, DefaultDecision, Session, SkillWrites};
+use crate::{Decision, Session, SkillWrites};
 
 /// The longest path a path tool may be given (Linux's `PATH_MAX`): checking is linear in
 /// the path, and the cap bounds it.
@@ -36,13 +36,16 @@ impl Session {
         arg: Option<&str>,
         access: PathAccess,
     ) -> Decision {
-        let default_allow = self.exec.policy.default_decision == DefaultDecision::Allow;
+        let policy = &self.exec.policy;
         decide(
             stack.iter().map(|a| &a.rules),
             tool,
             arg,
             access,
-            default_allow,
+            Fallback {
+                default: policy.default_decision,
+                mode: policy.allowed_tools_mode,
+            },
         )
     }
 

@@ -4,6 +4,7 @@
 use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
+use crate::{AllowedToolsMode, DefaultDecision};
 use skills_model::{Skill, ToolRules};
 
 /// The rules of one active skill, with `${SKILL_DIR}` expanded.
@@ -268,15 +269,24 @@ impl CompiledRules {
     }
 }
 
-/// Decides one call against the stack (bottom to top). `default_allow` applies when no
-/// skill restricts tools.
+/// What decides a call the skills' rules leave open: the host's default decision, and what
+/// `allowed-tools` means.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Fallback {
+    pub(crate) default: DefaultDecision,
+    pub(crate) mode: AllowedToolsMode,
+}
+
+/// Decides one call against the stack (bottom to top). The fallback's default applies when
+/// no skill restricts tools, or (pre-approval) when none lists the call.
 pub(crate) fn decide<'a>(
     stack: impl Iterator<Item = &'a CompiledRules> + Clone,
     tool: &str,
     arg: Option<&str>,
     access: PathAccess,
-    default_allow: bool,
+    fallback: Fallback,
 ) -> Decision {
+    let preapprove = fallback.mode == AllowedToolsMode::Preapprove;
     let path_tool = access != PathAccess::None;
     if path_tool && arg.is_none() {
         // A path tool whose path cannot be found in its input cannot be shown to stay
@@ -422,6 +432,16 @@ pub(crate) fn decide<'a>(
         } else {
             allowed.any_matches(tool, arg)
         };
+        if preapprove {
+            // Pre-approval: the first skill that lists the call allows it; a skill that
+            // does not list it says nothing.
+            if permitted {
+                deciding = Some(rules);
+                break;
+            }
+            deciding = None;
+            continue;
+        }
         if !permitted {
             let what = match arg {
                 Some(a) => format!("{tool}({a})"),
@@ -437,6 +457,9 @@ pub(crate) fn decide<'a>(
             ))
             .by(rules, None);
         }
+    }
+    if preapprove && deciding.is_none() {
+        restricted = false;
     }
     if let (true, Some(rules)) = (restricted, deciding) {
         // The rule of the top restricting skill that admits the call (for a compound Bash
@@ -469,10 +492,22 @@ pub(crate) fn decide<'a>(
                 })
                 .map(ToString::to_string)
         });
-        Decision::allow("allowed by every active skill's allowed-tools").by(rules, rule)
+        let reason = if preapprove {
+            "pre-approved by an active skill's allowed-tools"
+        } else {
+            "allowed by every active skill's allowed-tools"
+        };
+        Decision::allow(reason).by(rules, rule)
     } else if restricted {
         Decision::allow("allowed by every active skill's allowed-tools")
-    } else if default_allow {
+    } else if preapprove && fallback.default == DefaultDecision::Allow {
+        Decision::allow("no active skill pre-approves it; the host allows by default")
+    } else if preapprove {
+        Decision::deny(
+            "no active skill pre-approves it (allowed-tools), and the host denies by default"
+                .to_owned(),
+        )
+    } else if fallback.default == DefaultDecision::Allow {
         Decision::allow("no active skill restricts tools")
     } else {
         Decision::deny("no active skill allows tools, and the host denies by default".to_owned())

@@ -33,7 +33,7 @@ pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
-pub use policy::{DefaultDecision, Delivery, Policy, PolicyBuilder, SkillWrites};
+pub use policy::{AllowedToolsMode, DefaultDecision, Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
 };

@@ -25,6 +25,19 @@ pub enum DefaultDecision {
     Deny,
 }
 
+/// What an active skill's `allowed-tools` means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowedToolsMode {
+    /// A restriction (the default, the Agent Skills reading): while a skill that lists
+    /// tools is active, a call it does not list is denied.
+    Restrict,
+    /// Pre-approval (Claude Code's reading: "it does not restrict which tools are
+    /// available"): a call some active skill lists is allowed; every other call gets the
+    /// host's default decision. `disallowed-tools`, confinement and the protection of skill
+    /// folders still deny.
+    Preapprove,
+}
+
 /// Whether host write tools may write inside skill folders while a session is live.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SkillWrites {
@@ -53,6 +66,7 @@ pub struct Policy {
     pub(crate) workdirs: Vec<PathBuf>,
     pub(crate) host_tools: Option<Vec<String>>,
     pub(crate) default_decision: DefaultDecision,
+    pub(crate) allowed_tools_mode: AllowedToolsMode,
     /// Lowercased tool name → the input fields that hold its primary argument, in order.
     pub(crate) primary_args: HashMap<String, Vec<String>>,
     /// Lowercased path tool name → what it does and the input fields that hold its paths.
@@ -135,6 +149,7 @@ impl Policy {
                 workdirs: Vec::new(),
                 host_tools: None,
                 default_decision: DefaultDecision::Allow,
+                allowed_tools_mode: AllowedToolsMode::Restrict,
                 primary_args,
                 path_tools,
                 working_dir: None,
@@ -243,9 +258,17 @@ impl PolicyBuilder {
         self
     }
 
-    /// What happens to a call when no active skill restricts tools.
+    /// What happens to a call when no active skill restricts tools (and, in
+    /// [`AllowedToolsMode::Preapprove`], to a call no active skill pre-approves).
     pub fn default_decision(mut self, decision: DefaultDecision) -> PolicyBuilder {
         self.policy.default_decision = decision;
+        self
+    }
+
+    /// What `allowed-tools` means: a restriction (the default) or Claude Code's
+    /// pre-approval.
+    pub fn allowed_tools_mode(mut self, mode: AllowedToolsMode) -> PolicyBuilder {
+        self.policy.allowed_tools_mode = mode;
         self
     }
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
-use skills_model::{Skill, SkillRecord};
+use skills_model::{Hooks, Skill, SkillRecord};
 
 use crate::audit::{AuditEvent, AuditKind};
 use crate::enforce::CompiledRules;
@@ -192,12 +192,7 @@ impl Session {
                     ));
                 }
             }
-            if r.frontmatter
-                .hooks
-                .as_deref()
-                .is_some_and(|h| !h.is_empty())
-                && !self.exec.trusts(r)
-            {
+            if r.frontmatter.hooks.as_deref().is_some_and(Hooks::runs_any) && !self.exec.trusts(r) {
                 return Err(ExecError::Untrusted {
                     skill: r.name.to_string(),
                     layer: r.layer.to_string(),

@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use skills_model::{Frontmatter, Skill, SkillFile};
-use skills_storage::{ReadError, SkillSource};
 use skills_parser::{ParseInput, SkillParser};
+use skills_storage::{ReadError, SkillSource};
 
 use crate::index::Config;
 use crate::{IndexError, Snapshot};
@@ -42,14 +42,20 @@ pub(crate) fn apply_codex_policy(
                     frontmatter.disable_model_invocation = Some(true);
                 }
             }
-            Err(error) => tracing::warn!(path, %error, "agents/openai.yaml is not readable YAML; ignored"),
+            Err(error) => {
+                tracing::warn!(path, %error, "agents/openai.yaml is not readable YAML; ignored")
+            }
         },
         Err(ReadError::NotFound) => {}
         Err(error) => tracing::warn!(path, %error, "cannot read agents/openai.yaml; ignored"),
     }
 }
 
-pub(crate) fn load(snapshot: &Snapshot, name: &str, config: &Config) -> Result<Arc<Skill>, IndexError> {
+pub(crate) fn load(
+    snapshot: &Snapshot,
+    name: &str,
+    config: &Config,
+) -> Result<Arc<Skill>, IndexError> {
     let limit = config.file_limit;
     let Some(i) = snapshot.index_of(name) else {
         // A qualified name is compared with qualified names, a bare one with bare names.
@@ -88,7 +94,12 @@ pub(crate) fn load(snapshot: &Snapshot, name: &str, config: &Config) -> Result<A
     let dir_name = crate::dir_name(&dir);
     // The file may have changed since the snapshot was built: take the body from this read.
     let mut parsed = SkillParser::default().parse(&ParseInput::new(&bytes, &dir_name));
-    apply_codex_policy(config, place.source.as_ref(), &place.dir, &mut parsed.frontmatter);
+    apply_codex_policy(
+        config,
+        place.source.as_ref(),
+        &place.dir,
+        &mut parsed.frontmatter,
+    );
     // A file that broke after its last good version was indexed has no instructions to
     // serve: fail loudly rather than hand the model an empty body.
     if parsed.lenient_name().as_ref() != Some(&record.name) {

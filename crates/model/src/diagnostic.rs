@@ -122,6 +122,9 @@ rules! {
     AllowedToolsType = "allowed-tools.type",
     /// An extension field (`priority`, `tags`, `hooks`, ...) has a value of the wrong shape.
     ExtensionType = "extension.type",
+    /// A Claude Code hook entry that the executor does not run: a tool event, an event it
+    /// has not, or a command that is not a single script under `scripts/`.
+    HooksNotRun = "hooks.notRun",
     /// A tool rule in `allowed-tools` or `disallowed-tools` cannot be read.
     ToolRuleSyntax = "tool-rule.syntax",
     /// Lint: the body is over 500 lines or about 5,000 tokens.

@@ -109,19 +109,56 @@ pub enum ContextMode {
 }
 
 /// Scripts run when a skill is activated (`pre`) and deactivated (`post`); paths relative to
-/// the skill folder.
+/// the skill folder. Claude Code's form (`PreToolUse`, `Stop`, ... each a list of matchers
+/// with commands) is read into [`claude_code`](Hooks::claude_code); an entry of it that
+/// names a single script under `scripts/` for an event the executor has is added to `pre`
+/// or `post`, and every other entry is kept, typed, and not run.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Hooks {
     /// Run on activation.
     pub pre: Vec<String>,
     /// Run on deactivation.
     pub post: Vec<String>,
+    /// Claude Code's hook entries, as written, each with when (if ever) it runs here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub claude_code: Vec<ClaudeHook>,
+}
+
+/// One command of a Claude Code hook entry (`hooks: {Event: [{matcher, hooks: [{type,
+/// command}]}]}`).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
+pub struct ClaudeHook {
+    /// The event it is written for (`PreToolUse`, `Stop`, `SessionStart`, ...).
+    pub event: String,
+    /// The tool matcher, for tool events.
+    pub matcher: Option<String>,
+    /// The command as written.
+    pub command: String,
+    /// When the executor runs it: `None` when it does not (a tool event, an event the
+    /// executor has not, or a command that is not a single script under `scripts/`).
+    pub runs_at: Option<HookEvent>,
+}
+
+/// The skill lifecycle events the executor runs hooks at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HookEvent {
+    /// When the skill is activated (`pre`; Claude Code's `SessionStart`).
+    Activation,
+    /// When the skill is deactivated (`post`; Claude Code's `Stop` and `SessionEnd`).
+    Deactivation,
 }
 
 impl Hooks {
-    /// Whether neither list has an entry.
+    /// Whether any hook runs (at activation or deactivation); Claude Code entries that do
+    /// not run do not count.
+    pub fn runs_any(&self) -> bool {
+        !self.pre.is_empty() || !self.post.is_empty()
+    }
+
+    /// Whether there is nothing: no hook to run and no Claude Code entry.
     pub fn is_empty(&self) -> bool {
-        self.pre.is_empty() && self.post.is_empty()
+        self.pre.is_empty() && self.post.is_empty() && self.claude_code.is_empty()
     }
 }
 
@@ -284,8 +321,28 @@ pub struct Frontmatter {
     pub composition: Option<Box<Composition>>,
     /// `test-scenarios` (skillscraft).
     pub test_scenarios: Vec<TestScenario>,
+    /// Claude Code's newer fields (`arguments`, `effort`, `paths`, `shell`), `None` when the
+    /// skill has none (boxed: most skills have none, and the index keeps one frontmatter per
+    /// skill).
+    pub claude_code: Option<Box<ClaudeCodeFields>>,
     /// Every other field, in source order, as written.
     pub extra: Vec<(String, RawValue)>,
+}
+
+/// Claude Code's newer frontmatter fields. Read and typed; the executor does not act on them
+/// (they steer Claude Code's own argument substitution, model effort, activation by path
+/// and shell), but hosts can.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ClaudeCodeFields {
+    /// `arguments`: names of positional arguments (a list, or one space-separated string).
+    pub arguments: Vec<String>,
+    /// `effort`: `low`, `medium`, `high`, `xhigh` or `max`.
+    pub effort: Option<Box<str>>,
+    /// `paths`: glob patterns of files the skill is for (a list, or a comma-separated
+    /// string).
+    pub paths: Vec<String>,
+    /// `shell`: `bash` or `powershell`.
+    pub shell: Option<Box<str>>,
 }
 
 /// The six fields of the Agent Skills specification.
@@ -299,7 +356,7 @@ pub const SPEC_FIELDS: [&str; 6] = [
 ];
 
 /// The extension fields this crate types (beyond the specification's six).
-pub const EXTENSION_FIELDS: [&str; 16] = [
+pub const EXTENSION_FIELDS: [&str; 20] = [
     "disallowed-tools",
     "model",
     "context",
@@ -316,4 +373,8 @@ pub const EXTENSION_FIELDS: [&str; 16] = [
     "tool-binding",
     "composition",
     "test-scenarios",
+    "arguments",
+    "effort",
+    "paths",
+    "shell",
 ];

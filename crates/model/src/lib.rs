@@ -28,8 +28,9 @@ mod tools;
 pub use diagnostic::{Diagnostic, Rule, Severity};
 pub use error::ModelError;
 pub use frontmatter::{
-    Composition, ContextMode, Frontmatter, Hooks, Metadata, RawValue, Scope, Security,
-    SkillDependency, TestScenario, ToolBinding, ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
+    ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Frontmatter, HookEvent, Hooks,
+    Metadata, RawValue, Scope, Security, SkillDependency, TestScenario, ToolBinding,
+    ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
 };
 pub use layer::Layer;
 pub use name::{closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN};

@@ -5,9 +5,10 @@
 //! from the specification is a diagnostic.
 
 use skills_model::{
-    spec_name_problem, Composition, ContextMode, Diagnostic, Frontmatter, Hooks, Metadata,
-    RawValue, Rule, Scope, Security, Severity, SkillDependency, TestScenario, ToolBinding,
-    ToolDependency, ToolRules, EXTENSION_FIELDS, MAX_NAME_LEN, SPEC_FIELDS,
+    spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
+    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, Scope, Security, Severity,
+    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, EXTENSION_FIELDS,
+    MAX_NAME_LEN, SPEC_FIELDS,
 };
 
 use crate::yaml::{Kind, Node, ScalarType};
@@ -93,6 +94,28 @@ fn raw(node: &Node<'_>) -> RawValue {
             RawValue::Map(entries.iter().map(|(k, v)| (key_text(k), raw(v))).collect())
         }
     }
+}
+
+/// The script a hook command names, when it is exactly one path under `scripts/` (a
+/// leading `./` or `${CLAUDE_SKILL_DIR}/` allowed; no arguments, no shell syntax, no `..`).
+fn single_script(command: &str) -> Option<String> {
+    let c = command.trim();
+    let c = c
+        .strip_prefix("${CLAUDE_SKILL_DIR}/")
+        .or_else(|| c.strip_prefix("$CLAUDE_SKILL_DIR/"))
+        .or_else(|| c.strip_prefix("./"))
+        .unwrap_or(c);
+    let plain = c
+        .chars()
+        .all(|ch| ch.is_ascii_alphanumeric() || matches!(ch, '/' | '.' | '_' | '-'));
+    let parts: Vec<&str> = c.split('/').collect();
+    let ok = plain
+        && parts.len() >= 2
+        && parts[0] == "scripts"
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && *p != "." && *p != "..");
+    ok.then(|| c.to_owned())
 }
 
 fn key_text(node: &Node<'_>) -> String {
@@ -204,7 +227,9 @@ impl FieldReader<'_> {
                     fm.when_to_use = self.ext_text("when_to_use", value).map(Into::into)
                 }
                 "context" => fm.context = self.context(value),
-                "hooks" => fm.hooks = Some(Box::new(self.hooks(value))).filter(|h| !h.is_empty()),
+                "hooks" => {
+                    fm.hooks = Some(Box::new(self.hooks(value))).filter(|h| !h.is_empty());
+                }
                 "priority" => fm.priority = self.priority(value),
                 "tags" => fm.tags = self.ext_list("tags", value),
                 "scope" => {
@@ -218,6 +243,10 @@ impl FieldReader<'_> {
                 "tool-binding" => fm.tool_binding = self.tool_binding(value).map(Box::new),
                 "composition" => fm.composition = self.composition(value).map(Box::new),
                 "test-scenarios" => fm.test_scenarios = self.test_scenarios(value),
+                "arguments" | "effort" | "paths" | "shell" => {
+                    let fields = fm.claude_code.get_or_insert_with(Default::default);
+                    self.claude_code_field(&key_name, value, fields);
+                }
                 _ => fm.extra.push((key_name, raw(value))),
             }
         }
@@ -523,22 +552,165 @@ impl FieldReader<'_> {
 
     fn hooks(&mut self, value: &Node<'_>) -> Hooks {
         let Some(entries) = entries(value) else {
-            self.ext_warning("hooks", "a mapping with `pre` and `post`", value);
+            self.ext_warning(
+                "hooks",
+                "a mapping with `pre` and `post`, or Claude Code's events",
+                value,
+            );
             return Hooks::default();
         };
         let mut hooks = Hooks::default();
         for (k, v) in entries {
             match key_text(k).as_str() {
-                "pre" => hooks.pre = self.ext_list("hooks.pre", v),
-                "post" => hooks.post = self.ext_list("hooks.post", v),
+                "pre" => hooks.pre.extend(self.ext_list("hooks.pre", v)),
+                "post" => hooks.post.extend(self.ext_list("hooks.post", v)),
+                event if event.starts_with(|c: char| c.is_ascii_uppercase()) => {
+                    self.claude_hooks(event, v, &mut hooks);
+                }
                 other => self.ext_warning(
                     &format!("hooks.{other}"),
-                    "absent (only `pre` and `post` exist)",
+                    "absent (`pre`, `post`, or a Claude Code event such as `Stop`)",
                     v,
                 ),
             }
         }
         hooks
+    }
+
+    /// One event of Claude Code's hooks: a list of `{matcher, hooks: [{type: command,
+    /// command}]}`. A command runs here only when its event is one the executor has and it
+    /// names a single script under `scripts/`; every other entry is kept and diagnosed.
+    fn claude_hooks(&mut self, event: &str, value: &Node<'_>, hooks: &mut Hooks) {
+        let field = format!("hooks.{event}");
+        let Kind::Seq(groups) = &value.kind else {
+            self.ext_warning(&field, "a list of `{matcher, hooks}` entries", value);
+            return;
+        };
+        let runs_at = match event {
+            "SessionStart" => Some(HookEvent::Activation),
+            "Stop" | "SessionEnd" => Some(HookEvent::Deactivation),
+            _ => None,
+        };
+        for group in groups {
+            let Some(fields) = entries(group) else {
+                self.ext_warning(&field, "a list of `{matcher, hooks}` entries", group);
+                continue;
+            };
+            let matcher = get(fields, "matcher").and_then(text);
+            let Some(Node {
+                kind: Kind::Seq(commands),
+                ..
+            }) = get(fields, "hooks")
+            else {
+                self.ext_warning(&format!("{field}[].hooks"), "a list of commands", group);
+                continue;
+            };
+            for command in commands {
+                let cmd = entries(command).and_then(|c| {
+                    let kind = get(c, "type").and_then(text);
+                    (kind.as_deref().unwrap_or("command") == "command")
+                        .then(|| get(c, "command").and_then(text))
+                        .flatten()
+                });
+                let Some(cmd) = cmd else {
+                    self.ext_warning(
+                        &format!("{field}[].hooks[]"),
+                        "`{type: command, command: ...}`",
+                        command,
+                    );
+                    continue;
+                };
+                let script = single_script(&cmd);
+                let runs = match (runs_at, &script) {
+                    (Some(at), Some(_)) => Some(at),
+                    _ => None,
+                };
+                if runs.is_none() {
+                    let why = match (runs_at, &script) {
+                        (None, _) if matches!(event, "PreToolUse" | "PostToolUse") => format!(
+                            "`{event}` is a tool event: this executor judges tool calls by `allowed-tools`, it runs no per-tool hooks (a host with hooks of its own can run it)"
+                        ),
+                        (None, _) => format!(
+                            "`{event}` is not an event this executor has (it runs hooks at activation: `SessionStart` or `pre`, and deactivation: `Stop`, `SessionEnd` or `post`)"
+                        ),
+                        (Some(_), _) => format!(
+                            "the command {cmd:?} is not a single script under `scripts/`: hooks run as argv with no shell, so name one script (`scripts/check.sh`) and move arguments, pipes and variables into it"
+                        ),
+                    };
+                    self.push(
+                        Rule::HooksNotRun,
+                        Severity::Warning,
+                        format!("this hook is not run: {why}"),
+                        command,
+                    );
+                }
+                if let (Some(at), Some(path)) = (runs, &script) {
+                    match at {
+                        HookEvent::Activation => hooks.pre.push(path.clone()),
+                        HookEvent::Deactivation => hooks.post.push(path.clone()),
+                    }
+                }
+                hooks.claude_code.push(ClaudeHook {
+                    event: event.to_owned(),
+                    matcher: matcher.clone(),
+                    command: cmd,
+                    runs_at: runs,
+                });
+            }
+        }
+    }
+
+    /// Claude Code's `arguments`, `effort`, `paths` and `shell`.
+    fn claude_code_field(&mut self, key: &str, value: &Node<'_>, fields: &mut ClaudeCodeFields) {
+        match key {
+            "arguments" => fields.arguments = self.words_or_list(key, value, ' '),
+            "paths" => fields.paths = self.words_or_list(key, value, ','),
+            "effort" => {
+                fields.effort = self
+                    .one_of(key, value, &["low", "medium", "high", "xhigh", "max"])
+                    .map(Into::into);
+            }
+            "shell" => {
+                fields.shell = self
+                    .one_of(key, value, &["bash", "powershell"])
+                    .map(Into::into);
+            }
+            _ => {}
+        }
+    }
+
+    /// A list of strings, or one string split at `sep` (empty items dropped).
+    fn words_or_list(&mut self, field: &str, value: &Node<'_>, sep: char) -> Vec<String> {
+        if let Kind::Seq(_) = &value.kind {
+            if let Some(list) = string_list(value) {
+                return list;
+            }
+        }
+        match text(value) {
+            Some(t) => t
+                .split(sep)
+                .map(str::trim)
+                .filter(|w| !w.is_empty())
+                .map(str::to_owned)
+                .collect(),
+            None => {
+                self.ext_warning(field, "a string or a list of strings", value);
+                Vec::new()
+            }
+        }
+    }
+
+    /// A string that is one of `allowed` (any case), else a warning and `None`.
+    fn one_of(&mut self, field: &str, value: &Node<'_>, allowed: &[&str]) -> Option<String> {
+        let t = text(value).map(|t| t.trim().to_ascii_lowercase());
+        match t {
+            Some(t) if allowed.contains(&t.as_str()) => Some(t),
+            _ => {
+                let expected = format!("one of {}", allowed.join(", "));
+                self.ext_warning(field, &expected, value);
+                None
+            }
+        }
     }
 
     fn scope(&mut self, value: &Node<'_>) -> Scope {

@@ -853,8 +853,16 @@ mod tests {
                 // Codex: every folder between the repository root and the working folder.
                 (Layer::Project, p.join("src/.codex/skills"), codex.clone()),
                 (Layer::Project, p.join("src/.agents/skills"), codex.clone()),
-                (Layer::Project, p.join("src/deep/.codex/skills"), codex.clone()),
-                (Layer::Project, p.join("src/deep/.agents/skills"), codex.clone()),
+                (
+                    Layer::Project,
+                    p.join("src/deep/.codex/skills"),
+                    codex.clone()
+                ),
+                (
+                    Layer::Project,
+                    p.join("src/deep/.agents/skills"),
+                    codex.clone()
+                ),
             ]
         );
         // Claude Code's enterprise folder is Linux only; Codex's is any Unix.
