@@ -23,12 +23,15 @@ struct Case {
     description: &'static str,
     body: String,
     /// Extra files of the skill (relative path, contents).
-    files: &'static [(&'static str, &'static str)],
+    files: Files,
     /// Lint ids that must fire.
     fires: &'static [&'static str],
     /// Lint ids that must not fire.
     quiet: &'static [&'static str],
 }
+
+/// Extra files of a skill: (relative path, contents).
+type Files = &'static [(&'static str, &'static str)];
 
 const DESCRIPTION: &str = "description-quality";
 const DISCLOSURE: &str = "progressive-disclosure";
@@ -219,7 +222,7 @@ fn description_quality_knows_the_trigger_phrasings_in_use() {
 
 #[test]
 fn progressive_disclosure_is_quiet_when_the_body_links_bundled_files() {
-    let rows: [(&str, usize, &str, &[(&str, &str)], bool); 13] = [
+    let rows: [(&str, usize, &str, Files, bool); 13] = [
         // (skill, lines of prose, an extra line, files, fires)
         ("long-no-links", 201, "", &[], true),
         ("exactly-200", 200, "", &[], false),
