@@ -1,5 +1,6 @@
 //! `cargo xtask`: the project's own automation. `conformance` checks the validator against
-//! the shared conformance suite and the real-world corpus counts.
+//! the shared conformance suite and the real-world corpus counts; `lint-rates` measures how
+//! often each lint rule fires over that corpus.
 // A command-line tool: printing is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -12,6 +13,7 @@ mod bench;
 mod conformance;
 mod gen_corpus;
 mod host_example;
+mod lint_rates;
 mod mcp_interop;
 mod prompt_compare;
 
@@ -22,6 +24,10 @@ commands:
       Run `skillctl validate` over the conformance suite (DIR/conformance, 80 cases) and the
       real-world corpus (DIR/corpus/real-world/skills) and check the expected verdicts.
       DIR defaults to $AGENT_SKILLS_SHARED, else ../shared beside the workspace.
+  lint-rates [--shared DIR] [--corpus DIR] [--list RULE]
+      Parse every SKILL.md of the real-world corpus (DIR/corpus/real-world/skills) with the
+      lint rules on and print, per rule, the skills it fires on out of the total (and per
+      source folder). --list RULE prints instead each skill RULE fires on, with its message.
   prompt-compare [--shared DIR] [--corpus DIR] [--limit N]
       Compare our <available_skills> byte for byte with `agentskills to-prompt` (PyPI
       skills-ref, installed with pip when missing) over N corpus folders (default 300,
@@ -57,6 +63,7 @@ fn run() -> Result<ExitCode> {
     let rest: Vec<String> = args.collect();
     match command.as_str() {
         "conformance" => conformance::run(&rest),
+        "lint-rates" => lint_rates::run(&rest),
         "gen-corpus" => gen_corpus::run(&rest),
         "bench" => bench::run(&rest),
         "prompt-compare" => prompt_compare::run(&rest),
