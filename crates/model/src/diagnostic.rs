@@ -133,11 +133,13 @@ rules! {
     DescriptionQuality = "description-quality",
     /// Lint: instructions a model already follows without being told.
     NoGenericInstructions = "no-generic-instructions",
-    /// Lint: a long body with no `references/` folder to move detail into.
+    /// Lint: a long body with no `references/` folder to move detail into, and no link to a
+    /// bundled file.
     ProgressiveDisclosure = "progressive-disclosure",
     /// Lint: a menu of options where a default would do.
     DefaultsOverMenus = "defaults-over-menus",
-    /// Lint: a long body with no Gotchas or Caveats section.
+    /// Lint: a long procedure (code blocks or numbered steps) that warns about nothing: no
+    /// caveat section under any common name, no callout, no prohibition.
     GotchasPresent = "gotchas-present",
 }
 
