@@ -113,8 +113,8 @@ def main():
         hello = s.ok("hello")
         check(hello["protocol"] == "1", f"protocol {hello}")
         tools = {t["name"]: t for t in s.ok("tool_definitions")}
-        check(set(tools) == {"skills_list", "skills_load", "skills_unload", "skills_read",
-                             "skills_run_script", "skill"}, f"tools {sorted(tools)}")
+        check(set(tools) == {"skills_list", "skills_search", "skills_load", "skills_unload",
+                             "skills_read", "skills_run_script", "skill"}, f"tools {sorted(tools)}")
         check("register_plugin" not in tools, "a host-only request was offered to the model")
         check("release-notes" in tools["skill"]["description"], "the skill tool lists skills")
 

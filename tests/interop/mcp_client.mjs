@@ -16,7 +16,7 @@ const { StreamableHTTPClientTransport } = require("@modelcontextprotocol/sdk/cli
 const { ToolListChangedNotificationSchema } = require("@modelcontextprotocol/sdk/types.js");
 
 const DEADLINE_MS = 20000;
-const RUNTIME_TOOLS = ["skill", "skills_list", "skills_load", "skills_read", "skills_run_script", "skills_unload"];
+const RUNTIME_TOOLS = ["skill", "skills_list", "skills_load", "skills_read", "skills_run_script", "skills_search", "skills_unload"];
 
 function check(condition, message) {
   if (!condition) throw new Error(message);
@@ -51,6 +51,9 @@ async function scenario(client, personal, fifo) {
 
   const tools = (await client.listTools()).tools.map((t) => t.name).sort();
   check(JSON.stringify(tools) === JSON.stringify(RUNTIME_TOOLS), `tools: ${tools}`);
+
+  const found = await client.callTool({ name: "skills_search", arguments: { query: "reporter" } });
+  check(!found.isError && textOf(found).includes("reporter"), `search: ${textOf(found)}`);
 
   const loaded = await client.callTool({ name: "skills_load", arguments: { names: ["reporter"] } });
   check(!loaded.isError && textOf(loaded).includes("reporter"), `load: ${textOf(loaded)}`);

@@ -20,7 +20,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 DEADLINE = 20.0
-RUNTIME_TOOLS = {"skills_list", "skills_load", "skills_unload", "skills_read", "skills_run_script", "skill"}
+RUNTIME_TOOLS = {"skills_list", "skills_search", "skills_load", "skills_unload", "skills_read", "skills_run_script", "skill"}
 
 
 def check(condition, message):
@@ -55,6 +55,9 @@ async def scenario(session, personal, changed, fifo):
     tools = await session.list_tools()
     names = {t.name for t in tools.tools}
     check(names == RUNTIME_TOOLS, f"tools: {sorted(names)}")
+
+    found = await session.call_tool("skills_search", {"query": "reporter"})
+    check(not is_error(found) and "reporter" in text_of(found), f"search: {text_of(found)}")
 
     loaded = await session.call_tool("skills_load", {"names": ["reporter"]})
     check(not is_error(loaded), f"load: {text_of(loaded)}")

@@ -10,6 +10,7 @@ mod list;
 mod mcp;
 mod prompt;
 mod roots;
+mod search;
 mod session;
 mod validate;
 mod watch;
@@ -38,6 +39,8 @@ enum Command {
     Mcp(mcp::McpArgs),
     /// Print the prompt text for the skills of the given roots.
     Prompt(prompt::PromptArgs),
+    /// Find skills by what a task is about (the ranking skills_search serves a model).
+    Search(search::SearchArgs),
 }
 
 fn main() -> ExitCode {
@@ -67,6 +70,7 @@ fn main() -> ExitCode {
         Command::Session(args) => session::run(&args),
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
+        Command::Search(args) => search::run(&args),
     };
     match result {
         Ok(code) => code,

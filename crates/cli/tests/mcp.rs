@@ -109,6 +109,7 @@ fn the_runtime_tools_resources_and_prompts_over_mcp() {
             "skills_load",
             "skills_read",
             "skills_run_script",
+            "skills_search",
             "skills_unload"
         ]
     );

@@ -39,6 +39,8 @@ pub enum AuditKind {
     PluginUnregistered,
     /// An authoring or trust option that loosens the defaults is in force for the session.
     PolicyOverride,
+    /// `skills_search` answered a query.
+    SkillsSearched,
 }
 
 /// One audit record. Fields that do not apply are left out of the JSON.
@@ -102,6 +104,12 @@ pub struct AuditEvent {
     /// How long it took.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub duration_ms: Option<u64>,
+    /// For `skills_searched`: the query.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub query: Option<String>,
+    /// For `skills_searched`: how many skills matched (before the limit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_count: Option<u64>,
 }
 
 impl AuditEvent {
@@ -127,6 +135,8 @@ impl AuditEvent {
             allowed_tools: None,
             error: None,
             duration_ms: None,
+            query: None,
+            result_count: None,
         }
     }
 }

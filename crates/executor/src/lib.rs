@@ -22,6 +22,7 @@ pub mod protocol;
 mod results;
 mod run;
 mod script;
+mod search;
 mod session;
 mod shell;
 mod stack;
@@ -41,8 +42,9 @@ pub use protocol::ToolDefinition;
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
-    ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
+    SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
+pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use session::Session;

@@ -45,12 +45,14 @@
 //!    is cut to its first `M - 1` characters (trailing white space removed) followed by `…`,
 //!    with `M` the largest value that fits. Descriptions are never cut below
 //!    `MIN_DESCRIPTION_CHARS` (50).
-//! 2. If all skills do not fit even so, skills are left out from the end of the given order:
-//!    the renderer keeps the longest prefix of the list that fits (descriptions cut to
-//!    `MIN_DESCRIPTION_CHARS` (50) at most, closing line included), then again picks the
-//!    largest `M` for that prefix. The closing line, outside the XML block, says how many
-//!    skills were left out: `(3 more skills not shown: the prompt budget is 2000
-//!    characters)`.
+//! 2. If all skills do not fit even so, skills are left out by precedence: the list is
+//!    ranked by layer (enterprise, personal, project, plugin), then higher `priority`, ties
+//!    in the given order, and the renderer keeps the longest prefix of that ranking that
+//!    fits (descriptions cut to `MIN_DESCRIPTION_CHARS` (50) at most, closing line
+//!    included), then again picks the largest `M` for it. The kept skills are rendered in
+//!    the given order. The closing line, outside the XML block, says how many skills were
+//!    left out and how to find them: `(3 more skills not shown: the prompt budget is 2000
+//!    characters; find them with skills_search)`.
 //! 3. If not even an empty block and the closing line fit, the part is the closing line
 //!    alone.
 //!
@@ -58,7 +60,7 @@
 
 use std::borrow::Cow;
 
-use skills_model::{Skill, SkillRecord};
+use skills_model::{Layer, Skill, SkillRecord};
 
 /// Descriptions are never shortened below this many characters (`…` included) to meet a
 /// budget; past that, skills are left out instead.
@@ -311,7 +313,9 @@ fn render_block(items: &[Item], max: Option<usize>) -> String {
 /// The line that says how many skills the budget left out, with its newline.
 fn closing_line(left_out: usize, budget: usize) -> String {
     let skills = if left_out == 1 { "skill" } else { "skills" };
-    format!("({left_out} more {skills} not shown: the prompt budget is {budget} characters)\n")
+    format!(
+        "({left_out} more {skills} not shown: the prompt budget is {budget} characters; find them with skills_search)\n"
+    )
 }
 
 /// The available-skills part within `budget` characters (see the module documentation).
@@ -327,9 +331,17 @@ fn available_within(
     if whole.chars().count() <= budget {
         return whole;
     }
-    let items: Vec<Item> = skills
+    // Which skills are kept when not all fit: by precedence (layer, then higher
+    // `priority`), ties in the given order; the kept ones are rendered in the given order.
+    let mut order: Vec<usize> = (0..skills.len()).collect();
+    order.sort_by_key(|&i| {
+        let r = skills[i];
+        let rank = Layer::ALL.iter().position(|l| *l == r.layer);
+        (rank, std::cmp::Reverse(r.frontmatter.priority))
+    });
+    let items: Vec<Item> = order
         .iter()
-        .map(|r| Item::new(r, include_location))
+        .map(|&i| Item::new(skills[i], include_location))
         .collect();
     let block_chars = |n: usize, max: Option<usize>| -> usize {
         BLOCK_CHARS + items[..n].iter().map(|i| i.chars(max)).sum::<usize>()
@@ -375,7 +387,10 @@ fn available_within(
             hi = mid - 1;
         }
     }
-    let mut out = render_block(&items[..n], Some(lo));
+    let mut kept: Vec<(usize, Item)> = order.into_iter().zip(items).take(n).collect();
+    kept.sort_by_key(|(i, _)| *i);
+    let kept: Vec<Item> = kept.into_iter().map(|(_, item)| item).collect();
+    let mut out = render_block(&kept, Some(lo));
     out.push_str(&closing(n));
     out
 }

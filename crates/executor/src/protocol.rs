@@ -34,8 +34,9 @@ pub const HOST_ONLY: [&str; 4] = [
 
 /// The runtime tools a model calls (what `tool_definitions` lists, and what the MCP server
 /// serves as tools).
-pub const RUNTIME_TOOLS: [&str; 6] = [
+pub const RUNTIME_TOOLS: [&str; 7] = [
     "skills_list",
+    "skills_search",
     "skills_load",
     "skills_unload",
     "skills_read",
@@ -129,6 +130,24 @@ struct RunInput {
     #[serde(default)]
     #[schemars(range(min = 1))]
     timeout_ms: Option<u64>,
+}
+
+/// `skills_search`.
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct SearchInput {
+    /// Words describing the task, such as "fill a pdf form".
+    query: String,
+    /// At most this many results (default 10, at most 50).
+    #[serde(default)]
+    #[schemars(range(min = 1, max = 50))]
+    limit: Option<u64>,
+    /// Only skills of this layer: enterprise, personal, project or plugin.
+    #[serde(default)]
+    layer: Option<String>,
+    /// Only skills with this tag.
+    #[serde(default)]
+    tag: Option<String>,
 }
 
 /// `skill`.
@@ -225,6 +244,17 @@ pub fn call_cancellable(
         "skills_list" => {
             parse::<NoInput>(name, input)?;
             output(session.list())
+        }
+        "skills_search" => {
+            let input: SearchInput = parse(name, input)?;
+            output(session.search(&crate::SearchQuery {
+                query: input.query,
+                limit: input
+                    .limit
+                    .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+                layer: input.layer,
+                tag: input.tag,
+            })?)
         }
         "skills_load" => {
             let input: LoadInput = parse(name, input)?;
@@ -452,6 +482,11 @@ pub fn tool_definitions(session: &Session) -> Vec<ToolDefinition> {
             input_schema::<NoInput>(),
         ),
         def(
+            "skills_search",
+            "Search the skills available in this session by what the task is about (words like \"fill a pdf form\"); returns the best matches, best first, with their names and descriptions. Use it when no skill listed fits: the list may not show every skill.".into(),
+            input_schema::<SearchInput>(),
+        ),
+        def(
             "skills_load",
             "Activate skills by name before following their instructions. mode \"replace\" (default) replaces the active skills; \"add\" pushes onto them.".into(),
             input_schema::<LoadInput>(),
@@ -506,6 +541,11 @@ pub fn schemas() -> Vec<RequestSchema> {
             "skills_list",
             input_schema::<NoInput>(),
             output_schema::<crate::SkillList>(),
+        ),
+        r(
+            "skills_search",
+            input_schema::<SearchInput>(),
+            output_schema::<crate::SearchResults>(),
         ),
         r(
             "skills_load",

@@ -147,6 +147,32 @@ pub struct SkillList {
     pub skills: Vec<ListedSkill>,
 }
 
+/// What `skills_search` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchResults {
+    /// The best matches, best first, at most the limit.
+    pub results: Vec<SearchResult>,
+    /// How many skills matched in all.
+    pub total: usize,
+}
+
+/// One match of `skills_search`.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct SearchResult {
+    /// The skill's name.
+    pub name: String,
+    /// `layer:name`, or `plugin-id:name`.
+    pub qualified_name: String,
+    /// Its description (with `when_to_use` joined, as listings show it).
+    pub description: String,
+    /// Its layer.
+    pub layer: String,
+    /// Its relevance to the query (higher is better; comparable within one answer).
+    pub score: f64,
+    /// The fields the query matched: `name`, `description`, `when_to_use`, `tags`.
+    pub matched: Vec<String>,
+}
+
 /// What the single-skill `skill` tool returns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct SkillContent {

@@ -282,7 +282,7 @@ fn then_skills_are_left_out_from_the_end_with_a_closing_line() {
     assert!(part.contains("<name>\nbeta\n</name>"));
     assert!(!part.contains("gamma"));
     assert!(part.ends_with(&format!(
-        "</available_skills>\n(1 more skill not shown: the prompt budget is {budget} characters)\n"
+        "</available_skills>\n(1 more skill not shown: the prompt budget is {budget} characters; find them with skills_search)\n"
     )));
     // The two kept skills use the room left: a common maximum above 50.
     let cut = part
@@ -295,16 +295,39 @@ fn then_skills_are_left_out_from_the_end_with_a_closing_line() {
     let one = "<available_skills>\n<skill>\n<name>\nalpha\n</name>\n<description>\n".len()
         + 50
         + "\n</description>\n</skill>\n</available_skills>\n".len()
-        + "(2 more skills not shown: the prompt budget is 999 characters)\n".len();
+        + "(2 more skills not shown: the prompt budget is 999 characters; find them with skills_search)\n".len();
     let text = skill_tool_description(&refs, false, Some(one));
     let part = available_part(&text);
     assert_eq!(
         part,
         format!(
-            "<available_skills>\n<skill>\n<name>\nalpha\n</name>\n<description>\n{}…\n</description>\n</skill>\n</available_skills>\n(2 more skills not shown: the prompt budget is {one} characters)\n",
+            "<available_skills>\n<skill>\n<name>\nalpha\n</name>\n<description>\n{}…\n</description>\n</skill>\n</available_skills>\n(2 more skills not shown: the prompt budget is {one} characters; find them with skills_search)\n",
             "a".repeat(49)
         )
     );
+}
+
+/// Over budget, the skills kept are chosen by precedence (layer, then priority), shown in
+/// the given order, and the closing line points to `skills_search`.
+#[test]
+fn skills_are_kept_by_precedence_and_the_rest_found_by_search() {
+    let mut skills = three_long();
+    skills[2].layer = Layer::Enterprise; // gamma
+    let mut prioritised = Frontmatter::default();
+    prioritised.priority = 9;
+    skills[1].frontmatter = Arc::new(prioritised); // beta
+    let refs: Vec<&SkillRecord> = skills.iter().collect();
+    let budget = chars(&three_long_cut(50)) - 1; // two of the three fit
+    let part = available_part(&skill_tool_description(&refs, false, Some(budget))).to_owned();
+    assert!(!part.contains("<name>\nalpha\n</name>"), "{part}");
+    let (beta, gamma) = (
+        part.find("<name>\nbeta\n</name>").expect("beta kept"),
+        part.find("<name>\ngamma\n</name>").expect("gamma kept"),
+    );
+    assert!(beta < gamma, "kept skills keep the given order: {part}");
+    assert!(part.ends_with(&format!(
+        "(1 more skill not shown: the prompt budget is {budget} characters; find them with skills_search)\n"
+    )));
 }
 
 #[test]
@@ -312,12 +335,12 @@ fn when_no_skill_fits_only_the_closing_line_remains() {
     let skills = three_long();
     let refs: Vec<&SkillRecord> = skills.iter().collect();
     let text = skill_tool_description(&refs, true, Some(10));
-    assert!(text.ends_with(".\n\n(3 more skills not shown: the prompt budget is 10 characters)\n"));
+    assert!(text.ends_with(".\n\n(3 more skills not shown: the prompt budget is 10 characters; find them with skills_search)\n"));
     assert!(!text.contains("\n<available_skills>\n"));
     // Room for the empty block and the closing line, not for a skill.
-    let empty = "<available_skills>\n</available_skills>\n(3 more skills not shown: the prompt budget is 120 characters)\n";
-    let text = skill_tool_description(&refs, true, Some(120));
-    assert!(chars(empty) <= 120);
+    let empty = "<available_skills>\n</available_skills>\n(3 more skills not shown: the prompt budget is 150 characters; find them with skills_search)\n";
+    let text = skill_tool_description(&refs, true, Some(150));
+    assert!(chars(empty) <= 150);
     assert!(text.ends_with(&format!(".\n\n{empty}")));
 }
 
@@ -365,14 +388,14 @@ fn budgets_are_deterministic_and_respected_for_every_size() {
         } else {
             assert_eq!(
                 part,
-                format!("(12 more skills not shown: the prompt budget is {budget} characters)\n")
+                format!("(12 more skills not shown: the prompt budget is {budget} characters; find them with skills_search)\n")
             );
         }
         if budget >= full {
             assert_eq!(part, available_skills(&refs));
         } else if shown < 12 {
             let closing = format!(
-                "({} more skill{} not shown: the prompt budget is {budget} characters)\n",
+                "({} more skill{} not shown: the prompt budget is {budget} characters; find them with skills_search)\n",
                 12 - shown,
                 if 12 - shown == 1 { "" } else { "s" }
             );
@@ -447,6 +470,6 @@ fn instructions_have_base_then_available_then_active() {
     // The budget applies to the available part only, never to the active skills.
     let text = instructions(&[&pdf, &web], &[&loaded], Some(0));
     assert!(text.ends_with(&format!(
-        "\n\n(2 more skills not shown: the prompt budget is 0 characters)\n\n{active}"
+        "\n\n(2 more skills not shown: the prompt budget is 0 characters; find them with skills_search)\n\n{active}"
     )));
 }

@@ -653,10 +653,11 @@ impl Shared {
         }
         writer.generation += 1;
         let sources = writer.roots.iter().map(RootState::place).collect();
-        let snapshot = Arc::new(
-            Snapshot::build(writer.generation, records, diagnostics, &self.config.order)
-                .with_sources(sources),
-        );
+        let snapshot = Snapshot::build(writer.generation, records, diagnostics, &self.config.order)
+            .with_sources(sources);
+        // Once searched, every publication keeps the search index current before the swap.
+        snapshot.follow_search(&self.current.load());
+        let snapshot = Arc::new(snapshot);
         let old = self.current.swap(Arc::clone(&snapshot));
         let mut subscribers = self.subscribers.lock();
         if subscribers.is_empty() {

@@ -33,6 +33,7 @@ mod error;
 mod events;
 mod index;
 mod load;
+mod search;
 mod snapshot;
 mod validate;
 mod watch;
@@ -41,5 +42,6 @@ pub use check::{check_candidate, dir_name, SkillReport, DEFAULT_SKILL_FILE_LIMIT
 pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
 pub use index::{plugin_id_problem, SkillIndex, SkillIndexBuilder};
+pub use search::{SearchField, SearchHit, SearchIndex, FIELD_WEIGHTS};
 pub use snapshot::{PathDiagnostic, Shadowed, SkillPlace, Snapshot};
 pub use validate::{validate_paths, Validation};

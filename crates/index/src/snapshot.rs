@@ -9,6 +9,8 @@ use serde::Serialize;
 use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_storage::SkillSource;
 
+use crate::search::{SearchHit, SearchIndex};
+
 /// A diagnostic and the `SKILL.md` (or folder) it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct PathDiagnostic {
@@ -46,6 +48,11 @@ pub struct Snapshot {
     pub(crate) bodies: Vec<OnceLock<Arc<Skill>>>,
     /// Every root's source, with what its records carry (path prefix, layer, plugin).
     pub(crate) sources: Vec<RootPlace>,
+    /// Layer precedence, highest first.
+    order: [Layer; 4],
+    /// The search index, built on first use or by the publication that follows a searched
+    /// snapshot (see `search.rs`).
+    pub(crate) search: OnceLock<Arc<SearchIndex>>,
 }
 
 /// A root as the snapshot's readers need it: the prefix its skills' paths start with, its
@@ -252,6 +259,38 @@ impl Snapshot {
             diagnostics,
             bodies,
             sources: Vec::new(),
+            order: *order,
+            search: OnceLock::new(),
+        }
+    }
+
+    /// The search index of this snapshot's resolved skills, built on first use (and kept
+    /// up to date by every later publication once built).
+    pub fn search_index(&self) -> Arc<SearchIndex> {
+        Arc::clone(
+            self.search
+                .get_or_init(|| Arc::new(SearchIndex::build(self.skills(), None, self.order))),
+        )
+    }
+
+    /// Whether this snapshot's search index is built (commands that never search never
+    /// build one).
+    pub fn search_index_built(&self) -> bool {
+        self.search.get().is_some()
+    }
+
+    /// The resolved skills `keep` admits that match `query`, best first (see
+    /// [`SearchIndex::search`]).
+    pub fn search(&self, query: &str, keep: impl Fn(&SkillRecord) -> bool) -> Vec<SearchHit> {
+        self.search_index().search(query, keep)
+    }
+
+    /// Builds this snapshot's search index from `previous`'s, re-reading only the records
+    /// that changed, when `previous` has one.
+    pub(crate) fn follow_search(&self, previous: &Snapshot) {
+        if let Some(prev) = previous.search.get() {
+            let built = SearchIndex::build(self.skills(), Some(prev), self.order);
+            let _ = self.search.set(Arc::new(built));
         }
     }
 

@@ -1,0 +1,87 @@
+//! `skills_search`: the session's view of the index's search (what the model may see:
+//! scope and `disable-model-invocation` applied), the optional layer and tag filters, the
+//! limit, and one `skills_searched` audit event per query.
+
+use std::time::Instant;
+
+use skills_index::SearchField;
+
+use crate::audit::AuditKind;
+use crate::{ExecError, SearchResult, SearchResults, Session};
+
+/// The most results one query returns.
+pub const MAX_SEARCH_LIMIT: usize = 50;
+/// Results returned when the query names no limit.
+pub const DEFAULT_SEARCH_LIMIT: usize = 10;
+
+/// A `skills_search` query.
+#[derive(Debug, Clone, Default)]
+pub struct SearchQuery {
+    /// The words to look for.
+    pub query: String,
+    /// At most this many results (default 10, at most 50).
+    pub limit: Option<usize>,
+    /// Only skills of this layer (`enterprise`, `personal`, `project`, `plugin`).
+    pub layer: Option<String>,
+    /// Only skills with this tag (compared without case).
+    pub tag: Option<String>,
+}
+
+impl Session {
+    /// Searches the skills the model may see (see [`skills_index::SearchIndex`] for the
+    /// ranking), best first; audited as `skills_searched`.
+    pub fn search(&self, q: &SearchQuery) -> Result<SearchResults, ExecError> {
+        let started = Instant::now();
+        let limit = q.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
+        if limit == 0 || limit > MAX_SEARCH_LIMIT {
+            return Err(ExecError::BadInput(format!(
+                "limit must be between 1 and {MAX_SEARCH_LIMIT}"
+            )));
+        }
+        let layer = match q.layer.as_deref() {
+            Some(l) => Some(l.parse::<skills_model::Layer>().map_err(|_| {
+                ExecError::BadInput(format!(
+                    "unknown layer {l:?}: enterprise, personal, project or plugin"
+                ))
+            })?),
+            None => None,
+        };
+        let hits = self.exec.index.snapshot().search(&q.query, |r| {
+            self.can_see(r)
+                && r.model_invocable()
+                && layer.is_none_or(|l| r.layer == l)
+                && q.tag.as_deref().is_none_or(|t| {
+                    r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t))
+                })
+        });
+        let total = hits.len();
+        let results = hits
+            .into_iter()
+            .take(limit)
+            .map(|h| SearchResult {
+                name: h.record.name.to_string(),
+                qualified_name: h.record.qualified_name(),
+                description: h.record.listed_description().into_owned(),
+                layer: h.record.layer.to_string(),
+                score: (f64::from(h.score) * 10_000.0).round() / 10_000.0,
+                matched: h.matched.iter().map(|f| field_name(*f).to_owned()).collect(),
+            })
+            .collect();
+        let mut e = self.event(AuditKind::SkillsSearched);
+        e.tool_name = Some("skills_search".to_owned());
+        e.query = Some(q.query.clone());
+        e.result_count = Some(total as u64);
+        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        self.emit(&e)?;
+        Ok(SearchResults { results, total })
+    }
+}
+
+fn field_name(field: SearchField) -> &'static str {
+    match field {
+        SearchField::Name => "name",
+        SearchField::Description => "description",
+        SearchField::WhenToUse => "when_to_use",
+        SearchField::Tags => "tags",
+    }
+}

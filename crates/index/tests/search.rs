@@ -1,0 +1,130 @@
+//! `skills_search` ranking over real skills in `tests/fixtures/search` (written for these
+//! tests): a table of queries with their expected top results, inflected and multi-word
+//! queries included; incremental updates after an add, an edit and a delete; filters.
+
+use std::path::{Path, PathBuf};
+
+use skills_index::{SearchField, SkillIndex};
+use skills_model::Layer;
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search")
+}
+
+fn top(index: &SkillIndex, query: &str, n: usize) -> Vec<String> {
+    index
+        .snapshot()
+        .search(query, |_| true)
+        .into_iter()
+        .take(n)
+        .map(|h| h.record.name.to_string())
+        .collect()
+}
+
+#[test]
+fn queries_find_the_skills_people_mean() {
+    let index = SkillIndex::builder()
+        .root(Layer::Project, fixtures())
+        .build()
+        .unwrap();
+    // (query, the expected first result)
+    let table = [
+        ("pdf", "pdf-forms"),
+        ("fill a form", "pdf-forms"),
+        ("documentations", "api-docs"),
+        ("documenting endpoints", "api-docs"),
+        ("release notes changelog", "changelog"),
+        ("which commit broke the tests regression", "git-bisect"),
+        ("plot a graph", "spreadsheet-charts"),
+        ("charting", "spreadsheet-charts"),
+        ("container", "docker-images"),
+        ("database migration", "sql-migrations"),
+        ("outage postmortem report", "incident-report"),
+        ("localize strings", "translate-strings"),
+        ("testing coverage", "unit-tests"),
+        ("presentation slides", "slide-decks"),
+        ("review my pull request", "code-review"),
+    ];
+    let mut wrong = Vec::new();
+    for (query, expected) in table {
+        let got = top(&index, query, 1);
+        if got.first().map(String::as_str) != Some(expected) {
+            wrong.push(format!("{query:?}: expected {expected}, got {got:?}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(top(&index, "the and of", 5).is_empty());
+    assert!(top(&index, "kubernetes", 5).is_empty());
+}
+
+#[test]
+fn a_hit_says_which_fields_matched_and_ties_go_to_precedence() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |root: &str, name: &str, extra: &str| {
+        let dir = tmp.path().join(root).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Formats tables. Use when asked.\n{extra}---\nBody.\n"),
+        )
+        .unwrap();
+    };
+    write("project", "tables-a", "");
+    write("personal", "tables-b", "");
+    write("project", "tables-c", "priority: 5\n");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path().join("project"))
+        .root(Layer::Personal, tmp.path().join("personal"))
+        .build()
+        .unwrap();
+    let hits = index.snapshot().search("formatting", |_| true);
+    let names: Vec<&str> = hits.iter().map(|h| h.record.name.as_str()).collect();
+    // Equal scores: the personal layer first, then the higher priority, then the name.
+    assert_eq!(names, ["tables-b", "tables-c", "tables-a"]);
+    assert_eq!(hits[0].matched, [SearchField::Description]);
+    let hits = index.snapshot().search("tables", |_| true);
+    assert!(hits[0].matched.contains(&SearchField::Name));
+    // A filter keeps only what the caller may see.
+    let hits = index
+        .snapshot()
+        .search("tables", |r| r.layer == Layer::Project);
+    assert_eq!(hits.len(), 2);
+}
+
+#[test]
+fn the_index_follows_adds_edits_and_deletes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, description: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("SKILL.md");
+        std::fs::write(
+            &file,
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        )
+        .unwrap();
+        file
+    };
+    let a = write("alpha", "Bakes sourdough bread. Use when baking.");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    // Nothing searched yet: no search index is built.
+    assert!(!index.snapshot().search_index_built());
+    assert_eq!(top(&index, "bread", 5), ["alpha"]);
+    // Searched once: from now on every publication carries an up-to-date search index.
+    let b = write("beta", "Brews coffee. Use when the user wants coffee.");
+    index.apply_changed_paths(std::slice::from_ref(&b));
+    assert!(index.snapshot().search_index_built());
+    assert_eq!(top(&index, "coffee", 5), ["beta"]);
+    write("alpha", "Makes pizza dough. Use when cooking pizza.");
+    index.apply_changed_paths(std::slice::from_ref(&a));
+    assert!(top(&index, "bread", 5).is_empty());
+    assert_eq!(top(&index, "pizza", 5), ["alpha"]);
+    std::fs::remove_dir_all(tmp.path().join("beta")).unwrap();
+    index.apply_changed_paths(std::slice::from_ref(&b));
+    assert!(top(&index, "coffee", 5).is_empty());
+    let memory = index.snapshot().search_index().heap_bytes();
+    assert!(memory > 0);
+}
