@@ -153,6 +153,10 @@ fn main() {
             builds.push(ms(t.elapsed()));
             skills = index.snapshot().len();
         }
+        let build_median = median(builds.clone());
+        if label == "1000" || label == "10000" {
+            search(label, root, depth, build_median, runs, &mut metrics);
+        }
         metrics.push(metric(
             &format!("index build, {label} skills"),
             "ms",
@@ -219,6 +223,84 @@ fn main() {
 
     let doc = json!({ "quick": args.quick, "metrics": metrics });
     println!("{doc}");
+}
+
+/// `skills_search` at this size: the search index's build beside the index build (its
+/// floor here: the search index is built on top of it), its heap per skill, and the
+/// latency of queries made from the skills' own descriptions (median and p99).
+fn search(
+    label: &str,
+    root: &Path,
+    depth: usize,
+    index_build_ms: f64,
+    runs: usize,
+    metrics: &mut Vec<Value>,
+) {
+    let mut times = Vec::new();
+    for _ in 0..runs.min(9) {
+        // A new index each time: its snapshot has no search index until searched.
+        let index = build(root, depth);
+        let snap = index.snapshot();
+        let t = Instant::now();
+        std::hint::black_box(snap.search_index());
+        times.push(ms(t.elapsed()));
+    }
+    let index = build(root, depth);
+    metrics.push(metric(
+        &format!("search index build, {label} skills"),
+        "ms",
+        median(times),
+        Some(index_build_ms),
+        "built on a snapshot's first search; floor = the index build it adds to",
+    ));
+    let snap = index.snapshot();
+    let region = Region::new(GLOBAL);
+    let search = snap.search_index();
+    let stats = region.change();
+    let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
+    metrics.push(metric(
+        &format!("search index heap per skill, {label} skills"),
+        "bytes",
+        held / search.len().max(1) as f64,
+        None,
+        "terms and postings; outside the index's own per-skill gate",
+    ));
+    // Queries: the first three words of every 10th skill's description.
+    let queries: Vec<String> = snap
+        .skills()
+        .step_by(10)
+        .map(|r| {
+            r.description
+                .split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(" ")
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    for _ in 0..3 {
+        for q in &queries {
+            let t = Instant::now();
+            std::hint::black_box(search.search(q, 10, |_| true));
+            latencies.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    latencies.sort_by(f64::total_cmp);
+    let p99 = latencies[(latencies.len() * 99 / 100).min(latencies.len() - 1)];
+    metrics.push(metric(
+        &format!("search latency p99, {label} skills"),
+        "us",
+        p99,
+        None,
+        &format!("{} queries of three description words", latencies.len()),
+    ));
+    metrics.push(metric(
+        &format!("search latency, {label} skills"),
+        "us",
+        median(latencies),
+        None,
+        &format!("{} queries of three description words", queries.len() * 3),
+    ));
 }
 
 /// One SKILL.md edited in a 1,000-skill index: the reload step alone, from the debounced

@@ -16,6 +16,7 @@ mod host_example;
 mod lint_rates;
 mod mcp_interop;
 mod prompt_compare;
+mod search_recall;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -39,6 +40,9 @@ commands:
       Run `skillctl mcp` against the official MCP SDKs (Python `mcp` 2.3.x, TypeScript
       `@modelcontextprotocol/sdk` 1.32.x, installed under target/ with pip and npm when
       missing), over stdio and streamable HTTP; then the MCP and JSON-lines round trips.
+  search-recall [--shared DIR] [--corpus DIR]
+      Index the real-world corpus, search for every skill with a query made from its own
+      description, and print recall@1 and recall@5 of skills_search.
   bench [--quick] [--shared DIR]
       The performance gates, each beside its floor measured in the same run.
   gen-corpus
@@ -69,6 +73,7 @@ fn run() -> Result<ExitCode> {
         "prompt-compare" => prompt_compare::run(&rest),
         "host-example" => host_example::run(&rest),
         "mcp-interop" => mcp_interop::run(&rest),
+        "search-recall" => search_recall::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

@@ -51,14 +51,15 @@ pub(crate) fn run(args: &SearchArgs) -> Result<ExitCode> {
         );
     }
     let index = args.roots.build_index(false)?;
-    let hits = index.snapshot().search(&args.query, |r| {
+    let outcome = index.snapshot().search(&args.query, args.limit, |r| {
         args.layer.is_none_or(|l| r.layer == l)
-            && args.tag.as_deref().is_none_or(|t| {
-                r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t))
-            })
+            && args
+                .tag
+                .as_deref()
+                .is_none_or(|t| r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
     });
-    let total = hits.len();
-    let shown = &hits[..total.min(args.limit)];
+    let total = outcome.total;
+    let shown = &outcome.hits;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     match args.format {
         Format::Json => {

@@ -44,9 +44,9 @@ pub use results::{
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
+pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::Session;
 pub use stack::{LoadMode, TaskGuard};
 pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

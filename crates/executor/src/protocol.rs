@@ -247,14 +247,16 @@ pub fn call_cancellable(
         }
         "skills_search" => {
             let input: SearchInput = parse(name, input)?;
-            output(session.search(&crate::SearchQuery {
-                query: input.query,
-                limit: input
-                    .limit
-                    .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
-                layer: input.layer,
-                tag: input.tag,
-            })?)
+            output(
+                session.search(&crate::SearchQuery {
+                    query: input.query,
+                    limit: input
+                        .limit
+                        .map(|l| usize::try_from(l).unwrap_or(usize::MAX)),
+                    layer: input.layer,
+                    tag: input.tag,
+                })?,
+            )
         }
         "skills_load" => {
             let input: LoadInput = parse(name, input)?;

@@ -46,25 +46,29 @@ impl Session {
             })?),
             None => None,
         };
-        let hits = self.exec.index.snapshot().search(&q.query, |r| {
+        let outcome = self.exec.index.snapshot().search(&q.query, limit, |r| {
             self.can_see(r)
                 && r.model_invocable()
                 && layer.is_none_or(|l| r.layer == l)
-                && q.tag.as_deref().is_none_or(|t| {
-                    r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t))
-                })
+                && q.tag
+                    .as_deref()
+                    .is_none_or(|t| r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
         });
-        let total = hits.len();
-        let results = hits
+        let total = outcome.total;
+        let results = outcome
+            .hits
             .into_iter()
-            .take(limit)
             .map(|h| SearchResult {
                 name: h.record.name.to_string(),
                 qualified_name: h.record.qualified_name(),
                 description: h.record.listed_description().into_owned(),
                 layer: h.record.layer.to_string(),
                 score: (f64::from(h.score) * 10_000.0).round() / 10_000.0,
-                matched: h.matched.iter().map(|f| field_name(*f).to_owned()).collect(),
+                matched: h
+                    .matched
+                    .iter()
+                    .map(|f| field_name(*f).to_owned())
+                    .collect(),
             })
             .collect();
         let mut e = self.event(AuditKind::SkillsSearched);

@@ -22,7 +22,11 @@ fn search_sees_what_the_model_may_see_and_is_audited() {
     let env = Env::new();
     env.skill("invoice-pdf", "tags:\n  - billing\n", "Invoices.\n");
     env.skill("invoice-csv", "", "CSV.\n");
-    env.skill("invoice-secret", "disable-model-invocation: true\n", "Hidden.\n");
+    env.skill(
+        "invoice-secret",
+        "disable-model-invocation: true\n",
+        "Hidden.\n",
+    );
     env.skill(
         "invoice-ops",
         "scope:\n  agents:\n    - ops-bot\n",
@@ -53,11 +57,20 @@ fn search_sees_what_the_model_may_see_and_is_audited() {
     )
     .unwrap();
     assert_eq!(out["total"], 0);
-    let out = protocol::call(&session, "skills_search", json!({"query": "invoice", "limit": 1}))
-        .unwrap();
+    let out = protocol::call(
+        &session,
+        "skills_search",
+        json!({"query": "invoice", "limit": 1}),
+    )
+    .unwrap();
     assert_eq!(names(&out).len(), 1);
     assert_eq!(out["total"], 2);
-    for bad in [json!({"query": "x", "limit": 0}), json!({"query": "x", "limit": 51}), json!({"query": "x", "layer": "nope"}), json!({})] {
+    for bad in [
+        json!({"query": "x", "limit": 0}),
+        json!({"query": "x", "limit": 51}),
+        json!({"query": "x", "layer": "nope"}),
+        json!({}),
+    ] {
         let err = protocol::call(&session, "skills_search", bad.clone()).unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{bad}: {err}");
     }

@@ -9,7 +9,7 @@ use serde::Serialize;
 use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_storage::SkillSource;
 
-use crate::search::{SearchHit, SearchIndex};
+use crate::search::{SearchIndex, SearchOutcome};
 
 /// A diagnostic and the `SKILL.md` (or folder) it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -279,10 +279,15 @@ impl Snapshot {
         self.search.get().is_some()
     }
 
-    /// The resolved skills `keep` admits that match `query`, best first (see
-    /// [`SearchIndex::search`]).
-    pub fn search(&self, query: &str, keep: impl Fn(&SkillRecord) -> bool) -> Vec<SearchHit> {
-        self.search_index().search(query, keep)
+    /// The best `limit` resolved skills `keep` admits that match `query`, and how many
+    /// matched (see [`SearchIndex::search`]).
+    pub fn search(
+        &self,
+        query: &str,
+        limit: usize,
+        keep: impl Fn(&SkillRecord) -> bool,
+    ) -> SearchOutcome {
+        self.search_index().search(query, limit, keep)
     }
 
     /// Builds this snapshot's search index from `previous`'s, re-reading only the records

@@ -14,9 +14,9 @@ fn fixtures() -> PathBuf {
 fn top(index: &SkillIndex, query: &str, n: usize) -> Vec<String> {
     index
         .snapshot()
-        .search(query, |_| true)
+        .search(query, n, |_| true)
+        .hits
         .into_iter()
-        .take(n)
         .map(|h| h.record.name.to_string())
         .collect()
 }
@@ -77,18 +77,18 @@ fn a_hit_says_which_fields_matched_and_ties_go_to_precedence() {
         .root(Layer::Personal, tmp.path().join("personal"))
         .build()
         .unwrap();
-    let hits = index.snapshot().search("formatting", |_| true);
+    let hits = index.snapshot().search("formatting", 10, |_| true).hits;
     let names: Vec<&str> = hits.iter().map(|h| h.record.name.as_str()).collect();
     // Equal scores: the personal layer first, then the higher priority, then the name.
     assert_eq!(names, ["tables-b", "tables-c", "tables-a"]);
     assert_eq!(hits[0].matched, [SearchField::Description]);
-    let hits = index.snapshot().search("tables", |_| true);
+    let hits = index.snapshot().search("tables", 10, |_| true).hits;
     assert!(hits[0].matched.contains(&SearchField::Name));
     // A filter keeps only what the caller may see.
-    let hits = index
+    let outcome = index
         .snapshot()
-        .search("tables", |r| r.layer == Layer::Project);
-    assert_eq!(hits.len(), 2);
+        .search("tables", 1, |r| r.layer == Layer::Project);
+    assert_eq!((outcome.hits.len(), outcome.total), (1, 2));
 }
 
 #[test]
