@@ -157,6 +157,9 @@ fn main() {
         if label == "1000" || label == "10000" {
             search(label, root, depth, build_median, runs, &mut metrics);
         }
+        if label == "10000" {
+            burst(root, depth, runs.min(5), &mut metrics);
+        }
         metrics.push(metric(
             &format!("index build, {label} skills"),
             "ms",
@@ -336,6 +339,45 @@ fn reload(
         median(times),
         None,
         "re-read one skill folder, rebuild and publish the snapshot",
+    ));
+}
+
+/// 1,000 skill files changed at once over a 10,000-skill index with a subscriber attached:
+/// from the debounced batch to the published snapshot and its events sent.
+fn burst(root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
+    let index = build(root, depth);
+    let events = index.subscribe_batches();
+    let files: Vec<PathBuf> = index
+        .snapshot()
+        .skills()
+        .take(1000)
+        .map(|r| r.path.clone())
+        .collect();
+    let originals: Vec<String> = files
+        .iter()
+        .map(|f| std::fs::read_to_string(f).expect("read"))
+        .collect();
+    let mut times = Vec::new();
+    for run in 0..runs {
+        for (file, text) in files.iter().zip(&originals) {
+            let edited = text.replacen("description: ", &format!("description: Run {run}. "), 1);
+            std::fs::write(file, edited).expect("write");
+        }
+        let t = Instant::now();
+        index.apply_changed_paths(&files);
+        times.push(ms(t.elapsed()));
+        let batch = events.try_recv().expect("a batch of events");
+        assert!(batch.len() >= files.len(), "{} events", batch.len());
+    }
+    for (file, text) in files.iter().zip(&originals) {
+        std::fs::write(file, text).expect("restore");
+    }
+    metrics.push(metric(
+        "1000 changes published with a subscriber, 10000 skills",
+        "ms",
+        median(times),
+        None,
+        "re-read 1,000 folders, rebuild, publish, diff and send the events",
     ));
 }
 

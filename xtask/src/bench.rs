@@ -67,6 +67,13 @@ const GATES: &[Gate] = &[
         target: "< 1 ms",
     },
     Gate {
+        metric: "1000 changes published with a subscriber, 10000 skills",
+        on_ratio: false,
+        limit: 100.0,
+        absolute: false,
+        target: "<= 100 ms",
+    },
+    Gate {
         metric: "search latency, 10000 skills",
         on_ratio: false,
         limit: 1000.0,

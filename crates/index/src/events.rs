@@ -1,6 +1,6 @@
 //! Change events: what differs between two snapshots, for subscribers.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -68,12 +68,18 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
         old.records().iter().map(|r| (key(r), r)).collect();
     let new_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
         new.records().iter().map(|r| (key(r), r)).collect();
+    // Linear in the records: each record looks its own folders up in the set of changed
+    // ones (comparing every record with every changed folder was quadratic).
+    let changed: HashSet<&Path> = changed_dirs.iter().map(PathBuf::as_path).collect();
+    let touched = |r: &SkillRecord| {
+        !changed.is_empty() && r.path.ancestors().any(|a| changed.contains(a))
+    };
     let mut events = Vec::new();
     for r in new.records() {
         match old_by_key.get(&key(r)) {
             None => events.push(event(ChangeKind::Added, r, g)),
             Some(o) => {
-                let touched = changed_dirs.iter().any(|d| r.path.starts_with(d));
+                let touched = touched(r);
                 if !Arc::ptr_eq(o, r) && (***o != **r || touched) {
                     events.push(event(ChangeKind::Changed, r, g));
                 }
