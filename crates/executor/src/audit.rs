@@ -146,6 +146,20 @@ impl AuditEvent {
 pub trait AuditSink: Send + Sync + std::fmt::Debug {
     /// Records one event.
     fn record(&self, event: &AuditEvent) -> std::io::Result<()>;
+
+    /// Records one event already serialised as JSON (no newline): a sink that writes JSON
+    /// takes these bytes instead of serialising the event a second time. The default
+    /// records the event.
+    fn record_json(&self, event: &AuditEvent, json: &str) -> std::io::Result<()> {
+        let _ = json;
+        self.record(event)
+    }
+
+    /// Whether the sink throws every event away: when it does and no `tracing` subscriber
+    /// takes audit events, sessions do not build them at all. The default is `false`.
+    fn discards(&self) -> bool {
+        false
+    }
 }
 
 /// Discards events (they still go to `tracing`).
@@ -155,6 +169,10 @@ pub struct NullSink;
 impl AuditSink for NullSink {
     fn record(&self, _: &AuditEvent) -> std::io::Result<()> {
         Ok(())
+    }
+
+    fn discards(&self) -> bool {
+        true
     }
 }
 
@@ -197,7 +215,8 @@ pub struct JsonlFileSink {
 
 /// What a line is appended to: a file, or a test double that fails part-way.
 trait Journal {
-    /// The current length.
+    /// The current length (on unix, the sink reads it with the `fstat` that checks the file).
+    #[cfg(any(test, not(unix)))]
     fn len(&mut self) -> std::io::Result<u64>;
     /// Writes all of `line` at the end.
     fn append(&mut self, line: &[u8]) -> std::io::Result<()>;
@@ -206,6 +225,7 @@ trait Journal {
 }
 
 impl Journal for File {
+    #[cfg(any(test, not(unix)))]
     fn len(&mut self) -> std::io::Result<u64> {
         Ok(self.metadata()?.len())
     }
@@ -220,8 +240,7 @@ impl Journal for File {
 
 /// Appends `line` whole, or leaves the journal as it was: a failed write is rolled back to
 /// the length before it.
-fn append_whole(journal: &mut impl Journal, line: &[u8]) -> std::io::Result<()> {
-    let before = journal.len()?;
+fn append_whole(journal: &mut impl Journal, line: &[u8], before: u64) -> std::io::Result<()> {
     if let Err(e) = journal.append(line) {
         if let Err(undo) = journal.truncate(before) {
             tracing::error!(error = %undo, "the audit file could not be cut back after a failed write");
@@ -268,7 +287,9 @@ impl JsonlFileSink {
     }
 
     /// Fails when the open file is no longer the one at the path (unlinked or replaced).
-    fn still_the_file(&self, file: &File) -> std::io::Result<()> {
+    /// Checks that the path still names the open file, and returns the file's length (read
+    /// by the same `fstat`, so the append can be rolled back to it).
+    fn still_the_file(&self, file: &mut File) -> std::io::Result<u64> {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt as _;
@@ -289,10 +310,10 @@ impl JsonlFileSink {
             if (named.dev(), named.ino()) != (open.dev(), open.ino()) {
                 return Err(gone());
             }
+            Ok(open.len())
         }
         #[cfg(not(unix))]
-        let _ = file;
-        Ok(())
+        file.len()
     }
 }
 
@@ -338,12 +359,18 @@ fn repair(file: &File, len: u64) -> std::io::Result<()> {
 
 impl AuditSink for JsonlFileSink {
     fn record(&self, event: &AuditEvent) -> std::io::Result<()> {
-        let mut line = serde_json::to_vec(event)?;
+        let json = serde_json::to_string(event)?;
+        self.record_json(event, &json)
+    }
+
+    fn record_json(&self, _: &AuditEvent, json: &str) -> std::io::Result<()> {
+        let mut line = Vec::with_capacity(json.len() + 1);
+        line.extend_from_slice(json.as_bytes());
         line.push(b'\n');
         let mut file = self.file.lock();
-        self.still_the_file(&file)?;
+        let before = self.still_the_file(&mut file)?;
         // One write of the whole line on an O_APPEND file, rolled back if it fails.
-        append_whole(&mut *file, &line)?;
+        append_whole(&mut *file, &line, before)?;
         if self.fsync {
             file.sync_data()?;
         }
@@ -389,10 +416,12 @@ mod tests {
             bytes: b"{\"a\":1}\n".to_vec(),
             room: 5,
         };
-        assert!(append_whole(&mut journal, b"{\"b\":2}\n").is_err());
+        let before = journal.len().unwrap();
+        assert!(append_whole(&mut journal, b"{\"b\":2}\n", before).is_err());
         assert_eq!(journal.bytes, b"{\"a\":1}\n");
         journal.room = 100;
-        append_whole(&mut journal, b"{\"c\":3}\n").unwrap();
+        let before = journal.len().unwrap();
+        append_whole(&mut journal, b"{\"c\":3}\n", before).unwrap();
         assert_eq!(journal.bytes, b"{\"a\":1}\n{\"c\":3}\n");
     }
 }

@@ -164,6 +164,10 @@ impl Session {
         } else {
             AuditKind::ToolExecutionInSkill
         };
+        if !self.audited() {
+            // Nothing reads audit events: the decision stands without building one.
+            return decision;
+        }
         let mut e = self.event(kind);
         e.tool_name = Some(tool.to_owned());
         e.tool_allowed = Some(decision.allowed);

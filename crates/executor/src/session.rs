@@ -65,15 +65,30 @@ impl Session {
     /// Records an event: `tracing` first, then the sink. A sink failure is an error, so the
     /// caller fails closed.
     pub(crate) fn emit(&self, event: &AuditEvent) -> Result<(), ExecError> {
+        // Serialised once, and only when `tracing` takes it; the sink reuses those bytes.
         if tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO) {
             match serde_json::to_string(event) {
-                Ok(json) => tracing::info!(target: "agent_skills::audit", "{json}"),
+                Ok(json) => {
+                    tracing::info!(target: "agent_skills::audit", "{json}");
+                    return self
+                        .exec
+                        .sink
+                        .record_json(event, &json)
+                        .map_err(ExecError::Audit);
+                }
                 Err(e) => {
-                    tracing::warn!(target: "agent_skills::audit", error = %e, "unserialisable audit event")
+                    tracing::warn!(target: "agent_skills::audit", error = %e, "unserialisable audit event");
                 }
             }
         }
         self.exec.sink.record(event).map_err(ExecError::Audit)
+    }
+
+    /// Whether anything takes audit events: a sink that keeps them, or a `tracing`
+    /// subscriber of `agent_skills::audit`. When nothing does, hot paths skip building them.
+    pub(crate) fn audited(&self) -> bool {
+        !self.exec.sink.discards()
+            || tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO)
     }
 
     /// Whether the session's context may see `record` (its `scope`).
