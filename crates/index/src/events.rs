@@ -71,9 +71,8 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
     // Linear in the records: each record looks its own folders up in the set of changed
     // ones (comparing every record with every changed folder was quadratic).
     let changed: HashSet<&Path> = changed_dirs.iter().map(PathBuf::as_path).collect();
-    let touched = |r: &SkillRecord| {
-        !changed.is_empty() && r.path.ancestors().any(|a| changed.contains(a))
-    };
+    let touched =
+        |r: &SkillRecord| !changed.is_empty() && r.path.ancestors().any(|a| changed.contains(a));
     let mut events = Vec::new();
     for r in new.records() {
         match old_by_key.get(&key(r)) {

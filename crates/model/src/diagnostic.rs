@@ -125,6 +125,10 @@ rules! {
     /// A Claude Code hook entry that the executor does not run: a tool event, an event it
     /// has not, or a command that is not a single script under `scripts/`.
     HooksNotRun = "hooks.notRun",
+    /// The lenient loader repaired what the strict reading refuses (a delimiter with
+    /// trailing blanks, a value holding `: `, a missing `name`), as Claude Code and Codex
+    /// do; the strict verdict is unchanged.
+    LoaderRepair = "loader.repair",
     /// A tool rule in `allowed-tools` or `disallowed-tools` cannot be read.
     ToolRuleSyntax = "tool-rule.syntax",
     /// Lint: the body is over 500 lines or about 5,000 tokens.

@@ -26,6 +26,7 @@ mod codex;
 mod fast;
 mod fields;
 mod lint;
+mod repair;
 mod split;
 
 pub use codex::{read_codex_policy, CodexPolicy};
@@ -217,6 +218,14 @@ impl SkillParser {
             Ok(split) => split,
             Err(d) => {
                 parsed.diagnostics.push(d);
+                // The loader accepts delimiter lines with trailing blanks, as Claude Code
+                // and Codex do; the strict verdict stays the error above.
+                if let Some((split, lines)) = repair::relaxed_split(text, self.frontmatter_limit) {
+                    parsed.body_offset = bom + split.body_offset;
+                    parsed.diagnostics.extend(relaxed_warnings(&lines));
+                    parsed.frontmatter =
+                        self.lenient_reading(split.yaml, input, &mut parsed.diagnostics);
+                }
                 return parsed;
             }
         };
@@ -234,7 +243,32 @@ impl SkillParser {
                 };
                 parsed.frontmatter = reader.read(root.as_ref());
             }
-            Err(e) => diagnostics.push(yaml_diagnostic(&e, split.yaml)),
+            Err(e) => {
+                diagnostics.push(yaml_diagnostic(&e, split.yaml));
+                // A near-miss closing line swallowed part of the body: the loader closes
+                // the frontmatter there; else a value holding `: ` is re-read as text.
+                let relaxed = repair::relaxed_split(text, self.frontmatter_limit)
+                    .filter(|(r, _)| r.body_offset < split.body_offset);
+                match relaxed {
+                    Some((r, lines)) => {
+                        parsed.body_offset = bom + r.body_offset;
+                        diagnostics.extend(relaxed_warnings(&lines));
+                        parsed.frontmatter = self.lenient_reading(r.yaml, input, &mut diagnostics);
+                    }
+                    None => {
+                        parsed.frontmatter =
+                            self.lenient_reading(split.yaml, input, &mut diagnostics);
+                    }
+                }
+            }
+        }
+        if let Some(name) = missing_name(&parsed.frontmatter, &diagnostics, input.dir_name) {
+            diagnostics.push(Diagnostic::new(
+                Rule::LoaderRepair,
+                skills_model::Severity::Warning,
+                format!("no `name`: the loader takes the folder's name, {name:?}, as Claude Code and Codex do (add `name: {name}`)"),
+            ));
+            parsed.frontmatter.name = Some(name.into());
         }
         if self.lint {
             let body = &text[split.body_offset..];
@@ -250,6 +284,69 @@ impl SkillParser {
         diagnostics.sort_by_key(|d| (d.severity, d.line, d.column));
         parsed.diagnostics = diagnostics;
         parsed
+    }
+}
+
+/// The `loader.repair` warnings for delimiter lines read with their trailing blanks.
+fn relaxed_warnings(lines: &[u32]) -> impl Iterator<Item = Diagnostic> + '_ {
+    lines.iter().map(|line| {
+        repair::warning(
+            format!("line {line} is read as a frontmatter delimiter despite its trailing spaces (the strict rule wants exactly `---`; remove them)"),
+            *line,
+            4,
+        )
+    })
+}
+
+/// The folder's name, when the frontmatter has no usable `name` (missing or empty) and the
+/// folder's name can be one.
+fn missing_name(fm: &Frontmatter, diagnostics: &[Diagnostic], dir_name: &str) -> Option<String> {
+    let missing = fm.name.is_none() && diagnostics.iter().any(|d| d.rule == Rule::NameRequired);
+    (missing && SkillName::lenient(dir_name).is_ok()).then(|| dir_name.to_owned())
+}
+
+impl SkillParser {
+    /// The lenient values of a frontmatter the strict reading refused: `yaml` read as it
+    /// is, or with its `: ` values re-read as text (each a `loader.repair` warning pushed
+    /// to `diagnostics`). The reading's own diagnostics are dropped: the strict verdict is
+    /// already the error that led here, and a repaired text must not add findings to it.
+    fn lenient_reading(
+        &self,
+        yaml: &str,
+        input: &ParseInput<'_>,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Frontmatter {
+        let limits = yaml::Limits {
+            max_depth: self.max_depth,
+            max_nodes: self.max_nodes,
+        };
+        let read = |text: &str| -> Option<Frontmatter> {
+            let root = yaml::parse(text, limits).ok()?;
+            let mut dropped = Vec::new();
+            let mut reader = fields::FieldReader {
+                diagnostics: &mut dropped,
+                line_offset: 1,
+                dir_name: input.dir_name,
+            };
+            Some(reader.read(root.as_ref()))
+        };
+        if let Some(fm) = read(yaml) {
+            return fm;
+        }
+        let Some((fixed, lines)) = repair::quote_colon_values(yaml) else {
+            return Frontmatter::default();
+        };
+        let Some(fm) = read(&fixed) else {
+            return Frontmatter::default();
+        };
+        for (line, key) in lines {
+            diagnostics.push(repair::warning(
+                format!("the value of `{key}` holds \": \", which YAML reads as another key; the loader reads the whole value as text, as Codex does (quote it: `{key}: \"...\"`)"),
+                line.saturating_add(1),
+                1,
+            ));
+        }
+        fm
     }
 }
 
