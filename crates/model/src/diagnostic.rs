@@ -81,6 +81,9 @@ rules! {
     FrontmatterUnclosed = "frontmatter.unclosed",
     /// The frontmatter is YAML but not a mapping.
     FrontmatterNotMapping = "frontmatter.notMapping",
+    /// A Markdown heading inside the frontmatter, followed by prose read as fields: the
+    /// closing `---` is missing above it and a later `---` swallowed the body.
+    FrontmatterSwallowedBody = "frontmatter.swallowedBody",
     /// The frontmatter is not valid YAML (duplicate keys included).
     FrontmatterYamlSyntax = "frontmatter.yamlSyntax",
     /// The frontmatter is over a size, nesting or alias limit.

@@ -33,7 +33,7 @@ pub use codex::{read_codex_policy, CodexPolicy};
 pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;
 
-use skills_model::{Diagnostic, Frontmatter, Rule, SkillName};
+use skills_model::{Diagnostic, Frontmatter, Rule, SkillName, SPEC_FIELDS};
 
 /// The default cap on the frontmatter's size: 64 KiB.
 pub const DEFAULT_FRONTMATTER_LIMIT: usize = 64 * 1024;
@@ -242,6 +242,9 @@ impl SkillParser {
                     dir_name: input.dir_name,
                 };
                 parsed.frontmatter = reader.read(root.as_ref());
+                if let Some(d) = swallowed_body(split.yaml) {
+                    diagnostics.push(d);
+                }
             }
             Err(e) => {
                 diagnostics.push(yaml_diagnostic(&e, split.yaml));
@@ -285,6 +288,36 @@ impl SkillParser {
         parsed.diagnostics = diagnostics;
         parsed
     }
+}
+
+/// A Markdown heading inside the frontmatter followed by a field no specification or
+/// extension defines: the closing `---` is missing above the heading, and the body down to
+/// a later `---` (a Markdown rule) was read as YAML, its prose lines as unknown fields.
+fn swallowed_body(yaml: &str) -> Option<Diagnostic> {
+    let lines: Vec<&str> = yaml.lines().collect();
+    let heading = lines.iter().position(|l| {
+        let hashes = l.len() - l.trim_start_matches('#').len();
+        (1..=6).contains(&hashes)
+            && l[hashes..].starts_with([' ', '\t'])
+            && !l[hashes..].trim().is_empty()
+    })?;
+    let unknown = lines[heading + 1..].iter().position(|l| {
+        let Some((key, _)) = l.split_once(':') else {
+            return false;
+        };
+        !l.starts_with([' ', '\t', '#', '-'])
+            && !key.is_empty()
+            && !SPEC_FIELDS.contains(&key)
+            && !skills_model::EXTENSION_FIELDS.contains(&key)
+    })?;
+    let (h, u) = (heading + 2, heading + unknown + 3);
+    let message = format!(
+        "line {h} is a Markdown heading inside the frontmatter, and line {u} reads as an unknown field: the frontmatter's closing `---` is missing above the heading, so the body was read as YAML down to a later `---` line; add a line `---` before line {h}"
+    );
+    Some(
+        Diagnostic::error(Rule::FrontmatterSwallowedBody, message)
+            .at(u32::try_from(h).unwrap_or(u32::MAX), 1),
+    )
 }
 
 /// The `loader.repair` warnings for delimiter lines read with their trailing blanks.
@@ -389,6 +422,43 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         .lines()
         .nth(e.line.saturating_sub(1) as usize)
         .unwrap_or("");
+    let lead = &source_line[..source_line.len() - source_line.trim_start().len()];
+    // A tab in the indentation: YAML indents with spaces only.
+    if let Some(tab) = lead.find('\t') {
+        let message = format!(
+            "invalid YAML: line {line} is indented with a tab; YAML indents with spaces only: replace the tab with spaces"
+        );
+        return Diagnostic::error(Rule::FrontmatterYamlSyntax, message)
+            .at(line, u32::try_from(tab + 1).unwrap_or(1));
+    }
+    // A field indented under one whose value is already given: the fix is to unindent it,
+    // not to quote anything.
+    if !lead.is_empty() && e.message.contains("mapping values are not allowed") {
+        let above = yaml
+            .lines()
+            .enumerate()
+            .take(e.line.saturating_sub(1) as usize)
+            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .last();
+        let parent = above.filter(|(_, l)| l.len() - l.trim_start().len() < lead.len());
+        let simple_key = source_line.trim().split_once(':').filter(|(k, _)| {
+            !k.is_empty()
+                && k.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+        });
+        if let (Some((parent_at, parent)), Some((key, _))) = (parent, simple_key) {
+            if let Some((parent_key, value)) = parent.trim().split_once(": ") {
+                let value = value.trim();
+                if !value.is_empty() && !value.starts_with(['|', '>']) {
+                    let message = format!(
+                        "invalid YAML: `{key}` is indented under `{parent_key}`, whose value is already given on line {}: fields start at the first column; remove the indentation before `{key}`",
+                        parent_at + 2
+                    );
+                    return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, 1);
+                }
+            }
+        }
+    }
     // On a continuation line of a plain value, the key is on the nearest line above that
     // is indented less.
     let key = unquoted_colon_key(source_line).or_else(|| {
@@ -410,11 +480,11 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
     // that swallowed part of the body: name the near miss.
     if e.message.contains("more than one YAML document") {
         if let Some(n) = yaml.lines().position(|l| l != "---" && l.trim() == "---") {
+            let near = u32::try_from(n + 2).unwrap_or(u32::MAX);
             let message = format!(
-                "invalid YAML: line {} looks like the closing `---` but has other characters or spaces; the closing line must be exactly `---`",
-                n + 2
+                "invalid YAML: line {near} looks like the closing `---` but has other characters or spaces; the closing line must be exactly `---`"
             );
-            return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, e.col);
+            return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(near, 4);
         }
     }
     let message = match key {

@@ -105,13 +105,21 @@ pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
         .lines()
         .position(|l| l.trim() == "---")
         .map(|i| i + 2);
-    let message = match near_miss {
-        Some(line) => format!(
-            "the frontmatter is never closed: line {line} looks like `---` but has other characters or spaces; the closing line must be exactly `---`"
-        ),
-        None => "the frontmatter is never closed: add a line `---` after the last field".to_owned(),
-    };
-    Err(Diagnostic::error(Rule::FrontmatterUnclosed, message).at(1, 1))
+    match near_miss {
+        // Placed where the near miss is: that is the line to fix.
+        Some(line) => Err(Diagnostic::error(
+            Rule::FrontmatterUnclosed,
+            format!(
+                "the frontmatter is never closed: line {line} looks like `---` but has other characters or spaces; the closing line must be exactly `---`"
+            ),
+        )
+        .at(u32::try_from(line).unwrap_or(u32::MAX), 4)),
+        None => Err(Diagnostic::error(
+            Rule::FrontmatterUnclosed,
+            "the frontmatter is never closed: add a line `---` after the last field",
+        )
+        .at(1, 1)),
+    }
 }
 
 fn too_large(limit: usize) -> Diagnostic {

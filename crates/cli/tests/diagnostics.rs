@@ -1,0 +1,89 @@
+//! The diagnostics that name the real mistake, end to end through `skillctl validate`: each
+//! placed (rustc-style `file:line:column` in text, `line`/`column` in JSON) on the line to
+//! fix, with the fix in the message.
+
+mod common;
+
+/// (case, SKILL.md text, rule, line, column, words of the fix the message must hold)
+const CASES: &[(&str, &str, &str, u32, u32, &str)] = &[
+    (
+        "swallowed-body",
+        "---\nname: swallowed-body\ndescription: Forgot to close. Use when testing.\n\n# Usage\n\nRun: the tests\n\n---\n\nMore body.\n",
+        "frontmatter.swallowedBody",
+        5,
+        1,
+        "add a line `---` before line 5",
+    ),
+    (
+        "indented-key",
+        "---\nname: indented-key\n  description: Indented. Use when testing.\n---\nBody.\n",
+        "frontmatter.yamlSyntax",
+        3,
+        1,
+        "remove the indentation before `description`",
+    ),
+    (
+        "tab-indent",
+        "---\nname: tab-indent\ndescription: Tabbed. Use when testing.\nmetadata:\n\towner: x\n---\nBody.\n",
+        "frontmatter.yamlSyntax",
+        5,
+        1,
+        "replace the tab with spaces",
+    ),
+    (
+        "near-miss-closer",
+        "---\nname: near-miss-closer\ndescription: Near miss. Use when testing.\n--- \n# Body\n",
+        "frontmatter.unclosed",
+        4,
+        4,
+        "must be exactly `---`",
+    ),
+    (
+        "near-miss-then-rule",
+        "---\nname: near-miss-then-rule\ndescription: Near miss. Use when testing.\n---  \n# Body\n\n---\n\nMore.\n",
+        "frontmatter.yamlSyntax",
+        4,
+        4,
+        "must be exactly `---`",
+    ),
+];
+
+#[test]
+fn each_diagnostic_is_placed_on_the_line_to_fix_with_the_fix() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut wrong = Vec::new();
+    for (case, text, rule, line, column, fix) in CASES {
+        let dir = tmp.path().join(case);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+        let run = common::run(
+            common::skillctl()
+                .args(["validate", "--format", "json"])
+                .arg(&dir),
+        );
+        assert_eq!(run.code, Some(1), "{case}: {run:?}");
+        let doc: serde_json::Value = serde_json::from_str(&run.stdout).unwrap();
+        let found = doc["skills"][0]["diagnostics"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|d| d["rule"] == *rule && d["severity"] == "error")
+            .cloned();
+        match found {
+            Some(d)
+                if d["line"] == *line
+                    && d["column"] == *column
+                    && d["message"].as_str().unwrap_or("").contains(fix) => {}
+            other => wrong.push(format!(
+                "{case}: expected {rule} at {line}:{column} with {fix:?}, got {other:?}"
+            )),
+        }
+        // The text form shows the same place.
+        let text_run = common::run(common::skillctl().arg("validate").arg(&dir));
+        let place = format!("SKILL.md:{line}:{column}");
+        if !text_run.stdout.contains(&place) && !text_run.stderr.contains(&place) {
+            wrong.push(format!("{case}: text output lacks {place}"));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
