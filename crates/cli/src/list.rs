@@ -39,6 +39,21 @@ pub(crate) struct ShowArgs {
     format: Format,
 }
 
+/// `text` on one line, at most `max` characters: cut at the last word boundary that fits,
+/// with `…`.
+fn shorten(text: &str, max: usize) -> String {
+    let flat: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if flat.chars().count() <= max {
+        return flat;
+    }
+    let room: String = flat.chars().take(max.saturating_sub(1)).collect();
+    let cut = match room.rfind(' ') {
+        Some(space) if space > 0 => room[..space].trim_end_matches([',', ';', ':', '.']),
+        _ => room.as_str(),
+    };
+    format!("{cut}…")
+}
+
 fn record_json(r: &SkillRecord) -> serde_json::Value {
     json!({
         "name": r.name,
@@ -108,7 +123,7 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                 .max()
                 .unwrap_or(0);
             for r in &shown {
-                let description: String = r.description.chars().take(100).collect();
+                let description = shorten(&r.description, 100);
                 writeln!(out, "{:width$}  {description}", r.qualified_name())?;
             }
             for s in &shadowed {
@@ -131,12 +146,15 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                 .filter(|d| d.diagnostic.is_error())
                 .count();
             let hidden = snap.shadowed().iter().filter(|s| keep(&s.record)).count();
+            let n = |count: usize, one: &str, many: &str| {
+                format!("{count} {}", if count == 1 { one } else { many })
+            };
             writeln!(
                 out,
-                "{} skills ({} shadowed, {} errors in skill files; `skillctl validate` shows them)",
-                shown.len(),
+                "{} ({} shadowed, {} in skill files; `skillctl validate` shows them)",
+                n(shown.len(), "skill", "skills"),
                 hidden,
-                errors
+                n(errors, "error", "errors")
             )?;
         }
     }

@@ -74,9 +74,25 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => code,
+        // A reader that went away (`skillctl list | head -1`) ends the output, as `ls`
+        // does: quietly, with status 0.
+        Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "skillctl: {e:#}");
             ExitCode::from(2)
         }
     }
+}
+
+/// Whether an error comes from writing to a closed pipe.
+fn broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            || cause
+                .downcast_ref::<serde_json::Error>()
+                .and_then(serde_json::Error::io_error_kind)
+                == Some(std::io::ErrorKind::BrokenPipe)
+    })
 }

@@ -3,6 +3,8 @@
 
 use std::sync::Arc;
 
+use std::io::Write as _;
+
 use anyhow::{bail, Context, Result};
 use skills_index::SkillIndex;
 use skills_model::Layer;
@@ -93,6 +95,33 @@ impl RootArgs {
                 }
             };
         }
-        Ok(builder.build()?)
+        let index = builder.build()?;
+        // A root named on the command line that does not exist is most likely a typo: say
+        // so (default roots that do not exist are normal and stay quiet).
+        for root in index.missing_roots() {
+            let named = self.roots.iter().any(|spec| {
+                spec.split_once('=')
+                    .is_some_and(|(_, dir)| root.path() == Some(std::path::Path::new(dir)))
+            });
+            if named {
+                let path = root
+                    .path()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default();
+                let what = if watch {
+                    "it is watched for and read when it appears"
+                } else {
+                    "no skills are read from it"
+                };
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "skillctl: warning: the {} root {path} does not exist; {what}",
+                    root.plugin
+                        .as_deref()
+                        .map_or_else(|| root.layer.to_string(), |id| format!("plugin:{id}"))
+                );
+            }
+        }
+        Ok(index)
     }
 }

@@ -60,8 +60,15 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
 struct Totals {
     valid: usize,
     invalid: usize,
+    /// Paths given that do not exist: not skills, so neither valid nor invalid.
+    missing: usize,
     errors: usize,
     warnings: usize,
+}
+
+/// Whether a report is for a path that does not exist (not a skill at all).
+fn is_missing_path(r: &SkillReport) -> bool {
+    r.parsed.is_none() && std::fs::symlink_metadata(&r.dir).is_err()
 }
 
 fn totals(reports: &[SkillReport]) -> Totals {
@@ -73,9 +80,11 @@ fn totals(reports: &[SkillReport]) -> Totals {
             .count()
     };
     let valid = reports.iter().filter(|r| r.is_valid()).count();
+    let missing = reports.iter().filter(|r| is_missing_path(r)).count();
     Totals {
         valid,
-        invalid: reports.len() - valid,
+        invalid: reports.len() - valid - missing,
+        missing,
         errors: count(Severity::Error),
         warnings: count(Severity::Warning),
     }
@@ -90,10 +99,19 @@ fn human(reports: &[SkillReport]) -> String {
     }
     let t = totals(reports);
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    let missing = match t.missing {
+        0 => String::new(),
+        1 => ", 1 path not found".to_owned(),
+        n => format!(", {n} paths not found"),
+    };
     let _ = writeln!(
         out,
-        "{}: {} valid, {} invalid ({}, {})",
-        if t.invalid == 0 { "ok" } else { "failed" },
+        "{}: {} valid, {} invalid{missing} ({}, {})",
+        if t.invalid == 0 && t.missing == 0 {
+            "ok"
+        } else {
+            "failed"
+        },
         t.valid,
         t.invalid,
         plural(t.errors, "error"),
@@ -147,6 +165,7 @@ fn json(reports: &[SkillReport]) -> anyhow::Result<String> {
             "checked": reports.len(),
             "valid": t.valid,
             "invalid": t.invalid,
+            "missing": t.missing,
             "errors": t.errors,
             "warnings": t.warnings,
         },

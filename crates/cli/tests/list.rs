@@ -471,7 +471,7 @@ fn human_lists_aligned_names_and_a_summary_and_shadowed_only_on_request() {
 }
 
 #[test]
-fn human_cuts_descriptions_at_100_characters() {
+fn human_shortens_descriptions_at_a_word_boundary_with_an_ellipsis() {
     let w = World::new();
     let long = "Long ".repeat(40) + "Use when testing.";
     w.write(
@@ -485,8 +485,10 @@ fn human_cuts_descriptions_at_100_characters() {
         &w.root("personal", "per"),
     ]);
     let first = out.ok().lines().next().expect("a line").to_owned();
-    let cut: String = long.chars().take(100).collect();
+    // 100 characters at most, cut after a whole word, with `…` (was: cut mid-word at 100).
+    let cut = format!("{}…", "Long ".repeat(19).trim_end());
     assert_eq!(first, format!("personal:long  {cut}"));
+    assert!(cut.chars().count() <= 100);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -622,18 +624,25 @@ fn the_builtin_plugin_is_listed_without_no_defaults_and_absent_with_it() {
     assert_eq!(doc["diagnostics"], serde_json::json!([]));
 
     let human = w.run(&["list"]);
-    let description: String = b["description"]
-        .as_str()
-        .unwrap()
-        .chars()
-        .take(100)
-        .collect();
-    assert_eq!(
-        human.ok(),
-        format!(
-            "{BUILTIN}  {description}\n1 skills (0 shadowed, 0 errors in skill files; `skillctl validate` shows them)\n"
-        )
+    let description = b["description"].as_str().unwrap();
+    let text = human.ok();
+    let first = text.lines().next().unwrap();
+    let shown = first.strip_prefix(&format!("{BUILTIN}  ")).unwrap();
+    // A shortened description is a prefix of the real one, cut at a word, ending in `…`.
+    let kept = shown.strip_suffix('…').unwrap_or(shown);
+    assert!(
+        description
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ")
+            .starts_with(kept),
+        "{shown}"
     );
+    assert!(shown.chars().count() <= 100);
+    // Singular when there is one.
+    assert!(text.ends_with(
+        "\n1 skill (0 shadowed, 0 errors in skill files; `skillctl validate` shows them)\n"
+    ));
 
     let none = list_json(&w, &args(&["--no-defaults"]));
     assert_eq!(none["skills"], serde_json::json!([]));

@@ -417,6 +417,19 @@ impl SkillIndex {
             .collect()
     }
 
+    /// The folder roots that do not exist (yet): a typo in a path shows here, and the
+    /// watcher (when on) picks such a root up when it appears. Takes the writer lock.
+    pub fn missing_roots(&self) -> Vec<SkillRoot> {
+        self.shared
+            .writer
+            .lock()
+            .roots
+            .iter()
+            .filter(|r| r.watched() && !r.base.is_dir())
+            .map(|r| r.root.clone())
+            .collect()
+    }
+
     /// A channel of change events, from the next publication on.
     pub fn subscribe(&self) -> Receiver<ChangeEvent> {
         let (tx, rx) = crossbeam_channel::unbounded();

@@ -746,3 +746,23 @@ fn lookalike_names_are_not_indexed() {
         }
     }
 }
+
+#[test]
+fn a_root_that_does_not_exist_is_visible() {
+    let tmp = tempfile::tempdir().unwrap();
+    let here = tmp.path().join("here");
+    std::fs::create_dir_all(&here).unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &here)
+        .root(Layer::Personal, tmp.path().join("not-yet"))
+        .build()
+        .unwrap();
+    let missing: Vec<_> = index
+        .missing_roots()
+        .iter()
+        .map(|r| r.path().unwrap().to_path_buf())
+        .collect();
+    assert_eq!(missing, [tmp.path().join("not-yet")]);
+    std::fs::create_dir_all(tmp.path().join("not-yet")).unwrap();
+    assert!(index.missing_roots().is_empty());
+}

@@ -1,0 +1,78 @@
+//! `skillctl` as a well-behaved Unix tool: a closed pipe ends the output quietly with
+//! status 0, and a root that does not exist draws a warning (and stops nothing).
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
+
+/// Many skills, so the output is larger than a pipe's buffer.
+fn many_skills(dir: &std::path::Path, n: usize) {
+    for i in 0..n {
+        let folder = dir.join(format!("skill-{i:05}"));
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: skill-{i:05}\ndescription: Skill number {i}, with a description long enough to fill the pipe quickly. Use when testing.\n---\nBody.\n"),
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly_with_status_zero() {
+    let tmp = tempfile::tempdir().unwrap();
+    many_skills(tmp.path(), 2000);
+    let root = format!("project={}", tmp.path().display());
+    for args in [
+        vec!["list", "--no-defaults", "--root", &root],
+        vec!["list", "--no-defaults", "--root", &root, "--format", "json"],
+        vec!["prompt", "--no-defaults", "--root", &root],
+    ] {
+        let mut child = common::skillctl()
+            .args(&args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        // Read one line, then close the pipe, as `head -1` does.
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut first)
+            .unwrap();
+        assert!(!first.is_empty(), "{args:?}");
+        let output = child.wait_with_output().unwrap();
+        assert_eq!(output.status.code(), Some(0), "{args:?}");
+        assert_eq!(String::from_utf8_lossy(&output.stderr), "", "{args:?}");
+    }
+}
+
+#[test]
+fn a_root_that_does_not_exist_draws_a_warning() {
+    let tmp = tempfile::tempdir().unwrap();
+    let typo = tmp.path().join("skilz");
+    let run = common::run(common::skillctl().args([
+        "list",
+        "--no-defaults",
+        "--root",
+        &format!("project={}", typo.display()),
+    ]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(
+        run.stderr.contains("warning")
+            && run.stderr.contains(&typo.display().to_string())
+            && run.stderr.contains("does not exist"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stdout.starts_with("0 skills"), "{}", run.stdout);
+    // A root that exists draws nothing.
+    let run = common::run(common::skillctl().args([
+        "list",
+        "--no-defaults",
+        "--root",
+        &format!("project={}", tmp.path().display()),
+    ]));
+    assert_eq!(run.stderr, "");
+}
