@@ -5,7 +5,7 @@ use std::io::Write as _;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use anyhow::Result;
+use anyhow::{bail, Result};
 use skills_executor::{Delivery, Executor, LoadMode, Policy};
 use skills_model::{Skill, SkillRecord};
 
@@ -46,6 +46,9 @@ pub(crate) struct PromptArgs {
 }
 
 pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
+    if args.format == PromptFormat::Active && args.skills.is_empty() {
+        bail!("--format active prints the skills named by --skill: name at least one (--skill NAME)");
+    }
     let index = Arc::new(args.roots.build_index(false)?);
     let policy = Policy::builder()
         .max_active(args.skills.len().max(1))
@@ -63,6 +66,34 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
     let records: Vec<&SkillRecord> = visible.iter().map(|r| &**r).collect();
     let active = session.active();
     let active: Vec<&Skill> = active.iter().map(|s| &**s).collect();
+    // A budget too small for even one skill would print no skill at all: refuse it, and
+    // say the smallest budget that shows one.
+    if let (Some(budget), false) = (args.budget, records.is_empty()) {
+        let render = |b: usize| match args.format {
+            PromptFormat::Tool => {
+                skills_executor::skill_tool_description(&records, args.locations, Some(b))
+            }
+            _ => skills_executor::available_skills_within(&records, Some(b)),
+        };
+        let shows_one = |b: usize| render(b).contains("<skill>");
+        if matches!(args.format, PromptFormat::Agentskills | PromptFormat::Tool)
+            && !shows_one(budget)
+        {
+            let whole = render(usize::MAX).chars().count();
+            let (mut lo, mut hi) = (budget, whole.max(budget + 1));
+            while lo + 1 < hi {
+                let mid = lo + (hi - lo) / 2;
+                if shows_one(mid) {
+                    hi = mid;
+                } else {
+                    lo = mid;
+                }
+            }
+            bail!(
+                "--budget {budget} is too small to show any skill: at least {hi} characters show one"
+            );
+        }
+    }
     let text = match args.format {
         PromptFormat::Agentskills => {
             skills_executor::available_skills_within(&records, args.budget)

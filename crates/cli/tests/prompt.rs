@@ -48,20 +48,37 @@ fn prints_available_skills_in_the_agentskills_form() {
 fn a_budget_leaves_skills_out_and_says_so() {
     let tmp = roots();
     let root = format!("personal={}", tmp.path().display());
-    let (code, out, _) = skillctl(&[
-        "prompt",
-        "--no-defaults",
-        "--root",
-        &root,
-        "--budget",
-        "120",
-    ]);
-    assert_eq!(code, 0);
-    assert!(out.chars().count() <= 120, "{out}");
+    let run = |budget: &str| {
+        skillctl(&["prompt", "--no-defaults", "--root", &root, "--budget", budget])
+    };
+    // Room for one of the two skills: the block holds it, the closing line says one more
+    // exists and where to find it.
+    let (code, one, _) = run("330");
+    assert_eq!(code, 0, "{one}");
+    assert!(one.chars().count() <= 330, "{one}");
+    assert_eq!(one.matches("<skill>").count(), 1, "{one}");
     assert!(
-        out.contains("not shown: the prompt budget is 120 characters"),
-        "{out}"
+        one.contains("(1 more skill not shown: the prompt budget is 330 characters; find them with skills_search)"),
+        "{one}"
     );
+    // Too small for any skill: refused, with the smallest budget that shows one (was: the
+    // closing line alone, or an empty block).
+    for budget in ["100", "200"] {
+        let (code, out, err) = run(budget);
+        assert_eq!(code, 2, "{out}");
+        assert!(out.is_empty(), "{out}");
+        assert!(err.contains("too small to show any skill: at least"), "{err}");
+    }
+}
+
+#[test]
+fn active_without_a_skill_is_a_usage_error() {
+    let tmp = roots();
+    let root = format!("personal={}", tmp.path().display());
+    let (code, out, err) = skillctl(&["prompt", "--no-defaults", "--root", &root, "--format", "active"]);
+    assert_eq!(code, 2);
+    assert!(out.is_empty());
+    assert!(err.contains("--skill"), "{err}");
 }
 
 #[test]
