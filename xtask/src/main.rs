@@ -46,7 +46,24 @@ commands:
   bench [--quick] [--shared DIR]
       The performance gates, each beside its floor measured in the same run.
   gen-corpus
-      Generate the synthetic corpora the benchmarks read.";
+      Generate the synthetic corpora the benchmarks read.
+  man [DIR]
+      Write skillctl's man pages (skillctl.1 and one per subcommand, clap_mangen) into DIR
+      (default target/man).";
+
+/// Every command `run` dispatches (a test holds USAGE to naming each).
+const COMMANDS: [&str; 10] = [
+    "conformance",
+    "lint-rates",
+    "gen-corpus",
+    "bench",
+    "prompt-compare",
+    "host-example",
+    "mcp-interop",
+    "search-recall",
+    "man",
+    "help",
+];
 
 fn main() -> ExitCode {
     match run() {
@@ -74,12 +91,30 @@ fn run() -> Result<ExitCode> {
         "host-example" => host_example::run(&rest),
         "mcp-interop" => mcp_interop::run(&rest),
         "search-recall" => search_recall::run(&rest),
+        "man" => man(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)
         }
-        other => bail!("unknown command {other:?}\n\n{USAGE}"),
+        other => bail!(
+            "unknown command {other:?} (commands: {})\n\n{USAGE}",
+            COMMANDS.join(", ")
+        ),
     }
+}
+
+/// `cargo xtask man [DIR]`: the release `skillctl` writes its man pages.
+fn man(args: &[String]) -> Result<ExitCode> {
+    let dir = args
+        .first()
+        .map_or_else(|| target_dir().join("man"), PathBuf::from);
+    let skillctl = build_skillctl(true)?;
+    let status = Command::new(&skillctl).arg("man").arg(&dir).status()?;
+    if !status.success() {
+        bail!("skillctl man failed: {status}");
+    }
+    println!("man pages written to {}", dir.display());
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The workspace root (the parent of this crate).
@@ -139,4 +174,19 @@ pub(crate) fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
         .map(String::as_str)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{COMMANDS, USAGE};
+
+    #[test]
+    fn the_usage_names_every_command() {
+        for command in COMMANDS.iter().filter(|c| **c != "help") {
+            assert!(
+                USAGE.lines().any(|l| l.trim_start().starts_with(command)),
+                "{command} is missing from the usage"
+            );
+        }
+    }
 }

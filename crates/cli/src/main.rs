@@ -17,7 +17,22 @@ mod watch;
 
 /// Validate, list and serve Agent Skills.
 #[derive(Debug, Parser)]
-#[command(name = "skillctl", version, about)]
+#[command(
+    name = "skillctl",
+    version,
+    about,
+    after_help = "Examples:
+  skillctl validate --lint path/to/skills       check skills strictly, with advice
+  skillctl list --preset claude                 what an agent would get here
+  skillctl search \"fill a pdf form\"             find a skill by its task
+  skillctl new my-skill --scripts               start a skill
+  skillctl session --audit audit.jsonl          serve the runtime tools as JSON lines
+
+Exit status:
+  0  success (also when a reader closes the pipe early, as with `| head`)
+  1  a skill is invalid (validate), a named skill is missing (show, prompt --skill)
+  2  usage error, unreadable input, a path that does not exist"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -41,6 +56,44 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// Find skills by what a task is about (the ranking skills_search serves a model).
     Search(search::SearchArgs),
+    /// Print a shell completion script: bash, zsh, fish or powershell.
+    Completions(CompletionsArgs),
+    /// Write the man pages (skillctl.1 and one per subcommand) into a folder.
+    #[command(hide = true)]
+    Man(ManArgs),
+}
+
+/// Print a shell completion script.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl completions bash > ~/.local/share/bash-completion/completions/skillctl
+  skillctl completions zsh > ~/.zfunc/_skillctl
+  skillctl completions fish > ~/.config/fish/completions/skillctl.fish")]
+struct CompletionsArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+/// Write the man pages into a folder (`cargo xtask man` calls this).
+#[derive(Debug, clap::Args)]
+struct ManArgs {
+    /// The folder to write into (created).
+    dir: std::path::PathBuf,
+}
+
+fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
+    let mut command = <Cli as clap::CommandFactory>::command();
+    let mut out = std::io::stdout().lock();
+    clap_complete::generate(args.shell, &mut command, "skillctl", &mut out);
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
+    std::fs::create_dir_all(&args.dir)?;
+    let command = <Cli as clap::CommandFactory>::command();
+    clap_mangen::generate_to(command, &args.dir)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn main() -> ExitCode {
@@ -71,6 +124,8 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Completions(args) => completions(&args),
+        Command::Man(args) => man(&args),
     };
     match result {
         Ok(code) => code,

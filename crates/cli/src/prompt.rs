@@ -47,7 +47,9 @@ pub(crate) struct PromptArgs {
 
 pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
     if args.format == PromptFormat::Active && args.skills.is_empty() {
-        bail!("--format active prints the skills named by --skill: name at least one (--skill NAME)");
+        bail!(
+            "--format active prints the skills named by --skill: name at least one (--skill NAME)"
+        );
     }
     let index = Arc::new(args.roots.build_index(false)?);
     let policy = Policy::builder()

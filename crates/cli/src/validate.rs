@@ -42,7 +42,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     let missing_path = validation.missing_paths;
     let reports = validation.reports;
     let text = match args.format {
-        Format::Human => human(&reports),
+        Format::Human => human(&reports, colour()),
         Format::Json => json(&reports)?,
     };
     let mut out = std::io::stdout().lock();
@@ -90,11 +90,23 @@ fn totals(reports: &[SkillReport]) -> Totals {
     }
 }
 
-fn human(reports: &[SkillReport]) -> String {
+/// Whether to colour human output: only on a terminal, never with `NO_COLOR` set to
+/// anything non-empty (no-color.org); `CLICOLOR_FORCE` (non-empty, not `0`) colours a pipe
+/// too.
+fn colour() -> bool {
+    use std::io::IsTerminal as _;
+    let set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty() && v != "0");
+    if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+        return false;
+    }
+    set("CLICOLOR_FORCE") || std::io::stdout().is_terminal()
+}
+
+fn human(reports: &[SkillReport], colour: bool) -> String {
     let mut out = String::new();
     for report in reports {
         for d in &report.diagnostics {
-            render(&mut out, report, d);
+            render(&mut out, report, d, colour);
         }
     }
     let t = totals(reports);
@@ -121,8 +133,18 @@ fn human(reports: &[SkillReport]) -> String {
 }
 
 /// One diagnostic in the style of rustc: the header, the place, the line and a marker.
-fn render(out: &mut String, report: &SkillReport, d: &Diagnostic) {
-    let _ = writeln!(out, "{}[{}]: {}", d.severity, d.rule, d.message);
+fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) {
+    let paint = match (colour, d.severity) {
+        (false, _) => ("", ""),
+        (true, Severity::Error) => ("\x1b[1;31m", "\x1b[0m"),
+        (true, Severity::Warning) => ("\x1b[1;33m", "\x1b[0m"),
+        (true, Severity::Info) => ("\x1b[1;36m", "\x1b[0m"),
+    };
+    let _ = writeln!(
+        out,
+        "{}{}[{}]{}: {}",
+        paint.0, d.severity, d.rule, paint.1, d.message
+    );
     let file = report.file.display();
     let (Some(line), Some(column)) = (d.line, d.column) else {
         let _ = writeln!(out, " --> {file}\n");

@@ -49,7 +49,14 @@ fn a_budget_leaves_skills_out_and_says_so() {
     let tmp = roots();
     let root = format!("personal={}", tmp.path().display());
     let run = |budget: &str| {
-        skillctl(&["prompt", "--no-defaults", "--root", &root, "--budget", budget])
+        skillctl(&[
+            "prompt",
+            "--no-defaults",
+            "--root",
+            &root,
+            "--budget",
+            budget,
+        ])
     };
     // Room for one of the two skills: the block holds it, the closing line says one more
     // exists and where to find it.
@@ -67,7 +74,10 @@ fn a_budget_leaves_skills_out_and_says_so() {
         let (code, out, err) = run(budget);
         assert_eq!(code, 2, "{out}");
         assert!(out.is_empty(), "{out}");
-        assert!(err.contains("too small to show any skill: at least"), "{err}");
+        assert!(
+            err.contains("too small to show any skill: at least"),
+            "{err}"
+        );
     }
 }
 
@@ -75,7 +85,14 @@ fn a_budget_leaves_skills_out_and_says_so() {
 fn active_without_a_skill_is_a_usage_error() {
     let tmp = roots();
     let root = format!("personal={}", tmp.path().display());
-    let (code, out, err) = skillctl(&["prompt", "--no-defaults", "--root", &root, "--format", "active"]);
+    let (code, out, err) = skillctl(&[
+        "prompt",
+        "--no-defaults",
+        "--root",
+        &root,
+        "--format",
+        "active",
+    ]);
     assert_eq!(code, 2);
     assert!(out.is_empty());
     assert!(err.contains("--skill"), "{err}");

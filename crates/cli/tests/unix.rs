@@ -76,3 +76,66 @@ fn a_root_that_does_not_exist_draws_a_warning() {
     ]));
     assert_eq!(run.stderr, "");
 }
+
+#[test]
+fn completions_are_generated_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "powershell"] {
+        let run = common::run(common::skillctl().args(["completions", shell]));
+        let script = run.ok();
+        assert!(script.contains("skillctl"), "{shell}");
+        for subcommand in ["validate", "list", "search", "session"] {
+            assert!(script.contains(subcommand), "{shell} lacks {subcommand}");
+        }
+    }
+    common::run(common::skillctl().args(["completions", "tcsh"])).fails(2, "tcsh");
+}
+
+#[test]
+fn man_pages_are_generated_and_help_shows_examples_and_exit_codes() {
+    let tmp = tempfile::tempdir().unwrap();
+    common::run(common::skillctl().arg("man").arg(tmp.path())).ok();
+    let page = std::fs::read_to_string(tmp.path().join("skillctl.1")).unwrap();
+    assert!(page.contains(".TH"), "{page}");
+    for subcommand in ["validate", "list", "search", "completions"] {
+        assert!(page.contains(subcommand), "{subcommand}");
+        assert!(tmp
+            .path()
+            .join(format!("skillctl-{subcommand}.1"))
+            .is_file());
+    }
+    let help = common::run(common::skillctl().arg("--help"));
+    let text = help.ok();
+    assert!(
+        text.contains("Examples:") && text.contains("Exit status:"),
+        "{text}"
+    );
+}
+
+#[test]
+fn colour_only_when_asked_and_never_with_no_color() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("Bad_Name");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: Bad_Name\ndescription: Bad. Use when testing.\n---\nBody.\n",
+    )
+    .unwrap();
+    let validate = |env: &[(&str, &str)]| {
+        let mut cmd = common::skillctl();
+        cmd.arg("validate")
+            .arg(&dir)
+            .env_remove("NO_COLOR")
+            .env_remove("CLICOLOR_FORCE");
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        common::run(&mut cmd).stdout
+    };
+    // Piped: plain.
+    assert!(!validate(&[]).contains('\x1b'));
+    // Forced: coloured.
+    assert!(validate(&[("CLICOLOR_FORCE", "1")]).contains("\x1b[1;31merror"));
+    // NO_COLOR wins.
+    assert!(!validate(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
+}
