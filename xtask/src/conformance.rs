@@ -27,7 +27,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         .map_or_else(|| shared.join("corpus/real-world/skills"), Into::into);
     if !cases.join("expected.tsv").is_file() {
         bail!(
-            "no conformance suite at {} (pass --shared DIR or --cases DIR)",
+            "no conformance suite at {}: the suite and the corpus are external data, kept outside this repository (pass --shared DIR, with the suite at DIR/conformance, or --cases DIR, or set AGENT_SKILLS_SHARED)",
             cases.display()
         );
     }

@@ -16,6 +16,7 @@ mod host_example;
 mod lint_rates;
 mod mcp_interop;
 mod prompt_compare;
+mod schema_check;
 mod search_recall;
 
 const USAGE: &str = "usage: cargo xtask <command>
@@ -47,12 +48,16 @@ commands:
       The performance gates, each beside its floor measured in the same run.
   gen-corpus
       Generate the synthetic corpora the benchmarks read.
+  schema-check [--shared DIR]
+      Check schema/skill-frontmatter.schema.json against the conformance suite with Python's
+      jsonschema (installed under target/ with pip when missing): valid cases pass it,
+      invalid cases the schema can express fail it.
   man [DIR]
       Write skillctl's man pages (skillctl.1 and one per subcommand, clap_mangen) into DIR
       (default target/man).";
 
 /// Every command `run` dispatches (a test holds USAGE to naming each).
-const COMMANDS: [&str; 10] = [
+const COMMANDS: [&str; 11] = [
     "conformance",
     "lint-rates",
     "gen-corpus",
@@ -62,6 +67,7 @@ const COMMANDS: [&str; 10] = [
     "mcp-interop",
     "search-recall",
     "man",
+    "schema-check",
     "help",
 ];
 
@@ -92,6 +98,7 @@ fn run() -> Result<ExitCode> {
         "mcp-interop" => mcp_interop::run(&rest),
         "search-recall" => search_recall::run(&rest),
         "man" => man(&rest),
+        "schema-check" => schema_check::run(&rest),
         "help" | "--help" | "-h" => {
             println!("{USAGE}");
             Ok(ExitCode::SUCCESS)

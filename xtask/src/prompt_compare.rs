@@ -36,7 +36,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     };
     if !corpus.is_dir() {
         bail!(
-            "no corpus at {} (pass --shared DIR or --corpus DIR)",
+            "no corpus at {}: the real-world corpus is external data, kept outside this repository (pass --shared DIR, with the corpus at DIR/corpus/real-world/skills, or --corpus DIR, or set AGENT_SKILLS_SHARED)",
             corpus.display()
         );
     }

@@ -32,7 +32,7 @@ pub(crate) struct ListArgs {
 pub(crate) struct ShowArgs {
     #[command(flatten)]
     roots: RootArgs,
-    /// A bare name (`deploy`) or a qualified one (`project:deploy`).
+    /// A bare name (`deploy`), a qualified one (`project:deploy`), or a skill folder.
     name: String,
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
@@ -163,8 +163,24 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
 }
 
 pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
-    let index = args.roots.build_index(false)?;
-    let skill = match index.load(&args.name) {
+    // A skill folder given as the argument is read on its own, as the reference CLI does.
+    let (index, name) = if crate::author::is_skill_path(&args.name) {
+        let record = crate::author::record_of(std::path::Path::new(&args.name))?;
+        let folder = record.dir().to_path_buf();
+        let parent = folder.parent().unwrap_or(&folder).to_path_buf();
+        let index = skills_index::SkillIndex::builder()
+            .root(skills_model::Layer::Project, parent)
+            .build()?;
+        let snapshot = index.snapshot();
+        let Some(found) = snapshot.records().iter().find(|r| r.path == record.path) else {
+            anyhow::bail!("{} holds no skill the loader can read", args.name);
+        };
+        let name = found.qualified_name();
+        (index, name)
+    } else {
+        (args.roots.build_index(false)?, args.name.clone())
+    };
+    let skill = match index.load(&name) {
         Ok(skill) => skill,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "skillctl: {e}");

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+mod author;
 mod list;
 mod mcp;
 mod prompt;
@@ -56,6 +57,12 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// Find skills by what a task is about (the ranking skills_search serves a model).
     Search(search::SearchArgs),
+    /// Create a skill folder that validates clean, ready to fill in.
+    New(author::NewArgs),
+    /// Print the JSON Schema of the SKILL.md frontmatter.
+    Schema,
+    /// Print a skill folder's frontmatter as JSON.
+    ReadProperties(author::ReadPropertiesArgs),
     /// Print a shell completion script: bash, zsh, fish or powershell.
     Completions(CompletionsArgs),
     /// Write the man pages (skillctl.1 and one per subcommand) into a folder.
@@ -124,6 +131,9 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::New(args) => author::new(&args),
+        Command::Schema => author::schema(),
+        Command::ReadProperties(args) => author::read_properties(&args),
         Command::Completions(args) => completions(&args),
         Command::Man(args) => man(&args),
     };

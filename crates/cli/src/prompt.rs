@@ -26,6 +26,10 @@ pub(crate) enum PromptFormat {
 /// Print the prompt text for the skills of the given roots.
 #[derive(Debug, clap::Args)]
 pub(crate) struct PromptArgs {
+    /// Skill folders to render, as `agentskills to-prompt DIR...` does (the roots are then
+    /// not read).
+    #[arg(value_name = "DIR")]
+    dirs: Vec<std::path::PathBuf>,
     #[command(flatten)]
     roots: RootArgs,
     /// Which text.
@@ -64,7 +68,14 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     }
-    let visible = session.visible();
+    let visible = if args.dirs.is_empty() {
+        session.visible()
+    } else {
+        args.dirs
+            .iter()
+            .map(|d| crate::author::record_of(d))
+            .collect::<Result<Vec<_>>>()?
+    };
     let records: Vec<&SkillRecord> = visible.iter().map(|r| &**r).collect();
     let active = session.active();
     let active: Vec<&Skill> = active.iter().map(|s| &**s).collect();

@@ -20,6 +20,7 @@
 mod discover;
 mod read;
 mod roots;
+mod scaffold;
 mod source;
 
 pub use discover::{
@@ -31,6 +32,7 @@ pub use roots::{
     default_roots, project_root, Preset, RootOrigin, RootSource, RootsConfig, RootsConfigBuilder,
     RootsError, SkillRoot, ENV_VARS,
 };
+pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
 pub use source::{
     EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate, MAX_LISTED_FILES,
 };

@@ -1,0 +1,185 @@
+//! The authoring commands: `skillctl new` (a skill that validates clean), `skillctl schema`
+//! (the frontmatter's JSON Schema, shipped as `schema/skill-frontmatter.schema.json`) and
+//! `skillctl read-properties` (a skill folder's frontmatter as JSON, as the reference CLI
+//! prints it); and reading skill folders given as arguments (`prompt DIR`, `show DIR`).
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{bail, Context, Result};
+use serde_json::Value;
+use skills_index::{check_candidate, DEFAULT_SKILL_FILE_LIMIT};
+use skills_model::{Layer, SkillRecord};
+use skills_parser::SkillParser;
+use skills_storage::{scaffold, Candidate, ScaffoldParts, SKILL_FILE};
+
+/// The frontmatter's JSON Schema: the shipped file is the one source.
+pub(crate) const SCHEMA: &str = include_str!("../../../schema/skill-frontmatter.schema.json");
+
+/// Create a skill folder that passes `skillctl validate --lint` with no finding.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl new pdf-tools
+  skillctl new pdf-tools --path .agents/skills --scripts --references")]
+pub(crate) struct NewArgs {
+    /// The skill's name: lowercase letters and digits joined by single hyphens.
+    name: String,
+    /// The folder to create it in (default: the current folder).
+    #[arg(long, value_name = "DIR", default_value = ".")]
+    path: PathBuf,
+    /// Add scripts/ with an executable example.
+    #[arg(long)]
+    scripts: bool,
+    /// Add references/ with a starting guide the body links to.
+    #[arg(long)]
+    references: bool,
+    /// Add assets/.
+    #[arg(long)]
+    assets: bool,
+}
+
+/// Print a skill folder's frontmatter as JSON (the lenient reading).
+#[derive(Debug, clap::Args)]
+pub(crate) struct ReadPropertiesArgs {
+    /// The skill folder (or its SKILL.md).
+    dir: PathBuf,
+}
+
+pub(crate) fn new(args: &NewArgs) -> Result<ExitCode> {
+    let parts = ScaffoldParts {
+        scripts: args.scripts,
+        references: args.references,
+        assets: args.assets,
+    };
+    let files = scaffold(&args.path, &args.name, parts)?;
+    let mut out = std::io::stdout().lock();
+    for file in &files {
+        writeln!(out, "created {}", file.display())?;
+    }
+    writeln!(
+        out,
+        "next: edit the description and the steps, then `skillctl validate --lint {}`",
+        args.path.join(&args.name).display()
+    )?;
+    Ok(ExitCode::SUCCESS)
+}
+
+pub(crate) fn schema() -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(SCHEMA.as_bytes())?;
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `arg` names a skill folder (or a `SKILL.md`) rather than a skill's name.
+pub(crate) fn is_skill_path(arg: &str) -> bool {
+    let path = Path::new(arg);
+    path.join(SKILL_FILE).is_file()
+        || (path.file_name().is_some_and(|n| n == SKILL_FILE) && path.is_file())
+}
+
+/// The folder of a skill given as a folder or as its `SKILL.md`.
+fn skill_dir(path: &Path) -> PathBuf {
+    if path.file_name().is_some_and(|n| n == SKILL_FILE) && path.is_file() {
+        path.parent()
+            .map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// A skill folder read as the loader reads it: its record (at its resolved path), for
+/// `prompt DIR` and `show DIR`.
+pub(crate) fn record_of(path: &Path) -> Result<Arc<SkillRecord>> {
+    let dir = skill_dir(path);
+    let file = dir.join(SKILL_FILE);
+    if !file.is_file() {
+        bail!("{} holds no SKILL.md", dir.display());
+    }
+    let candidate = Candidate {
+        resolved: std::fs::canonicalize(&dir).unwrap_or_else(|_| dir.clone()),
+        dir: dir.clone(),
+        skill_file: Some(file.clone()),
+        misnamed: None,
+    };
+    let report = check_candidate(
+        &candidate,
+        &SkillParser::default(),
+        DEFAULT_SKILL_FILE_LIMIT,
+    );
+    let parsed = report
+        .parsed
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let Some(name) = parsed.lenient_name() else {
+        bail!(
+            "{} has no readable name and description (`skillctl validate {}` says why)",
+            file.display(),
+            dir.display()
+        );
+    };
+    let (description, frontmatter) = SkillRecord::split_frontmatter(parsed.frontmatter);
+    Ok(Arc::new(SkillRecord {
+        name,
+        description,
+        layer: Layer::Project,
+        plugin: None,
+        path: candidate.resolved.join(SKILL_FILE),
+        frontmatter,
+        body_offset: parsed.body_offset,
+        diagnostics: parsed.diagnostics.into(),
+    }))
+}
+
+pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
+    let dir = skill_dir(&args.dir);
+    let file = dir.join(SKILL_FILE);
+    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    let name = dir
+        .canonicalize()
+        .ok()
+        .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let parsed = SkillParser::default().parse(&skills_parser::ParseInput::new(&bytes, &name));
+    let mut doc = serde_json::to_value(&parsed.frontmatter)?;
+    // Only the fields the file sets, under the names it sets them with, as the reference
+    // prints them.
+    if let Value::Object(map) = &mut doc {
+        let extra = map.remove("extra");
+        map.retain(|k, v| match v {
+            Value::Null => false,
+            Value::Array(a) => !a.is_empty(),
+            Value::Object(o) => !o.is_empty(),
+            Value::Number(n) => !(k == "priority" && n.as_i64() == Some(0)),
+            _ => true,
+        });
+        let renamed: serde_json::Map<String, Value> = std::mem::take(map)
+            .into_iter()
+            .map(|(k, v)| {
+                let key = if k == "when_to_use" {
+                    k
+                } else {
+                    k.replace('_', "-")
+                };
+                (key, v)
+            })
+            .collect();
+        *map = renamed;
+        if let Some(Value::Array(pairs)) = extra {
+            for pair in pairs {
+                if let Some([Value::String(k), v]) = pair.as_array().map(Vec::as_slice) {
+                    map.insert(k.clone(), v.clone());
+                }
+            }
+        }
+    }
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, &doc)?;
+    writeln!(out)?;
+    Ok(if parsed.frontmatter.name.is_some() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}

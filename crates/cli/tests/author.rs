@@ -1,0 +1,137 @@
+//! The authoring commands end to end: `new` (every combination of parts validates with no
+//! finding at all), `schema` (the shipped file, its limits the validator's), and the
+//! reference CLI's verbs (`read-properties DIR`, `prompt DIR...`, `show DIR`).
+
+mod common;
+
+use serde_json::Value;
+
+#[test]
+fn a_new_skill_validates_with_no_finding_whatever_its_parts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let flags = ["--scripts", "--references", "--assets"];
+    for mask in 0..8u8 {
+        let name = format!("fresh-skill-{mask}");
+        let mut cmd = common::skillctl();
+        cmd.args(["new", &name, "--path"]).arg(tmp.path());
+        for (i, flag) in flags.iter().enumerate() {
+            if mask & (1 << i) != 0 {
+                cmd.arg(flag);
+            }
+        }
+        let created = common::run(&mut cmd);
+        assert!(created.ok().contains("created"), "{created:?}");
+        let dir = tmp.path().join(&name);
+        for (i, folder) in ["scripts", "references", "assets"].iter().enumerate() {
+            assert_eq!(
+                dir.join(folder).is_dir(),
+                mask & (1 << i) != 0,
+                "{name}: {folder}"
+            );
+        }
+        let run = common::run(
+            common::skillctl()
+                .args(["validate", "--lint", "--format", "json"])
+                .arg(&dir),
+        );
+        let doc = run.json();
+        assert_eq!(doc["skills"][0]["valid"], true, "{doc}");
+        assert_eq!(
+            doc["skills"][0]["diagnostics"],
+            serde_json::json!([]),
+            "{name}: {doc}"
+        );
+    }
+    // The name is checked first; nothing existing is overwritten.
+    let bad = common::run(
+        common::skillctl()
+            .args(["new", "Bad_Name", "--path"])
+            .arg(tmp.path()),
+    );
+    bad.fails(2, "cannot name a skill");
+    assert!(!tmp.path().join("Bad_Name").exists());
+    let again = common::run(
+        common::skillctl()
+            .args(["new", "fresh-skill-0", "--path"])
+            .arg(tmp.path()),
+    );
+    again.fails(2, "already exists");
+}
+
+#[test]
+fn the_schema_is_the_shipped_file_and_holds_the_validators_limits() {
+    let printed = common::run(common::skillctl().arg("schema"))
+        .ok()
+        .to_owned();
+    let shipped = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../schema/skill-frontmatter.schema.json"),
+    )
+    .unwrap();
+    assert_eq!(printed, shipped);
+    let schema: Value = serde_json::from_str(&shipped).unwrap();
+    let props = &schema["properties"];
+    assert_eq!(props["name"]["maxLength"], skills_model::MAX_NAME_LEN);
+    assert_eq!(props["description"]["maxLength"], 1024);
+    assert_eq!(props["compatibility"]["maxLength"], 500);
+    assert_eq!(
+        schema["required"],
+        serde_json::json!(["name", "description"])
+    );
+    // Every spec field and every typed extension field is described.
+    for field in skills_model::SPEC_FIELDS
+        .iter()
+        .chain(skills_model::EXTENSION_FIELDS.iter())
+    {
+        assert!(props.get(field).is_some(), "the schema lacks {field}");
+    }
+}
+
+#[test]
+fn the_reference_clis_verbs_take_skill_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("pdf-forms");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: pdf-forms\ndescription: Fills PDF forms. Use when given a form.\nallowed-tools: Read\nmetadata:\n  author: ada\n---\n# PDF forms\n\nSteps.\n",
+    )
+    .unwrap();
+    let props = common::run(common::skillctl().arg("read-properties").arg(&dir)).json();
+    assert_eq!(props["name"], "pdf-forms");
+    assert_eq!(
+        props["description"],
+        "Fills PDF forms. Use when given a form."
+    );
+    assert_eq!(props["metadata"]["author"], "ada");
+    assert!(props.get("allowed-tools").is_some(), "{props}");
+    assert!(props.get("priority").is_none(), "{props}");
+
+    let prompt = common::run(
+        common::skillctl()
+            .args(["prompt", "--no-defaults"])
+            .arg(&dir),
+    );
+    let text = prompt.ok();
+    assert!(
+        text.starts_with("<available_skills>\n<skill>\n<name>\npdf-forms\n</name>"),
+        "{text}"
+    );
+    let real = std::fs::canonicalize(&dir).unwrap().join("SKILL.md");
+    assert!(
+        text.contains(&format!("<location>\n{}\n</location>", real.display())),
+        "{text}"
+    );
+
+    let show = common::run(
+        common::skillctl()
+            .args(["show", "--no-defaults", "--format", "json"])
+            .arg(&dir),
+    );
+    let doc = show.json();
+    assert_eq!(doc["name"], "pdf-forms");
+    assert!(doc["body"].as_str().unwrap().starts_with("# PDF forms"));
+    // A bare name still means a skill of the roots.
+    common::run(common::skillctl().args(["show", "--no-defaults", "pdf-forms"]))
+        .fails(1, "pdf-forms");
+}
