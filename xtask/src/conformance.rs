@@ -146,33 +146,19 @@ fn check_corpus(skillctl: &Path, corpus: &Path) -> Result<bool> {
 /// The frontmatter fast path against the full YAML parser on every real frontmatter:
 /// whenever it accepts one, the trees must be identical.
 fn check_fast_path(corpus: &Path) -> bool {
-    let mut stack = vec![corpus.to_path_buf()];
     let (mut total, mut accepted, mut disagreements) = (0, 0, Vec::new());
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
+    for path in crate::skill_files(corpus) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-                continue;
-            }
-            if path.file_name().is_none_or(|n| n != "SKILL.md") {
-                continue;
-            }
-            let Ok(text) = std::fs::read_to_string(&path) else {
-                continue;
-            };
-            let Some(bounds) = skills_parser::frontmatter_bounds(text.as_bytes()) else {
-                continue;
-            };
-            let yaml = &text[bounds.yaml];
-            total += 1;
-            accepted += usize::from(skills_parser::fast_path_accepts(yaml));
-            if !skills_parser::fast_path_agrees(yaml) {
-                disagreements.push(path.display().to_string());
-            }
+        let Some(bounds) = skills_parser::frontmatter_bounds(text.as_bytes()) else {
+            continue;
+        };
+        let yaml = &text[bounds.yaml];
+        total += 1;
+        accepted += usize::from(skills_parser::fast_path_accepts(yaml));
+        if !skills_parser::fast_path_agrees(yaml) {
+            disagreements.push(path.display().to_string());
         }
     }
     println!(

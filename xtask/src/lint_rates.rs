@@ -8,7 +8,7 @@
 //! rule is one that fires on most skills: its warning stops being read.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
@@ -26,17 +26,9 @@ const LINT_RULES: [Rule; 6] = [
 ];
 
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let shared = crate::shared_dir(crate::flag(args, "--shared"));
-    let corpus: PathBuf = crate::flag(args, "--corpus")
-        .map_or_else(|| shared.join("corpus/real-world/skills"), Into::into);
-    if !corpus.is_dir() {
-        bail!(
-            "no real-world corpus at {} (pass --shared DIR, with the corpus at DIR/corpus/real-world/skills, or --corpus DIR)",
-            corpus.display()
-        );
-    }
+    let corpus = crate::corpus_dir(args)?;
     let list = crate::flag(args, "--list");
-    let files = skill_files(&corpus);
+    let files = crate::skill_files(&corpus);
     if files.is_empty() {
         bail!("no SKILL.md under {}", corpus.display());
     }
@@ -141,25 +133,4 @@ fn percent(part: usize, whole: usize) -> f64 {
     #[allow(clippy::cast_precision_loss)]
     let ratio = part as f64 / whole as f64;
     ratio * 100.0
-}
-
-/// Every `SKILL.md` under `root`, sorted.
-fn skill_files(root: &Path) -> Vec<PathBuf> {
-    let mut files = Vec::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else {
-            continue;
-        };
-        for entry in entries.filter_map(Result::ok) {
-            let path = entry.path();
-            if path.is_dir() {
-                stack.push(path);
-            } else if path.file_name().is_some_and(|n| n == "SKILL.md") {
-                files.push(path);
-            }
-        }
-    }
-    files.sort();
-    files
 }

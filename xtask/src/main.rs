@@ -110,6 +110,69 @@ fn run() -> Result<ExitCode> {
     }
 }
 
+/// The real-world corpus: `--corpus DIR`, else `DIR/corpus/real-world/skills` of the shared
+/// folder (`--shared DIR`, `$AGENT_SKILLS_SHARED`, `../shared`). It is external data: when
+/// it is missing, the error says where it looked and how to point the command at it.
+pub(crate) fn corpus_dir(args: &[String]) -> Result<PathBuf> {
+    let shared = shared_dir(flag(args, "--shared"));
+    let corpus: PathBuf =
+        flag(args, "--corpus").map_or_else(|| shared.join("corpus/real-world/skills"), Into::into);
+    if !corpus.is_dir() {
+        bail!(
+            "no real-world corpus at {}: it is external data, kept outside this repository (pass --shared DIR, with the corpus at DIR/corpus/real-world/skills, or --corpus DIR, or set AGENT_SKILLS_SHARED)",
+            corpus.display()
+        );
+    }
+    Ok(corpus)
+}
+
+/// Every `SKILL.md` under `root`, sorted.
+pub(crate) fn skill_files(root: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    let mut stack = vec![root.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for entry in entries.filter_map(Result::ok) {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.file_name().is_some_and(|n| n == "SKILL.md") {
+                files.push(path);
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+/// Installs Python `packages` under `dir` with pip (once: `marker`, a folder the install
+/// creates, says it is done). Python 3 is the prerequisite of the commands that call this.
+pub(crate) fn pip_install(dir: &Path, marker: &str, packages: &[&str]) -> Result<()> {
+    if dir.join(marker).is_dir() {
+        return Ok(());
+    }
+    println!("installing {} under {}", packages.join(" "), dir.display());
+    let status = Command::new("python3")
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--target",
+        ])
+        .arg(dir)
+        .args(packages)
+        .status()
+        .context("running pip (python3 is this command's prerequisite)")?;
+    if !status.success() {
+        bail!("pip install {} failed", packages.join(" "));
+    }
+    Ok(())
+}
+
 /// `cargo xtask man [DIR]`: the release `skillctl` writes its man pages.
 fn man(args: &[String]) -> Result<ExitCode> {
     let dir = args

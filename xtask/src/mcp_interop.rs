@@ -20,25 +20,7 @@ pub(crate) fn run(_args: &[String]) -> Result<ExitCode> {
     let dir = crate::target_dir().join("mcp-interop");
     let py = dir.join("py");
     let node = dir.join("node");
-    if !py.join("mcp").is_dir() {
-        println!("installing {PYTHON_SDK} under {}", py.display());
-        let status = Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--target",
-            ])
-            .arg(&py)
-            .arg(PYTHON_SDK)
-            .status()
-            .context("running pip (python3 is this command's prerequisite)")?;
-        if !status.success() {
-            bail!("pip install {PYTHON_SDK} failed");
-        }
-    }
+    crate::pip_install(&py, "mcp", &[PYTHON_SDK])?;
     if !node.join("node_modules/@modelcontextprotocol/sdk").is_dir() {
         println!("installing {TYPESCRIPT_SDK} under {}", node.display());
         std::fs::create_dir_all(&node)?;

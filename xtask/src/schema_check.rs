@@ -23,25 +23,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         );
     }
     let dir = crate::target_dir().join("schema-check");
-    if !dir.join("jsonschema").is_dir() || !dir.join("yaml").is_dir() {
-        println!("installing {} under {}", PACKAGES.join(" "), dir.display());
-        let status = Command::new("python3")
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--target",
-            ])
-            .arg(&dir)
-            .args(PACKAGES)
-            .status()
-            .context("running pip (python3 is this command's prerequisite)")?;
-        if !status.success() {
-            bail!("pip install {} failed", PACKAGES.join(" "));
-        }
-    }
+    crate::pip_install(&dir, "jsonschema", &PACKAGES)?;
+    crate::pip_install(&dir, "yaml", &PACKAGES)?;
     let root = crate::workspace_root();
     let status = Command::new("python3")
         .arg(root.join("tests/schema/check.py"))

@@ -12,10 +12,9 @@
 //! by the product they name, such as 860 Composio skills "Automate <App> tasks via Rube
 //! MCP").
 
-use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{bail, Result};
+use anyhow::Result;
 use skills_index::SkillIndex;
 use skills_model::Layer;
 
@@ -49,15 +48,7 @@ fn query_of(name: &str, description: &str, name_words_rule: NameWords) -> Option
 }
 
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
-    let shared = crate::shared_dir(crate::flag(args, "--shared"));
-    let corpus: PathBuf = crate::flag(args, "--corpus")
-        .map_or_else(|| shared.join("corpus/real-world/skills"), Into::into);
-    if !corpus.is_dir() {
-        bail!(
-            "no real-world corpus at {} (it is external: pass --shared DIR, with the corpus at DIR/corpus/real-world/skills, or --corpus DIR)",
-            corpus.display()
-        );
-    }
+    let corpus = crate::corpus_dir(args)?;
     let index = SkillIndex::builder()
         .root(Layer::Project, &corpus)
         .depth(6)
