@@ -14,6 +14,15 @@ use common::{assert_decisions, names, Env};
 use serde_json::json;
 use skills_executor::{AuditKind, DefaultDecision, LoadMode, Policy, Session, SessionContext};
 
+/// A skill confined to its own folder (`security.fileSystemScope: skill-directory`).
+fn confined(env: &Env, name: &str, body: &str) -> std::path::PathBuf {
+    env.skill(
+        name,
+        "security:\n  fileSystemScope: skill-directory\n",
+        body,
+    )
+}
+
 fn bash(session: &Session, command: &str) -> bool {
     session
         .check_tool("Bash", &json!({ "command": command }))
@@ -282,11 +291,7 @@ fn file_system_scope_confines_host_path_tools_to_the_skill() {
 #[test]
 fn file_system_scope_is_not_escaped_through_a_link_inside_the_skill() {
     let env = Env::new();
-    let dir = env.skill(
-        "sandboxed",
-        "security:\n  fileSystemScope: skill-directory\n",
-        "Sandboxed.\n",
-    );
+    let dir = confined(&env, "sandboxed", "Sandboxed.\n");
     let outside = env.outside("secrets");
     std::fs::write(outside.join("key.txt"), "secret").unwrap();
     std::os::unix::fs::symlink(outside.join("key.txt"), dir.join("key-link")).unwrap();
@@ -366,11 +371,7 @@ fn every_decision_is_audited_with_the_rules_in_force() {
 #[test]
 fn file_system_scope_refuses_a_path_tool_call_with_no_known_path() {
     let env = Env::new();
-    env.skill(
-        "sandboxed",
-        "security:\n  fileSystemScope: skill-directory\n",
-        "Sandboxed.\n",
-    );
+    confined(&env, "sandboxed", "Sandboxed.\n");
     env.skill("free", "", "Free.\n");
     let session = env.session();
     load(&session, &["free"]);
@@ -396,11 +397,7 @@ fn confinement_is_not_escaped_through_a_link_and_dot_dot() {
     // `<skill>/link/../secret` passed as `<skill>/secret` while the kernel opened
     // `<outside>/secret`.
     let env = Env::new();
-    let dir = env.skill(
-        "boxed",
-        "security:\n  fileSystemScope: skill-directory\n",
-        "Boxed.\n",
-    );
+    let dir = confined(&env, "boxed", "Boxed.\n");
     let outside = env.outside("outside");
     std::fs::create_dir_all(outside.join("a/b")).unwrap();
     std::fs::write(outside.join("a/secret"), "no\n").unwrap();
@@ -593,11 +590,7 @@ fn a_deny_rule_on_an_undeclared_tool_fails_closed() {
 #[test]
 fn every_declared_path_field_of_a_call_is_checked() {
     let env = Env::new();
-    let dir = env.skill(
-        "boxed",
-        "security:\n  fileSystemScope: skill-directory\n",
-        "Boxed.\n",
-    );
+    let dir = confined(&env, "boxed", "Boxed.\n");
     env.file("boxed", "scripts/run.py", "print(1)\n");
     env.file("boxed", "references/ok.md", "ok\n");
     let session = env.session();
@@ -635,11 +628,7 @@ fn every_declared_path_field_of_a_call_is_checked() {
 #[test]
 fn a_missing_component_does_not_hide_a_link_after_dot_dot() {
     let env = Env::new();
-    let dir = env.skill(
-        "boxed",
-        "security:\n  fileSystemScope: skill-directory\n",
-        "Boxed.\n",
-    );
+    let dir = confined(&env, "boxed", "Boxed.\n");
     env.file("boxed", "scripts/run.py", "print(1)\n");
     let outside = env.outside("outside");
     std::fs::write(outside.join("key.txt"), "secret").unwrap();
