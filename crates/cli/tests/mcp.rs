@@ -183,3 +183,39 @@ fn the_runtime_tools_resources_and_prompts_over_mcp() {
         "resources/read is audited"
     );
 }
+
+/// Claude Code's invocation fields over MCP: a `disable-model-invocation` skill is not among
+/// what the model sees (the `skill` tool's list) but is offered to the user as a prompt; a
+/// `user-invocable: false` skill is not offered as a prompt.
+#[test]
+fn prompts_follow_who_may_invoke_a_skill() {
+    let f = Fixture::new();
+    f.skill(
+        "user-only",
+        "disable-model-invocation: true\n",
+        "For users.\n",
+    );
+    f.skill("model-only", "user-invocable: false\n", "For the model.\n");
+    f.skill("anyone", "", "For all.\n");
+    let mut mcp = Mcp::start(&f, &[]);
+    let prompts = mcp.call("prompts/list", json!({}));
+    let mut names: Vec<&str> = prompts["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .map(|p| p["name"].as_str().expect("name"))
+        .collect();
+    names.sort_unstable();
+    assert_eq!(names, ["anyone", "user-only"]);
+    let tools = mcp.call("tools/list", json!({}));
+    let skill_tool = tools["result"]["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .find(|t| t["name"] == "skill")
+        .expect("the skill tool")
+        .clone();
+    let description = skill_tool["description"].as_str().unwrap();
+    assert!(description.contains("model-only") && description.contains("anyone"));
+    assert!(!description.contains("user-only"), "{description}");
+}
