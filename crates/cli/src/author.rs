@@ -22,7 +22,9 @@ pub(crate) const SCHEMA: &str = include_str!("../../../schema/skill-frontmatter.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
   skillctl new pdf-tools
-  skillctl new pdf-tools --path .agents/skills --scripts --references")]
+  skillctl new pdf-tools --path .agents/skills --scripts --references
+
+Exit status: 0 created, 2 an invalid name, an existing folder, or a write that failed")]
 pub(crate) struct NewArgs {
     /// The skill's name: lowercase letters and digits joined by single hyphens.
     name: String,
@@ -42,6 +44,10 @@ pub(crate) struct NewArgs {
 
 /// Print a skill folder's frontmatter as JSON (the lenient reading).
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl read-properties ./skills/deploy
+
+Exit status: 0 printed, 1 the frontmatter has no name, 2 no SKILL.md there")]
 pub(crate) struct ReadPropertiesArgs {
     /// The skill folder (or its SKILL.md).
     dir: PathBuf,

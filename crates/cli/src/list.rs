@@ -13,6 +13,12 @@ use crate::validate::Format;
 
 /// List the skills every root provides, after precedence.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl list
+  skillctl list --preset claude --shadowed
+  skillctl list --no-defaults --root project=./skills --format json
+
+Exit status: 0 listed, 2 usage error")]
 pub(crate) struct ListArgs {
     #[command(flatten)]
     roots: RootArgs,
@@ -29,6 +35,12 @@ pub(crate) struct ListArgs {
 
 /// Show one skill: its record, body, files and digest.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl show deploy
+  skillctl show project:deploy --format json
+  skillctl show ./skills/deploy
+
+Exit status: 0 shown, 1 no such skill, 2 usage error")]
 pub(crate) struct ShowArgs {
     #[command(flatten)]
     roots: RootArgs,

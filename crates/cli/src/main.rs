@@ -75,7 +75,9 @@ enum Command {
 #[command(after_help = "Examples:
   skillctl completions bash > ~/.local/share/bash-completion/completions/skillctl
   skillctl completions zsh > ~/.zfunc/_skillctl
-  skillctl completions fish > ~/.config/fish/completions/skillctl.fish")]
+  skillctl completions fish > ~/.config/fish/completions/skillctl.fish
+
+Exit status: 0 printed, 2 an unknown shell")]
 struct CompletionsArgs {
     /// The shell.
     shell: clap_complete::Shell,

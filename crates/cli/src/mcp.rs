@@ -13,6 +13,11 @@ use crate::session::SessionOptions;
 
 /// Serve the runtime tools, skill files and prompts over MCP.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl mcp
+  skillctl mcp --http 127.0.0.1:8765 --token-file token.txt
+
+Exit status: 0 when the client disconnects (stdio) or on SIGINT/SIGTERM (HTTP), 2 usage error")]
 pub(crate) struct McpArgs {
     #[command(flatten)]
     options: SessionOptions,

@@ -25,6 +25,13 @@ pub(crate) enum PromptFormat {
 
 /// Print the prompt text for the skills of the given roots.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl prompt
+  skillctl prompt --budget 4000
+  skillctl prompt ./skills/deploy ./skills/review
+  skillctl prompt --format active --skill deploy
+
+Exit status: 0 printed, 1 a --skill cannot be loaded, 2 usage error or a budget too small for any skill")]
 pub(crate) struct PromptArgs {
     /// Skill folders to render, as `agentskills to-prompt DIR...` does (the roots are then
     /// not read).

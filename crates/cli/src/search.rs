@@ -15,6 +15,11 @@ use crate::validate::Format;
 
 /// Find skills by what a task is about.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl search \"fill a pdf form\"
+  skillctl search deploy --layer project --limit 3 --format json
+
+Exit status: 0 searched (also with no match), 2 usage error")]
 pub(crate) struct SearchArgs {
     /// The words to look for, such as "fill a pdf form".
     query: String,

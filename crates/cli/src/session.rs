@@ -242,6 +242,11 @@ impl SessionOptions {
 
 /// Serve the runtime tools as JSON lines on stdin and stdout.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl session --audit audit.jsonl
+  skillctl session --trust project --allowed-tools-mode preapprove --events
+
+Exit status: 0 at the end of input, 2 usage error or the audit file cannot be opened")]
 pub(crate) struct SessionArgs {
     #[command(flatten)]
     options: SessionOptions,

@@ -17,6 +17,11 @@ pub(crate) enum Format {
 
 /// Check skills against the Agent Skills specification.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl validate my-skill
+  skillctl validate --lint --format json skills/
+
+Exit status: 0 every skill valid (warnings allowed), 1 a skill is invalid, 2 usage error or a path that does not exist")]
 pub(crate) struct Args {
     /// Run the lint rules too (warnings only).
     #[arg(long)]

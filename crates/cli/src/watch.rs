@@ -11,6 +11,11 @@ use crate::roots::RootArgs;
 
 /// Print change events as JSON lines while skills change on disk.
 #[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl watch
+  skillctl watch --no-defaults --root project=./skills
+
+Exit status: 0 stopped by SIGINT or SIGTERM, 2 usage error")]
 pub(crate) struct WatchArgs {
     #[command(flatten)]
     roots: RootArgs,

@@ -139,3 +139,25 @@ fn colour_only_when_asked_and_never_with_no_color() {
     // NO_COLOR wins.
     assert!(!validate(&[("CLICOLOR_FORCE", "1"), ("NO_COLOR", "1")]).contains('\x1b'));
 }
+
+#[test]
+fn every_command_shows_examples_and_exit_status() {
+    for command in [
+        "validate",
+        "list",
+        "show",
+        "prompt",
+        "search",
+        "watch",
+        "session",
+        "mcp",
+        "new",
+        "read-properties",
+        "completions",
+    ] {
+        let run = common::run(common::skillctl().args([command, "--help"]));
+        let text = run.ok();
+        assert!(text.contains("Examples:"), "{command}: {text}");
+        assert!(text.contains("Exit status:"), "{command}: {text}");
+    }
+}
