@@ -391,7 +391,7 @@ impl ServerHandler for SkillsServer {
             .filter(|(r, _)| r.user_invocable())
             .map(|(r, resolved)| {
                 let mut argument = PromptArgument::new("arguments");
-                if let Some(hint) = &r.frontmatter.argument_hint {
+                if let Some(hint) = r.frontmatter.argument_hint() {
                     argument = argument.with_description(hint.to_string());
                 }
                 Prompt::new(

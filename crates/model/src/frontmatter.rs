@@ -149,6 +149,13 @@ pub enum HookEvent {
     Deactivation,
 }
 
+impl Frontmatter {
+    /// Claude Code's `argument-hint`, when there is one.
+    pub fn argument_hint(&self) -> Option<&str> {
+        self.claude_code.as_deref()?.argument_hint.as_deref()
+    }
+}
+
 impl Hooks {
     /// Whether any hook runs (at activation or deactivation); Claude Code entries that do
     /// not run do not count.
@@ -305,8 +312,6 @@ pub struct Frontmatter {
     pub tags: Vec<String>,
     /// `scope` (`None` when the skill is available everywhere).
     pub scope: Option<Box<Scope>>,
-    /// `argument-hint` (Claude Code).
-    pub argument_hint: Option<Box<str>>,
     /// `user-invocable` (Claude Code).
     pub user_invocable: Option<bool>,
     /// `disable-model-invocation` (Claude Code).
@@ -321,19 +326,22 @@ pub struct Frontmatter {
     pub composition: Option<Box<Composition>>,
     /// `test-scenarios` (skillscraft).
     pub test_scenarios: Vec<TestScenario>,
-    /// Claude Code's newer fields (`arguments`, `effort`, `paths`, `shell`), `None` when the
-    /// skill has none (boxed: most skills have none, and the index keeps one frontmatter per
-    /// skill).
+    /// Claude Code's rarer fields (`argument-hint`, `arguments`, `effort`, `paths`,
+    /// `shell`), `None` when the skill has none.
     pub claude_code: Option<Box<ClaudeCodeFields>>,
     /// Every other field, in source order, as written.
     pub extra: Vec<(String, RawValue)>,
 }
 
-/// Claude Code's newer frontmatter fields. Read and typed; the executor does not act on them
-/// (they steer Claude Code's own argument substitution, model effort, activation by path
-/// and shell), but hosts can.
+/// Claude Code's rarer frontmatter fields, boxed (most skills have none, and the index keeps
+/// one frontmatter per skill). `argument-hint` describes the MCP prompt's argument; the
+/// others are read and typed, and the executor does not act on them (they steer Claude
+/// Code's own argument substitution, model effort, activation by path and shell), but hosts
+/// can.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ClaudeCodeFields {
+    /// `argument-hint`: what the user types after the skill's name.
+    pub argument_hint: Option<Box<str>>,
     /// `arguments`: names of positional arguments (a list, or one space-separated string).
     pub arguments: Vec<String>,
     /// `effort`: `low`, `medium`, `high`, `xhigh` or `max`.

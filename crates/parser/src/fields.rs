@@ -221,7 +221,12 @@ impl FieldReader<'_> {
                 "model" => fm.model = self.ext_text("model", value).map(Into::into),
                 "agent" => fm.agent = self.ext_text("agent", value).map(Into::into),
                 "argument-hint" => {
-                    fm.argument_hint = self.ext_text("argument-hint", value).map(Into::into)
+                    let hint = self.ext_text("argument-hint", value).map(Into::into);
+                    if hint.is_some() {
+                        fm.claude_code
+                            .get_or_insert_with(Default::default)
+                            .argument_hint = hint;
+                    }
                 }
                 "when_to_use" => {
                     fm.when_to_use = self.ext_text("when_to_use", value).map(Into::into)

@@ -165,7 +165,11 @@ fn render_frontmatter(out: &mut String, fm: &Frontmatter) {
             let _ = writeln!(out, "  {field}: {}", tool_rules(rules));
         }
     }
-    text!(model, agent, argument_hint, when_to_use);
+    text!(model, agent);
+    if let Some(hint) = fm.argument_hint() {
+        let _ = writeln!(out, "  argument_hint: {}", short(hint));
+    }
+    text!(when_to_use);
     compact!(
         context,
         priority,
