@@ -92,8 +92,12 @@ struct ManArgs {
 
 fn completions(args: &CompletionsArgs) -> anyhow::Result<ExitCode> {
     let mut command = <Cli as clap::CommandFactory>::command();
+    // Generated in memory: clap_complete panics when a write fails, and a closed pipe must
+    // end quietly like every other output.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut command, "skillctl", &mut script);
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut command, "skillctl", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
 }

@@ -28,6 +28,15 @@ fn a_closed_pipe_ends_quietly_with_status_zero() {
         vec!["list", "--no-defaults", "--root", &root],
         vec!["list", "--no-defaults", "--root", &root, "--format", "json"],
         vec!["prompt", "--no-defaults", "--root", &root],
+        vec![
+            "prompt",
+            "--no-defaults",
+            "--root",
+            &root,
+            "--format",
+            "tool",
+        ],
+        vec!["completions", "bash"],
     ] {
         let mut child = common::skillctl()
             .args(&args)
