@@ -60,7 +60,7 @@ pub(crate) fn new(args: &NewArgs) -> Result<ExitCode> {
         assets: args.assets,
     };
     let files = scaffold(&args.path, &args.name, parts)?;
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     for file in &files {
         writeln!(out, "created {}", file.display())?;
     }
@@ -69,11 +69,12 @@ pub(crate) fn new(args: &NewArgs) -> Result<ExitCode> {
         "next: edit the description and the steps, then `skillctl validate --lint {}`",
         args.path.join(&args.name).display()
     )?;
+    out.flush()?;
     Ok(ExitCode::SUCCESS)
 }
 
 pub(crate) fn schema() -> Result<ExitCode> {
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     out.write_all(SCHEMA.as_bytes())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)
@@ -180,9 +181,10 @@ pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
             }
         }
     }
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     serde_json::to_writer_pretty(&mut out, &doc)?;
     writeln!(out)?;
+    out.flush()?;
     Ok(if parsed.frontmatter.name.is_some() {
         ExitCode::SUCCESS
     } else {

@@ -87,7 +87,7 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
             .as_ref()
             .is_none_or(|t| r.frontmatter.tags.contains(t))
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     match args.format {
         Format::Json => {
             let skills: Vec<_> = snap
@@ -199,7 +199,7 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
             return Ok(ExitCode::from(1));
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     let r = &skill.record;
     match args.format {
         Format::Json => {

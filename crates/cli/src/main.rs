@@ -155,6 +155,13 @@ fn main() -> ExitCode {
     }
 }
 
+/// Standard output for a command's result: one buffer of 64 KiB, written in large blocks
+/// (a line-buffered stdout made one `write` per line: ten per skill for `list --format
+/// json`). Callers flush it at the end; a closed pipe then ends the command quietly.
+pub(crate) fn stdout() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock())
+}
+
 /// Whether an error comes from writing to a closed pipe.
 fn broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|cause| {

@@ -124,7 +124,7 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
         PromptFormat::Active => skills_executor::active_skills(&active),
         PromptFormat::Instructions => session.instructions(args.budget).instructions,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(ExitCode::SUCCESS)

@@ -65,7 +65,7 @@ pub(crate) fn run(args: &SearchArgs) -> Result<ExitCode> {
     });
     let total = outcome.total;
     let shown = &outcome.hits;
-    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut out = crate::stdout();
     match args.format {
         Format::Json => {
             let results: Vec<_> = shown

@@ -50,7 +50,7 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         Format::Human => human(&reports, colour()),
         Format::Json => json(&reports)?,
     };
-    let mut out = std::io::stdout().lock();
+    let mut out = crate::stdout();
     out.write_all(text.as_bytes())?;
     out.flush()?;
     Ok(if missing_path {

@@ -16,6 +16,10 @@ use std::path::{Path, PathBuf};
 /// The name a skill file must have.
 pub const SKILL_FILE: &str = "SKILL.md";
 
+/// Whether file names are compared with their case (so a `stat` of `SKILL.md` cannot find
+/// a `skill.md`): Linux and the other Unix systems but macOS.
+const CASE_SENSITIVE: bool = cfg!(all(unix, not(target_os = "macos")));
+
 /// The deepest nesting the layered roots allow.
 pub const MAX_ROOT_DEPTH: usize = 6;
 
@@ -116,6 +120,22 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     // (logical path, resolved path, depth), walked depth-first in name order.
     let mut stack = vec![(root.to_path_buf(), canonical_root, 0usize)];
     while let Some((dir, resolved, depth)) = stack.pop() {
+        // A folder below the root is a skill when `SKILL.md` is there: one `stat` answers,
+        // where listing the folder cost five calls. It is listed only when it is not (to
+        // find a misnamed `skill.md`, or to descend), or when skills are searched inside
+        // skills. Case-insensitive filesystems answer for `skill.md` too, so they list.
+        if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
+            let file = dir.join(SKILL_FILE);
+            if std::fs::symlink_metadata(&file).is_ok() {
+                found.candidates.push(Candidate {
+                    dir,
+                    resolved,
+                    skill_file: Some(file),
+                    misnamed: None,
+                });
+                continue;
+            }
+        }
         let mut entries = match std::fs::read_dir(&dir) {
             Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
             Err(e) => {

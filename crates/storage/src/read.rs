@@ -109,9 +109,29 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
         return Err(ReadError::NotRegular(describe(meta.file_type())));
     }
     let size = meta.len();
-    let want = size.min(max.saturating_add(1));
-    buf.reserve(usize::try_from(want).unwrap_or(0));
-    file.take(max.saturating_add(1)).read_to_end(buf)?;
+    if size == 0 {
+        // Some files report no size and still have content (procfs): read to the end.
+        file.take(max.saturating_add(1)).read_to_end(buf)?;
+        return Ok(buf.len() as u64);
+    }
+    let want = usize::try_from(size.min(max.saturating_add(1))).unwrap_or(usize::MAX);
+    // Read the size `fstat` gave (one `read` for a small file), without the extra `read`
+    // that would only find the end: a file that grows meanwhile is read as it was.
+    buf.resize(want, 0);
+    let mut filled = 0;
+    let mut file = file;
+    while filled < want {
+        match file.read(&mut buf[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                buf.clear();
+                return Err(ReadError::Io(e));
+            }
+        }
+    }
+    buf.truncate(filled);
     Ok(size)
 }
 
