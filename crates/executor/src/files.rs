@@ -310,24 +310,22 @@ impl Session {
     ) -> Result<FileContent, ExecError> {
         let limit = self.exec.policy.read_limit;
         let skill = record.name.as_str();
-        if let Some(place) = self.exec.index.snapshot().place_of(record) {
-            if !place.on_disk() {
-                let bytes = place
-                    .source
-                    .read(&place.file(&parts.join("/")), limit)
-                    .map_err(|e| match e {
-                        ReadError::TooLarge { size, limit } => ExecError::FileTooLarge {
-                            path: path.to_owned(),
-                            size,
-                            limit,
-                        },
-                        other => ExecError::InvalidPath {
-                            path: path.to_owned(),
-                            reason: other.to_string(),
-                        },
-                    })?;
-                return Ok(content(path, bytes));
-            }
+        if let Some(place) = self.exec.index.snapshot().place_off_disk(record) {
+            let bytes = place
+                .source
+                .read(&place.file(&parts.join("/")), limit)
+                .map_err(|e| match e {
+                    ReadError::TooLarge { size, limit } => ExecError::FileTooLarge {
+                        path: path.to_owned(),
+                        size,
+                        limit,
+                    },
+                    other => ExecError::InvalidPath {
+                        path: path.to_owned(),
+                        reason: other.to_string(),
+                    },
+                })?;
+            return Ok(content(path, bytes));
         }
         let dir = record.dir();
         let (real, bytes) = read_beneath(dir, parts, limit).map_err(|e| match e {

@@ -255,12 +255,12 @@ impl Session {
     /// to the skill as the load listed it.
     /// Refuses a run of a skill whose source is not on disk: there is no file to start.
     fn runnable(&self, record: &skills_model::SkillRecord, path: &str) -> Result<(), ExecError> {
-        match self.exec.index.snapshot().place_of(record) {
-            Some(place) if !place.on_disk() => Err(ExecError::NotOnDisk {
+        match self.exec.index.snapshot().place_off_disk(record) {
+            Some(_) => Err(ExecError::NotOnDisk {
                 skill: record.name.to_string(),
                 path: path.to_owned(),
             }),
-            _ => Ok(()),
+            None => Ok(()),
         }
     }
 

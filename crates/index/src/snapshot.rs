@@ -309,28 +309,35 @@ impl Snapshot {
     /// there; on disk, the skill folder itself. `None` for a record of no root of this
     /// snapshot.
     pub fn place_of(&self, record: &SkillRecord) -> Option<SkillPlace> {
+        if let Some(place) = self.place_off_disk(record) {
+            return Some(place);
+        }
+        // On disk, the skill folder is read as a source of its own: it may lie outside its
+        // root (reached through a link), and its path is already resolved.
+        self.sources
+            .iter()
+            .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
+            .any(|r| r.source.fs_root().is_some())
+            .then(|| SkillPlace {
+                source: Arc::new(skills_storage::FsSource::new(
+                    record.dir().to_path_buf(),
+                    skills_storage::DiscoveryOptions::validate(),
+                )),
+                dir: ".".to_owned(),
+            })
+    }
+
+    /// [`place_of`](Snapshot::place_of) for a skill of a source that is not on disk (an
+    /// embedded or in-memory plugin), `None` for any other: what the executor asks on every
+    /// read and run, without building a source for a skill on disk.
+    pub fn place_off_disk(&self, record: &SkillRecord) -> Option<SkillPlace> {
         let dir = record.dir();
-        let roots = || {
-            self.sources
-                .iter()
-                .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
-        };
-        let Some(root) = roots()
+        let root = self
+            .sources
+            .iter()
+            .filter(|r| r.layer == record.layer && r.plugin == record.plugin)
             .filter(|r| r.source.fs_root().is_none() && dir.starts_with(&r.base))
-            .max_by_key(|r| r.base.components().count())
-        else {
-            // On disk, the skill folder is read as a source of its own: it may lie outside
-            // its root (reached through a link), and its path is already resolved.
-            return roots()
-                .any(|r| r.source.fs_root().is_some())
-                .then(|| SkillPlace {
-                    source: Arc::new(skills_storage::FsSource::new(
-                        dir.to_path_buf(),
-                        skills_storage::DiscoveryOptions::validate(),
-                    )),
-                    dir: ".".to_owned(),
-                });
-        };
+            .max_by_key(|r| r.base.components().count())?;
         let rel = dir.strip_prefix(&root.base).ok()?;
         let mut parts = Vec::new();
         for part in rel.components() {
