@@ -6,8 +6,6 @@ use std::io::Write as _;
 use std::process::ExitCode;
 
 use anyhow::{bail, Result};
-use serde_json::json;
-use skills_index::SearchField;
 use skills_model::Layer;
 
 use crate::roots::RootArgs;
@@ -39,15 +37,6 @@ pub(crate) struct SearchArgs {
     format: Format,
 }
 
-fn field(f: SearchField) -> &'static str {
-    match f {
-        SearchField::Name => "name",
-        SearchField::Description => "description",
-        SearchField::WhenToUse => "when_to_use",
-        SearchField::Tags => "tags",
-    }
-}
-
 pub(crate) fn run(args: &SearchArgs) -> Result<ExitCode> {
     if !(1..=skills_executor::MAX_SEARCH_LIMIT).contains(&args.limit) {
         bail!(
@@ -57,31 +46,21 @@ pub(crate) fn run(args: &SearchArgs) -> Result<ExitCode> {
     }
     let index = args.roots.build_index(false)?;
     let outcome = index.snapshot().search(&args.query, args.limit, |r| {
-        args.layer.is_none_or(|l| r.layer == l)
-            && args
-                .tag
-                .as_deref()
-                .is_none_or(|t| r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+        args.layer.is_none_or(|l| r.layer == l) && args.tag.as_deref().is_none_or(|t| r.has_tag(t))
     });
     let total = outcome.total;
     let shown = &outcome.hits;
     let mut out = crate::stdout();
     match args.format {
         Format::Json => {
-            let results: Vec<_> = shown
-                .iter()
-                .map(|h| {
-                    json!({
-                        "name": h.record.name,
-                        "qualified_name": h.record.qualified_name(),
-                        "description": h.record.listed_description(),
-                        "layer": h.record.layer,
-                        "score": (f64::from(h.score) * 10_000.0).round() / 10_000.0,
-                        "matched": h.matched.iter().map(|f| field(*f)).collect::<Vec<_>>(),
-                    })
-                })
-                .collect();
-            serde_json::to_writer_pretty(&mut out, &json!({"results": results, "total": total}))?;
+            let results = skills_executor::SearchResults {
+                results: shown
+                    .iter()
+                    .map(skills_executor::SearchResult::from_hit)
+                    .collect(),
+                total,
+            };
+            serde_json::to_writer_pretty(&mut out, &results)?;
             writeln!(out)?;
         }
         Format::Human => {

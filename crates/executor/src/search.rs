@@ -4,7 +4,7 @@
 
 use std::time::Instant;
 
-use skills_index::SearchField;
+use skills_index::SearchHit;
 
 use crate::audit::AuditKind;
 use crate::{ExecError, SearchResult, SearchResults, Session};
@@ -25,6 +25,22 @@ pub struct SearchQuery {
     pub layer: Option<String>,
     /// Only skills with this tag (compared without case).
     pub tag: Option<String>,
+}
+
+impl SearchResult {
+    /// One hit as `skills_search` answers it: the description as listings show it, the
+    /// score to four decimals, the matched fields by name.
+    pub fn from_hit(hit: &SearchHit) -> SearchResult {
+        let r = &hit.record;
+        SearchResult {
+            name: r.name.to_string(),
+            qualified_name: r.qualified_name(),
+            description: r.listed_description().into_owned(),
+            layer: r.layer.to_string(),
+            score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
+            matched: hit.matched.iter().map(|f| f.as_str().to_owned()).collect(),
+        }
+    }
 }
 
 impl Session {
@@ -50,26 +66,13 @@ impl Session {
             self.can_see(r)
                 && r.model_invocable()
                 && layer.is_none_or(|l| r.layer == l)
-                && q.tag
-                    .as_deref()
-                    .is_none_or(|t| r.frontmatter.tags.iter().any(|x| x.eq_ignore_ascii_case(t)))
+                && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
         });
         let total = outcome.total;
         let results = outcome
             .hits
             .into_iter()
-            .map(|h| SearchResult {
-                name: h.record.name.to_string(),
-                qualified_name: h.record.qualified_name(),
-                description: h.record.listed_description().into_owned(),
-                layer: h.record.layer.to_string(),
-                score: (f64::from(h.score) * 10_000.0).round() / 10_000.0,
-                matched: h
-                    .matched
-                    .iter()
-                    .map(|f| field_name(*f).to_owned())
-                    .collect(),
-            })
+            .map(|h| SearchResult::from_hit(&h))
             .collect();
         let mut e = self.event(AuditKind::SkillsSearched);
         e.tool_name = Some("skills_search".to_owned());
@@ -78,14 +81,5 @@ impl Session {
         e.duration_ms = Some(crate::run::elapsed_ms(started));
         self.emit(&e)?;
         Ok(SearchResults { results, total })
-    }
-}
-
-fn field_name(field: SearchField) -> &'static str {
-    match field {
-        SearchField::Name => "name",
-        SearchField::Description => "description",
-        SearchField::WhenToUse => "when_to_use",
-        SearchField::Tags => "tags",
     }
 }

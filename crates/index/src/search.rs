@@ -40,6 +40,16 @@ pub enum SearchField {
 }
 
 impl SearchField {
+    /// Its name on the wire: `name`, `description`, `when_to_use`, `tags`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SearchField::Name => "name",
+            SearchField::Description => "description",
+            SearchField::WhenToUse => "when_to_use",
+            SearchField::Tags => "tags",
+        }
+    }
+
     /// Every field, in the order of [`FIELD_WEIGHTS`].
     pub const ALL: [SearchField; 4] = [
         SearchField::Name,

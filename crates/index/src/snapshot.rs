@@ -84,10 +84,6 @@ impl SkillPlace {
         }
     }
 
-    /// Whether the skill's files are on disk (its scripts can run).
-    pub fn on_disk(&self) -> bool {
-        self.source.fs_root().is_some()
-    }
 }
 
 /// One folder under several roots is one skill, held by the highest layer: the records of

@@ -52,6 +52,15 @@ impl SkillRecord {
         }
     }
 
+    /// Whether the skill has `tag` among its tags, compared without case (the rule of
+    /// `skills_search`'s tag filter).
+    pub fn has_tag(&self, tag: &str) -> bool {
+        self.frontmatter
+            .tags
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(tag))
+    }
+
     /// Whether a user may be offered this skill to invoke (prompts, menus): not when it says
     /// `user-invocable: false`.
     pub fn user_invocable(&self) -> bool {
