@@ -83,7 +83,6 @@ impl SkillPlace {
             format!("{}/{path}", self.dir)
         }
     }
-
 }
 
 /// One folder under several roots is one skill, held by the highest layer: the records of
