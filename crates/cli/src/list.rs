@@ -8,6 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use skills_model::SkillRecord;
 
+use crate::out::{sorted_keys, RecordView, Seq, ShadowedView};
 use crate::roots::RootArgs;
 use crate::validate::Format;
 
@@ -66,19 +67,6 @@ fn shorten(text: &str, max: usize) -> String {
     format!("{cut}…")
 }
 
-fn record_json(r: &SkillRecord) -> serde_json::Value {
-    json!({
-        "name": r.name,
-        "qualified_name": r.qualified_name(),
-        "description": r.description,
-        "layer": r.layer,
-        "plugin": r.plugin,
-        "path": r.path,
-        "priority": r.frontmatter.priority,
-        "tags": r.frontmatter.tags,
-    })
-}
-
 pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
     let index = args.roots.build_index(false)?;
     let snap = index.snapshot();
@@ -90,33 +78,29 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
     let mut out = crate::stdout();
     match args.format {
         Format::Json => {
-            let skills: Vec<_> = snap
-                .skills()
-                .filter(|r| keep(r))
-                .map(|r| record_json(r))
-                .collect();
-            let shadowed: Vec<_> = snap
-                .shadowed()
-                .iter()
-                .filter(|s| keep(&s.record))
-                .map(|s| {
-                    json!({
-                        "name": s.record.name,
-                        "qualified_name": s.record.qualified_name(),
-                        "layer": s.record.layer,
-                        "plugin": s.record.plugin,
-                        "path": s.record.path,
-                        "shadowed_by": s.shadowed_by,
-                        "shadowed_by_path": s.winner_path,
-                    })
-                })
-                .collect();
-            let doc = json!({
-                "generation": snap.generation(),
-                "skills": skills,
-                "shadowed": shadowed,
-                "diagnostics": snap.diagnostics(),
-            });
+            // Written as it is serialised: no tree of the whole answer is built.
+            #[derive(serde::Serialize)]
+            struct Doc<S, H, D> {
+                diagnostics: D,
+                generation: u64,
+                shadowed: H,
+                skills: S,
+            }
+            let doc = Doc {
+                diagnostics: sorted_keys(snap.diagnostics().iter()),
+                generation: snap.generation(),
+                shadowed: Seq::new(
+                    snap.shadowed()
+                        .iter()
+                        .filter(|s| keep(&s.record))
+                        .map(ShadowedView::of),
+                ),
+                skills: Seq::new(
+                    snap.skills()
+                        .filter(|r| keep(r))
+                        .map(|r| RecordView::of(r)),
+                ),
+            };
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
@@ -203,7 +187,8 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
     let r = &skill.record;
     match args.format {
         Format::Json => {
-            let mut doc = record_json(r);
+            // One skill: a tree is cheap here, and its keys come out sorted.
+            let mut doc = serde_json::to_value(RecordView::of(r))?;
             doc["frontmatter"] = serde_json::to_value(&*r.frontmatter)?;
             doc["body"] = json!(skill.body);
             doc["files"] = serde_json::to_value(&skill.files)?;

@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod author;
 mod list;
 mod mcp;
+mod out;
 mod prompt;
 mod roots;
 mod search;

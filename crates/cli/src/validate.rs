@@ -9,6 +9,8 @@ use skills_index::{validate_paths, SkillReport};
 use skills_model::{Diagnostic, Severity};
 use skills_parser::SkillParser;
 
+use crate::out::{sorted_keys, Seq};
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
     Human,
@@ -46,12 +48,11 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     }
     let missing_path = validation.missing_paths;
     let reports = validation.reports;
-    let text = match args.format {
-        Format::Human => human(&reports, colour()),
-        Format::Json => json(&reports)?,
-    };
     let mut out = crate::stdout();
-    out.write_all(text.as_bytes())?;
+    match args.format {
+        Format::Human => out.write_all(human(&reports, colour()).as_bytes())?,
+        Format::Json => json(&reports, &mut out)?,
+    }
     out.flush()?;
     Ok(if missing_path {
         ExitCode::from(2)
@@ -173,31 +174,48 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     out.push('\n');
 }
 
-fn json(reports: &[SkillReport]) -> anyhow::Result<String> {
-    let skills: Vec<serde_json::Value> = reports
-        .iter()
-        .map(|r| {
-            serde_json::json!({
-                "path": r.dir.display().to_string(),
-                "name": r.name(),
-                "valid": r.is_valid(),
-                "diagnostics": r.diagnostics,
-            })
-        })
-        .collect();
+/// The reports as one JSON document, written as it is serialised (keys in alphabetical
+/// order, as before).
+fn json(reports: &[SkillReport], out: &mut impl std::io::Write) -> anyhow::Result<()> {
+    #[derive(serde::Serialize)]
+    struct Skill<'a, D> {
+        diagnostics: D,
+        name: Option<&'a str>,
+        path: String,
+        valid: bool,
+    }
+    #[derive(serde::Serialize)]
+    struct Summary {
+        checked: usize,
+        errors: usize,
+        invalid: usize,
+        missing: usize,
+        valid: usize,
+        warnings: usize,
+    }
+    #[derive(serde::Serialize)]
+    struct Doc<S> {
+        skills: S,
+        summary: Summary,
+    }
     let t = totals(reports);
-    let doc = serde_json::json!({
-        "skills": skills,
-        "summary": {
-            "checked": reports.len(),
-            "valid": t.valid,
-            "invalid": t.invalid,
-            "missing": t.missing,
-            "errors": t.errors,
-            "warnings": t.warnings,
+    let doc = Doc {
+        skills: Seq::new(reports.iter().map(|r| Skill {
+            diagnostics: sorted_keys(r.diagnostics.iter()),
+            name: r.name(),
+            path: r.dir.display().to_string(),
+            valid: r.is_valid(),
+        })),
+        summary: Summary {
+            checked: reports.len(),
+            errors: t.errors,
+            invalid: t.invalid,
+            missing: t.missing,
+            valid: t.valid,
+            warnings: t.warnings,
         },
-    });
-    let mut text = serde_json::to_string_pretty(&doc)?;
-    text.push('\n');
-    Ok(text)
+    };
+    serde_json::to_writer_pretty(&mut *out, &doc)?;
+    writeln!(out)?;
+    Ok(())
 }
