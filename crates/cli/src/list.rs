@@ -95,11 +95,7 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                         .filter(|s| keep(&s.record))
                         .map(ShadowedView::of),
                 ),
-                skills: Seq::new(
-                    snap.skills()
-                        .filter(|r| keep(r))
-                        .map(|r| RecordView::of(r)),
-                ),
+                skills: Seq::new(snap.skills().filter(|r| keep(r)).map(|r| RecordView::of(r))),
             };
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;

@@ -4,7 +4,8 @@
 //! Each resolved skill is a document of four fields: its name (split at hyphens and other
 //! separators), description, `when_to_use` and tags. Words are lowercased, split at every
 //! character that is not a letter or digit, stripped of a few English function words and
-//! stemmed (Snowball's English stemmer, so "documentations" finds "documentation").
+//! stemmed (Snowball's English stemmer, so "documentations" finds "documentation"); a word
+//! with a digit in it (a number, version or code) is its own term.
 //! Ranking is BM25F: per field, a term's count is normalised by the field's length against
 //! its average, the fields are weighted ([`FIELD_WEIGHTS`]: name 3, tags 2, description 1,
 //! `when_to_use` 1) and summed, and the sum is saturated and multiplied by the term's
@@ -75,10 +76,19 @@ const STOP_WORDS: [&str; 33] = [
 
 /// Splits `text` into stemmed terms, with the same rules for documents and queries.
 fn terms<'t>(stemmer: &'t Stemmer, text: &'t str) -> impl Iterator<Item = String> + 't {
-    words(text)
-        .map(str::to_lowercase)
-        .filter(|w| !STOP_WORDS.contains(&w.as_str()))
-        .map(|w| stemmer.stem(&w).into_owned())
+    words(text).filter_map(|w| term(stemmer, &w.to_lowercase()).map(|t| t.into_owned()))
+}
+
+/// The term a lowercased word stands for: `None` for a stop word; a word with a digit in it
+/// (a number, version or code: "01522", "v2", "mp3") as it is; any other word stemmed.
+fn term<'w>(stemmer: &Stemmer, lower: &'w str) -> Option<std::borrow::Cow<'w, str>> {
+    if STOP_WORDS.contains(&lower) {
+        None
+    } else if lower.bytes().any(|b| b.is_ascii_digit()) {
+        Some(std::borrow::Cow::Borrowed(lower))
+    } else {
+        Some(stemmer.stem(lower))
+    }
 }
 
 /// The words of `text`: runs of letters and digits.
@@ -87,45 +97,73 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-/// [`words`], by bytes when `text` is ASCII (the common case, and several times faster).
-fn each_word(text: &str, mut f: impl FnMut(&str)) {
+/// [`words`], each with its [`pack`]ed form; by bytes when `text` is ASCII (the common
+/// case, and several times faster), packing as it scans.
+fn each_word(text: &str, mut f: impl FnMut(&str, Option<u128>)) {
     if !text.is_ascii() {
-        words(text).for_each(f);
+        words(text).for_each(|w| f(w, pack(w)));
         return;
     }
     let bytes = text.as_bytes();
-    let mut start = None;
-    for (i, b) in bytes.iter().enumerate() {
-        match (b.is_ascii_alphanumeric(), start) {
-            (true, None) => start = Some(i),
-            (false, Some(s)) => {
-                f(&text[s..i]);
-                start = None;
-            }
-            _ => {}
+    let mut i = 0;
+    while i < bytes.len() {
+        while i < bytes.len() && !bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        let start = i;
+        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+            i += 1;
+        }
+        if i > start {
+            let word = &text[start..i];
+            f(word, pack(word));
         }
     }
-    if let Some(s) = start {
-        f(&text[s..]);
+}
+
+/// An ASCII word of at most 16 bytes, lowercased, as one number (its bytes, little-endian,
+/// zero-padded: no word holds a zero byte, so two words never pack alike).
+fn pack(word: &str) -> Option<u128> {
+    let bytes = word.as_bytes();
+    if bytes.len() > 16 || !word.is_ascii() {
+        return None;
     }
+    let mut buf = [0u8; 16];
+    buf[..bytes.len()].copy_from_slice(bytes);
+    buf.make_ascii_lowercase();
+    Some(u128::from_le_bytes(buf))
 }
 
 fn stemmer() -> Stemmer {
     Stemmer::create(Algorithm::English)
 }
 
-/// What one builder thread keeps between documents: the stemmer, each word seen with the
-/// id of its stem (`None` for a stop word), the stems, and a scratch list.
+/// Term → (document, count per field), documents in order.
+type Postings = FxHashMap<Box<str>, Vec<(u32, [u8; 4])>>;
+
+/// What one builder chunk keeps between documents: the stemmer, each word seen with the
+/// id of its stem (`None` for a stop word), each stem once with its id, this chunk's
+/// postings by stem id (no string is hashed per posting), and scratch space.
 struct Tokenizer {
     stemmer: Stemmer,
     seen: FxHashMap<Box<str>, Option<u32>>,
-    stems: Vec<Box<str>>,
+    /// [`seen`](Self::seen) for words that [`pack`] into a `u128`.
+    short: FxHashMap<u128, Option<u32>>,
+    /// Stem → id, so two words with one stem ("skill", "skills") are one term.
+    ids: FxHashMap<Box<str>, u32>,
+    /// Every stem's text, one after another, and each stem's span in it, by id.
+    stem_text: String,
+    stems: Vec<(u32, u32)>,
+    /// Per stem id: (document, count per field), documents in order.
+    postings: Vec<Vec<(u32, [u8; 4])>>,
     lower: String,
     /// This document's distinct stems with their counts, in first-seen order.
     scratch: Vec<(u32, [u8; 4])>,
     /// Per stem id: the document that last saw it (`doc_no`), and its place in `scratch`.
     seen_in: Vec<(u32, u32)>,
     doc_no: u32,
+    /// The encoding of the document being written.
+    bytes: Vec<u8>,
 }
 
 impl Tokenizer {
@@ -133,18 +171,49 @@ impl Tokenizer {
         Tokenizer {
             stemmer: stemmer(),
             seen: FxHashMap::default(),
+            short: FxHashMap::default(),
+            ids: FxHashMap::default(),
+            stem_text: String::new(),
             stems: Vec::new(),
+            postings: Vec::new(),
             lower: String::new(),
             scratch: Vec::new(),
             seen_in: Vec::new(),
             doc_no: 0,
+            bytes: Vec::new(),
         }
     }
 
+    /// The id of `stem`, given one if it is new.
+    fn id_of_stem(&mut self, stem: &str) -> u32 {
+        if let Some(id) = self.ids.get(stem) {
+            return *id;
+        }
+        let id = u32::try_from(self.stems.len()).unwrap_or(u32::MAX);
+        let start = u32::try_from(self.stem_text.len()).unwrap_or(u32::MAX);
+        self.stem_text.push_str(stem);
+        self.stems
+            .push((start, u32::try_from(stem.len()).unwrap_or(u32::MAX)));
+        self.ids.insert(stem.into(), id);
+        self.postings.push(Vec::new());
+        id
+    }
+
+    /// A stem's text.
+    fn stem(&self, id: u32) -> &str {
+        let (start, len) = self.stems[id as usize];
+        &self.stem_text[start as usize..(start + len) as usize]
+    }
+
     /// The id of `word`'s stem, or `None` for a stop word; each word is stemmed once.
-    fn stem_id(&mut self, word: &str) -> Option<u32> {
-        // Most words are already lowercase ASCII: look them up as they are.
-        if word
+    fn stem_id(&mut self, word: &str, packed: Option<u128>) -> Option<u32> {
+        // Short ASCII words (nearly all of them) are looked up by value: lowercased and
+        // packed into a `u128`, so a lookup neither copies nor follows a pointer.
+        if let Some(key) = packed {
+            if let Some(id) = self.short.get(&key) {
+                return *id;
+            }
+        } else if word
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
         {
@@ -152,30 +221,47 @@ impl Tokenizer {
                 return *id;
             }
         }
-        self.lower.clear();
+        let mut lower = std::mem::take(&mut self.lower);
+        lower.clear();
         if word.is_ascii() {
-            self.lower.push_str(word);
-            self.lower.make_ascii_lowercase();
+            lower.push_str(word);
+            lower.make_ascii_lowercase();
         } else {
-            self.lower.push_str(&word.to_lowercase());
+            lower.push_str(&word.to_lowercase());
         }
-        if let Some(id) = self.seen.get(self.lower.as_str()) {
-            return *id;
-        }
-        let id = if STOP_WORDS.contains(&self.lower.as_str()) {
-            None
-        } else {
-            let stem = self.stemmer.stem(&self.lower).into_owned().into_boxed_str();
-            let id = u32::try_from(self.stems.len()).unwrap_or(u32::MAX);
-            self.stems.push(stem);
-            Some(id)
+        let known = match packed {
+            Some(_) => None,
+            None => self.seen.get(lower.as_str()).copied(),
         };
-        self.seen.insert(self.lower.as_str().into(), id);
+        let id = match known {
+            Some(id) => id,
+            None => {
+                let id = term(&self.stemmer, &lower).map(|stem| self.id_of_stem(&stem));
+                match packed {
+                    Some(key) => {
+                        self.short.insert(key, id);
+                    }
+                    None => {
+                        self.seen.insert(lower.as_str().into(), id);
+                    }
+                }
+                id
+            }
+        };
+        self.lower = lower;
         id
     }
 
-    /// A record's terms.
-    fn doc(&mut self, record: &SkillRecord) -> DocTerms {
+    /// Adds `doc`'s postings under this chunk's stem ids.
+    fn post(&mut self, doc: u32, terms: &DocTerms) {
+        for (term, counts) in terms.terms() {
+            let id = self.id_of_stem(term) as usize;
+            self.postings[id].push((doc, counts));
+        }
+    }
+
+    /// Reads a record's terms and adds its postings.
+    fn doc(&mut self, doc: u32, record: &SkillRecord) -> DocTerms {
         let fm = &record.frontmatter;
         let texts: [&str; 3] = [
             record.name.as_str(),
@@ -193,8 +279,8 @@ impl Tokenizer {
             .map(|(f, t)| (f, *t))
             .chain(fm.tags.iter().map(|t| (3, t.as_str())));
         for (f, text) in fields {
-            each_word(text, |word| {
-                let Some(id) = self.stem_id(word) else {
+            each_word(text, |word, packed| {
+                let Some(id) = self.stem_id(word, packed) else {
                     return;
                 };
                 lens[f] = lens[f].saturating_add(1);
@@ -213,65 +299,74 @@ impl Tokenizer {
                 *c = c.saturating_add(1);
             });
         }
-        // Exact capacities: the boxes below then take the buffers without reallocating.
-        let bytes = scratch
-            .iter()
-            .map(|(id, _)| self.stems[*id as usize].len())
-            .sum();
-        let mut text = String::with_capacity(bytes);
-        let mut table: Vec<(u32, u16, [u8; 4])> = Vec::with_capacity(scratch.len());
+        let mut bytes = std::mem::take(&mut self.bytes);
+        bytes.clear();
+        for len in lens {
+            bytes.extend_from_slice(&len.to_le_bytes());
+        }
         for (id, counts) in &scratch {
-            let stem = &self.stems[*id as usize];
-            let start = u32::try_from(text.len()).unwrap_or(u32::MAX);
-            text.push_str(stem);
-            table.push((
-                start,
-                u16::try_from(stem.len()).unwrap_or(u16::MAX),
-                *counts,
-            ));
+            self.postings[*id as usize].push((doc, *counts));
+            let stem = self.stem(*id).as_bytes();
+            // A stem longer than 64 KiB is no word anyone searches for.
+            let Ok(len) = u16::try_from(stem.len()) else {
+                continue;
+            };
+            bytes.extend_from_slice(counts);
+            bytes.extend_from_slice(&len.to_le_bytes());
+            bytes.extend_from_slice(stem);
         }
         self.scratch = scratch;
-        DocTerms {
-            text: text.into_boxed_str(),
-            table: table.into_boxed_slice(),
-            lens,
-        }
+        // One allocation per document: the encoding, copied once into its `Arc`.
+        let terms = DocTerms {
+            bytes: Arc::from(bytes.as_slice()),
+        };
+        self.bytes = bytes;
+        terms
     }
 }
 
-/// One skill's terms: each distinct stem (one string holds them all, in no particular
-/// order) with its count per field, and each field's length in terms. Kept per record and shared between snapshots
-/// while the record is unchanged.
-#[derive(Debug)]
+/// One skill's terms, kept per record and shared between snapshots while the record is
+/// unchanged, in one allocation: each field's length in terms (4 × u16), then per distinct
+/// stem its count per field (4 × u8), its length (u16) and its bytes. All little-endian.
+#[derive(Debug, Clone)]
 struct DocTerms {
-    text: Box<str>,
-    /// (start in `text`, length, count per field).
-    table: Box<[(u32, u16, [u8; 4])]>,
-    lens: [u16; 4],
+    bytes: Arc<[u8]>,
 }
 
 impl DocTerms {
+    /// Each field's length in terms.
+    fn lens(&self) -> [u16; 4] {
+        let b = &self.bytes;
+        std::array::from_fn(|f| u16::from_le_bytes([b[2 * f], b[2 * f + 1]]))
+    }
+
+    /// Each distinct stem with its count per field.
     fn terms(&self) -> impl Iterator<Item = (&str, [u8; 4])> {
-        self.table.iter().map(|(start, len, counts)| {
-            let start = *start as usize;
-            (&self.text[start..start + *len as usize], *counts)
+        let b = &self.bytes;
+        let mut at = 8;
+        std::iter::from_fn(move || {
+            let head = b.get(at..at + 6)?;
+            let counts = [head[0], head[1], head[2], head[3]];
+            let len = usize::from(u16::from_le_bytes([head[4], head[5]]));
+            let text = b.get(at + 6..at + 6 + len)?;
+            at += 6 + len;
+            // Written from a `str` above: never fails.
+            Some((std::str::from_utf8(text).unwrap_or(""), counts))
         })
     }
 
-    /// Heap bytes this document holds.
+    /// Heap bytes this document holds (with the `Arc`'s two counts).
     fn heap_bytes(&self) -> usize {
-        self.text.len() + self.table.len() * std::mem::size_of::<(u32, u16, [u8; 4])>()
+        self.bytes.len() + 2 * std::mem::size_of::<usize>()
     }
 }
 
-/// Term → (document, count per field), documents in order.
-type Postings = FxHashMap<Box<str>, Vec<(u32, [u8; 4])>>;
-
-/// A document of the index: the record and its terms.
+/// A document of the index: the record, its terms and its field lengths.
 #[derive(Debug)]
 struct Doc {
     record: Arc<SkillRecord>,
-    terms: Arc<DocTerms>,
+    terms: DocTerms,
+    lens: [u16; 4],
 }
 
 /// One match of a query.
@@ -306,7 +401,7 @@ impl SearchIndex {
         order: [Layer; 4],
     ) -> SearchIndex {
         // Keyed by the record's address: the same `Arc` is the same record.
-        let reuse: FxHashMap<usize, &Arc<DocTerms>> = previous
+        let reuse: FxHashMap<usize, &DocTerms> = previous
             .map(|p| {
                 p.docs
                     .iter()
@@ -318,64 +413,62 @@ impl SearchIndex {
         // A few large chunks, one tokenizer each: its stem cache pays off across a chunk.
         let chunk = records
             .len()
-            .div_ceil(rayon::current_num_threads() * 4)
-            .max(64);
-        // Each chunk tokenizes its records (one tokenizer: its stem cache pays off across
-        // the chunk) and gathers its own postings; the partial postings are merged after.
-        let parts: Vec<(Vec<Doc>, Postings, [f32; 4])> = records
+            .div_ceil(rayon::current_num_threads() * 2)
+            .max(256);
+        // Each chunk tokenizes its records and gathers postings by its own stem ids; the
+        // chunks' postings are merged by stem after, once per stem and chunk.
+        let parts: Vec<(Vec<Doc>, Tokenizer, [f32; 4])> = records
             .par_chunks(chunk)
             .enumerate()
             .map(|(c, records)| {
                 let mut tokenizer = Tokenizer::new();
-                let mut postings = Postings::default();
                 let mut total = [0f32; 4];
                 let base = c * chunk;
                 let docs: Vec<Doc> = records
                     .iter()
                     .enumerate()
                     .map(|(i, r)| {
-                        let terms = reuse
-                            .get(&(Arc::as_ptr(*r) as usize))
-                            .map_or_else(|| Arc::new(tokenizer.doc(r)), |t| Arc::clone(t));
                         let doc = u32::try_from(base + i).unwrap_or(u32::MAX);
-                        for (f, len) in terms.lens.iter().enumerate() {
-                            total[f] += f32::from(*len);
-                        }
-                        for (term, counts) in terms.terms() {
-                            match postings.get_mut(term) {
-                                Some(list) => list.push((doc, counts)),
-                                None => {
-                                    postings.insert(term.into(), vec![(doc, counts)]);
-                                }
+                        let terms = match reuse.get(&(Arc::as_ptr(*r) as usize)) {
+                            Some(terms) => {
+                                tokenizer.post(doc, terms);
+                                (*terms).clone()
                             }
+                            None => tokenizer.doc(doc, r),
+                        };
+                        let lens = terms.lens();
+                        for (f, len) in lens.iter().enumerate() {
+                            total[f] += f32::from(*len);
                         }
                         Doc {
                             record: Arc::clone(r),
                             terms,
+                            lens,
                         }
                     })
                     .collect();
-                (docs, postings, total)
+                (docs, tokenizer, total)
             })
             .collect();
         let mut docs = Vec::with_capacity(records.len());
         let mut postings = Postings::default();
         let mut total = [0f32; 4];
         // In chunk order, so every list stays sorted by document.
-        for (part_docs, part, part_total) in parts {
+        for (part_docs, mut tokenizer, part_total) in parts {
             docs.extend(part_docs);
             for f in 0..4 {
                 total[f] += part_total[f];
             }
-            if postings.is_empty() {
-                postings = part;
-                continue;
-            }
-            for (term, list) in part {
-                match postings.get_mut(&term) {
-                    Some(all) => all.extend(list),
+            let lists = std::mem::take(&mut tokenizer.postings);
+            for (id, mut list) in lists.into_iter().enumerate() {
+                if list.is_empty() {
+                    continue;
+                }
+                let stem = tokenizer.stem(u32::try_from(id).unwrap_or(u32::MAX));
+                match postings.get_mut(stem) {
+                    Some(all) => all.append(&mut list),
                     None => {
-                        postings.insert(term, list);
+                        postings.insert(stem.into(), list);
                     }
                 }
             }
@@ -405,7 +498,7 @@ impl SearchIndex {
             + self
                 .docs
                 .iter()
-                .map(|d| d.terms.heap_bytes() + std::mem::size_of::<DocTerms>())
+                .map(|d| d.terms.heap_bytes())
                 .sum::<usize>();
         let postings = self.postings.capacity()
             * (std::mem::size_of::<(Box<str>, Vec<(u32, [u8; 4])>)>() + 1)
@@ -443,7 +536,7 @@ impl SearchIndex {
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
             for (doc, counts) in list {
                 let d = *doc as usize;
-                let lens = &self.docs[d].terms.lens;
+                let lens = &self.docs[d].lens;
                 let mut tf = 0.0;
                 let mut mask = 0u8;
                 for f in 0..4 {
@@ -519,5 +612,21 @@ mod tests {
         let t: Vec<String> = terms(&s, "Documentations for the PDF-forms").collect();
         let u: Vec<String> = terms(&s, "documentation pdf form").collect();
         assert_eq!(t, u);
+    }
+
+    #[test]
+    fn words_with_digits_are_their_own_terms() {
+        let s = stemmer();
+        let t: Vec<String> = terms(&s, "MP3s, v2 and 01522 reports").collect();
+        assert_eq!(t, ["mp3s", "v2", "01522", "report"]);
+    }
+
+    #[test]
+    fn packed_words_differ_when_the_words_do() {
+        assert_eq!(pack("Report"), pack("report"));
+        assert_ne!(pack("report"), pack("reports"));
+        assert_ne!(pack("a1"), pack("a10"));
+        assert_eq!(pack("seventeen-letters"), None);
+        assert_eq!(pack("ümlaut"), None);
     }
 }

@@ -775,14 +775,23 @@ fn regression_diagnostics_come_in_path_order() {
     let root = tmp.path().join("project");
     // Enough folders that several load threads take part, each with an error and a warning.
     for i in (0..200).rev() {
-        write_skill(&root, &format!("Bad_{i:03}"), &format!("Bad_{i:03}"), "x: 1\n");
+        write_skill(
+            &root,
+            &format!("Bad_{i:03}"),
+            &format!("Bad_{i:03}"),
+            "x: 1\n",
+        );
     }
     let index = SkillIndex::builder()
         .root(Layer::Project, &root)
         .build()
         .unwrap();
     let snap = index.snapshot();
-    let paths: Vec<&Path> = snap.diagnostics().iter().map(|d| d.path.as_path()).collect();
+    let paths: Vec<&Path> = snap
+        .diagnostics()
+        .iter()
+        .map(|d| d.path.as_path())
+        .collect();
     assert!(paths.len() >= 400, "{} diagnostics", paths.len());
     assert!(paths.windows(2).all(|w| w[0] <= w[1]), "{paths:?}");
 }

@@ -128,3 +128,29 @@ fn the_index_follows_adds_edits_and_deletes() {
     let memory = index.snapshot().search_index().heap_bytes();
     assert!(memory > 0);
 }
+
+/// Regression: two words with one stem ("report", "reports") were two terms of one skill,
+/// so a skill that used both inflections scored as if it matched twice.
+#[test]
+fn regression_inflections_of_one_word_are_one_term() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (name, description) in [
+        ("mixed", "Reports and report."),
+        ("same", "Report and report."),
+    ] {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        )
+        .unwrap();
+    }
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    let hits = index.snapshot().search("report", 2, |_| true).hits;
+    assert_eq!(hits.len(), 2);
+    assert_eq!(hits[0].score, hits[1].score, "{hits:?}");
+}
