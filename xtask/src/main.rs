@@ -18,6 +18,7 @@ mod mcp_interop;
 mod prompt_compare;
 mod schema_check;
 mod search_recall;
+mod whole;
 
 const USAGE: &str = "usage: cargo xtask <command>
 

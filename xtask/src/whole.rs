@@ -1,0 +1,186 @@
+//! The whole-process figures of `cargo xtask bench`: `skillctl list --format json` as a
+//! user meets it, against the floor process (`examples/floor.rs`: list the root and read
+//! what the index reads of every `SKILL.md`, in parallel, nothing else) on the same files,
+//! alternated run by run so both see the same noise; medians and their ratio. Also the peak
+//! RSS of `list` at the largest size, and the cold-cache figures (reported, not gated).
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+
+/// One corpus: its label, folder and the depth its skills sit at.
+pub(crate) struct Corpus {
+    pub(crate) label: String,
+    pub(crate) dir: PathBuf,
+    pub(crate) depth: usize,
+}
+
+/// Builds the floor example in release and returns its path.
+pub(crate) fn build_floor() -> Result<PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let status = Command::new(cargo)
+        .current_dir(crate::workspace_root())
+        .args(["build", "--quiet", "--release", "--example", "floor"])
+        .status()
+        .context("running cargo build --example floor")?;
+    if !status.success() {
+        bail!("cargo build of the floor example failed");
+    }
+    Ok(crate::target_dir().join("release/examples/floor"))
+}
+
+fn list_cmd(skillctl: &Path, corpus: &Corpus) -> Command {
+    let mut cmd = Command::new(skillctl);
+    cmd.args(["list", "--no-defaults", "--format", "json", "--root"])
+        .arg(format!("project={}", corpus.dir.display()))
+        .args(["--depth", &corpus.depth.to_string()])
+        .stdout(Stdio::null());
+    cmd
+}
+
+fn floor_cmd(floor: &Path, corpus: &Corpus, threads: Option<usize>) -> Command {
+    let mut cmd = Command::new(floor);
+    cmd.arg(&corpus.dir)
+        .arg(corpus.depth.to_string())
+        .stdout(Stdio::null());
+    if let Some(t) = threads {
+        cmd.arg(t.to_string());
+    }
+    cmd
+}
+
+/// Runs `cmd` to its end; its wall time in milliseconds.
+fn timed(mut cmd: Command) -> Result<f64> {
+    let started = Instant::now();
+    let status = cmd.status().context("running a benchmark process")?;
+    let elapsed = started.elapsed().as_secs_f64() * 1e3;
+    if !status.success() {
+        bail!("{cmd:?} failed: {status}");
+    }
+    Ok(elapsed)
+}
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `skillctl list` beside the floor process on each corpus, `runs` times alternated.
+pub(crate) fn list_vs_floor(
+    skillctl: &Path,
+    floor: &Path,
+    corpora: &[Corpus],
+    runs: usize,
+) -> Result<Vec<Value>> {
+    let mut metrics = Vec::new();
+    for corpus in corpora {
+        // Warm the page cache and both binaries.
+        timed(floor_cmd(floor, corpus, None))?;
+        timed(list_cmd(skillctl, corpus))?;
+        let (mut lists, mut floors) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            floors.push(timed(floor_cmd(floor, corpus, None))?);
+            lists.push(timed(list_cmd(skillctl, corpus))?);
+        }
+        let (list, floor) = (median(lists), median(floors));
+        metrics.push(json!({
+            "metric": format!("whole-process list, {} skills", corpus.label),
+            "unit": "ms",
+            "median": list,
+            "floor": floor,
+            "ratio": list / floor,
+            "note": "skillctl list --format json > /dev/null; floor = examples/floor (list + read the same prefix, in parallel), alternated",
+        }));
+    }
+    Ok(metrics)
+}
+
+/// Peak resident memory of `skillctl list --format json` over `corpus`, in bytes, read
+/// from the kernel's accounting of a finished child (through Python's `resource`).
+pub(crate) fn list_peak_rss(skillctl: &Path, corpus: &Corpus) -> Result<f64> {
+    let list = list_cmd(skillctl, corpus);
+    let mut args: Vec<String> = vec![list.get_program().to_string_lossy().into_owned()];
+    args.extend(list.get_args().map(|a| a.to_string_lossy().into_owned()));
+    let out = Command::new("python3")
+        .arg("-c")
+        .arg(concat!(
+            "import resource, subprocess, sys\n",
+            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n",
+            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n",
+        ))
+        .args(&args)
+        .output()
+        .context("running python3 (a prerequisite) to measure peak RSS")?;
+    if !out.status.success() {
+        bail!(
+            "measuring peak RSS failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let kib: f64 = String::from_utf8_lossy(&out.stdout).trim().parse()?;
+    Ok(kib * 1024.0)
+}
+
+/// Drops `dir`'s files from the page cache (`posix_fadvise(DONTNEED)` on each, through
+/// Python's `os`): what a cold start reads comes from the disk.
+fn evict(dir: &Path) -> Result<()> {
+    let status = Command::new("python3")
+        .arg("-c")
+        .arg(concat!(
+            "import os, sys\n",
+            "for root, dirs, files in os.walk(sys.argv[1]):\n",
+            "    for f in files:\n",
+            "        fd = os.open(os.path.join(root, f), os.O_RDONLY)\n",
+            "        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)\n",
+            "        os.close(fd)\n",
+        ))
+        .arg(dir)
+        .status()
+        .context("running python3 (a prerequisite) to evict the page cache")?;
+    if !status.success() {
+        bail!("evicting {} from the page cache failed", dir.display());
+    }
+    Ok(())
+}
+
+/// Cold page cache: `skillctl list` and the floor with 2, 8 and 32 threads, each run after
+/// the corpus is evicted; the ratio is to the best cold floor.
+pub(crate) fn cold(skillctl: &Path, floor: &Path, corpus: &Corpus, runs: usize) -> Result<Vec<Value>> {
+    let threads = [2usize, 8, 32];
+    let mut floors: Vec<Vec<f64>> = vec![Vec::new(); threads.len()];
+    let mut lists = Vec::new();
+    for _ in 0..runs {
+        for (i, t) in threads.iter().enumerate() {
+            evict(&corpus.dir)?;
+            floors[i].push(timed(floor_cmd(floor, corpus, Some(*t)))?);
+        }
+        evict(&corpus.dir)?;
+        lists.push(timed(list_cmd(skillctl, corpus))?);
+    }
+    let mut metrics = Vec::new();
+    let mut best = f64::INFINITY;
+    for (t, times) in threads.iter().zip(floors) {
+        let m = median(times);
+        best = best.min(m);
+        metrics.push(json!({
+            "metric": format!("cold floor, {t} threads, {} skills", corpus.label),
+            "unit": "ms",
+            "median": m,
+            "floor": null,
+            "ratio": null,
+        }));
+    }
+    let list = median(lists);
+    metrics.push(json!({
+        "metric": format!("cold whole-process list, {} skills", corpus.label),
+        "unit": "ms",
+        "median": list,
+        "floor": best,
+        "ratio": list / best,
+        "note": "page cache evicted (posix_fadvise DONTNEED) before each run; floor = the best cold floor",
+    }));
+    Ok(metrics)
+}
