@@ -477,17 +477,36 @@ impl Shared {
         previous: &HashMap<PathBuf, Entry>,
     ) -> HashMap<PathBuf, Entry> {
         root.source
-            .candidates()
+            .expected_candidates()
             .par_iter()
-            .map(|c| {
+            .filter_map(|c| {
                 let mut dir = crate::check::under(&root.base, &c.dir);
-                let entry = self.read_entry(root, c, previous.get(&dir));
+                let entry = self.read_expected(root, c, previous.get(&dir))?;
                 dir.shrink_to_fit();
-                (dir, entry)
+                Some((dir, entry))
             })
             .collect::<Vec<_>>()
             .into_iter()
             .collect()
+    }
+
+    /// [`read_entry`](Self::read_entry) of an expected candidate: when its `SKILL.md` is
+    /// not there, the folder is asked about alone, as discovery would have (a misnamed
+    /// `skill.md` is read; a folder with no skill file is no entry).
+    fn read_expected(
+        &self,
+        root: &RootState,
+        candidate: &SourceCandidate,
+        previous: Option<&Entry>,
+    ) -> Option<Entry> {
+        let report = self.report_of(root, candidate);
+        let missing = report.parsed.is_none()
+            && report.diagnostics.iter().any(|d| d.rule == Rule::FileMissing);
+        if !missing || candidate.misnamed {
+            return Some(self.entry_from(root, report, previous));
+        }
+        let found = root.source.candidate(&candidate.dir)?;
+        Some(self.read_entry(root, &found, previous))
     }
 
     fn read_entry(
@@ -496,6 +515,13 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
+        let report = self.report_of(root, candidate);
+        self.entry_from(root, report, previous)
+    }
+
+    /// A candidate read and checked as the index reads it (the frontmatter only), with the
+    /// Codex policy applied.
+    fn report_of(&self, root: &RootState, candidate: &SourceCandidate) -> SkillReport {
         let mut report = crate::check::check(
             root.source.as_ref(),
             &root.base,
@@ -512,7 +538,7 @@ impl Shared {
                 &mut parsed.frontmatter,
             );
         }
-        self.entry_from(root, report, previous)
+        report
     }
 
     /// Turns a checked skill folder into an index entry, keeping the last good record when

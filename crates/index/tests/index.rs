@@ -795,3 +795,37 @@ fn regression_diagnostics_come_in_path_order() {
     assert!(paths.len() >= 400, "{} diagnostics", paths.len());
     assert!(paths.windows(2).all(|w| w[0] <= w[1]), "{paths:?}");
 }
+
+/// Discovery no longer asks each folder of a root for `SKILL.md` (the reads open it): a
+/// folder without one is still no skill and no error, and a misnamed `skill.md` is still
+/// found and reported.
+#[test]
+fn folders_without_a_skill_file_are_no_skills_and_no_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    write_skill(&root, "good", "good", "");
+    fs::create_dir_all(root.join("empty")).unwrap();
+    fs::create_dir_all(root.join("notes")).unwrap();
+    fs::write(root.join("notes/README.md"), "notes\n").unwrap();
+    let misnamed = write_skill(&root, "lower", "lower", "");
+    fs::rename(&misnamed, root.join("lower/skill.md")).unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    let names: Vec<&str> = snap.skills().map(|r| r.name.as_str()).collect();
+    assert_eq!(names, ["good", "lower"]);
+    let rules: Vec<(String, Rule)> = snap
+        .diagnostics()
+        .iter()
+        .map(|d| (d.path.display().to_string(), d.diagnostic.rule))
+        .collect();
+    assert!(
+        rules.iter().all(|(_, r)| *r != Rule::FileMissing),
+        "{rules:?}"
+    );
+    assert!(rules
+        .iter()
+        .any(|(p, r)| p.ends_with("skill.md") && *r == Rule::FileName));
+}

@@ -31,6 +31,19 @@ pub struct DiscoveryOptions {
     skip_hidden: bool,
     descend_into_skills: bool,
     skip_names: Vec<String>,
+    leaf_files: LeafFiles,
+}
+
+/// How a walk learns that a folder at its last level holds `SKILL.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LeafFiles {
+    /// It asks (one `stat` per folder): every candidate holds a skill file.
+    Checked,
+    /// It does not ask: the caller opens `SKILL.md` anyway, and asks about the folder alone
+    /// ([`SkillSource::candidate`](crate::SkillSource::candidate)) only when it is not
+    /// there. The walk then costs one listing of the root and nothing per skill, and the
+    /// opens run in the caller's parallel reads.
+    Expected,
 }
 
 impl DiscoveryOptions {
@@ -44,6 +57,7 @@ impl DiscoveryOptions {
             skip_hidden: true,
             descend_into_skills: false,
             skip_names: SKIPPED_NAMES.iter().map(|n| (*n).into()).collect(),
+            leaf_files: LeafFiles::Checked,
         }
     }
 
@@ -57,6 +71,7 @@ impl DiscoveryOptions {
             skip_hidden: false,
             descend_into_skills: true,
             skip_names: vec!["node_modules".into(), ".git".into()],
+            leaf_files: LeafFiles::Checked,
         }
     }
 
@@ -64,6 +79,13 @@ impl DiscoveryOptions {
     #[must_use]
     pub fn with_max_depth(mut self, depth: usize) -> DiscoveryOptions {
         self.max_depth = depth;
+        self
+    }
+
+    /// The same options, learning of skill files at the last level as `leaf_files` says.
+    #[must_use]
+    pub fn with_leaf_files(mut self, leaf_files: LeafFiles) -> DiscoveryOptions {
+        self.leaf_files = leaf_files;
         self
     }
 }
@@ -126,7 +148,10 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         // skills. Case-insensitive filesystems answer for `skill.md` too, so they list.
         if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
             let file = dir.join(SKILL_FILE);
-            if std::fs::symlink_metadata(&file).is_ok() {
+            // At the last level nothing is listed below it anyway: a caller that opens the
+            // file itself need not have it asked about first.
+            let expected = depth >= options.max_depth && options.leaf_files == LeafFiles::Expected;
+            if expected || std::fs::symlink_metadata(&file).is_ok() {
                 found.candidates.push(Candidate {
                     dir,
                     resolved,

@@ -24,7 +24,8 @@ mod scaffold;
 mod source;
 
 pub use discover::{
-    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, MAX_ROOT_DEPTH, SKILL_FILE,
+    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles, MAX_ROOT_DEPTH,
+    SKILL_FILE,
     SKIPPED_NAMES,
 };
 pub use read::{read_bounded, read_prefix, ReadError};

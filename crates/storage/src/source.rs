@@ -29,7 +29,9 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
-use crate::{discover, read_bounded, Discovery, DiscoveryOptions, ReadError, SKILL_FILE};
+use crate::{
+    discover, read_bounded, Discovery, DiscoveryOptions, LeafFiles, ReadError, SKILL_FILE,
+};
 
 /// The deepest a file listing goes below a skill folder.
 const MAX_FILE_DEPTH: usize = 32;
@@ -71,6 +73,14 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
             })
             .collect()
     }
+    /// [`candidates`](Self::candidates), or, where finding out costs a call per folder,
+    /// more: folders expected to hold `SKILL.md` that may not. A caller reads each, and
+    /// asks [`candidate`](Self::candidate) about a folder whose `SKILL.md` is not found
+    /// (the index does). The default is [`candidates`](Self::candidates).
+    fn expected_candidates(&self) -> Vec<SourceCandidate> {
+        self.candidates()
+    }
+
     /// The candidate at one folder (relative path), when it holds a skill file: what
     /// [`candidates`](Self::candidates) would list for it. Watchers ask this of a folder
     /// that changed.
@@ -199,6 +209,22 @@ impl FsSource {
         discover(&self.root, &self.options)
     }
 
+    /// A walk's folders as candidates of this source, its problems logged.
+    fn found_candidates(&self, found: &Discovery) -> Vec<SourceCandidate> {
+        for (path, error) in &found.problems {
+            if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
+                tracing::debug!(root = %self.root.display(), "skill root does not exist");
+            } else {
+                tracing::warn!(path = %path.display(), %error, "cannot list a skill folder");
+            }
+        }
+        found
+            .candidates
+            .iter()
+            .filter_map(|c| self.source_candidate(c))
+            .collect()
+    }
+
     /// A discovered folder as a candidate of this source.
     fn source_candidate(&self, c: &crate::Candidate) -> Option<SourceCandidate> {
         let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
@@ -248,19 +274,14 @@ impl SkillSource for FsSource {
     /// The discovery walk's skill folders, misnamed skill files included. A folder whose
     /// path is not UTF-8 cannot be addressed by a relative path and is left out (logged).
     fn candidates(&self) -> Vec<SourceCandidate> {
-        let found = self.discovery();
-        for (path, error) in &found.problems {
-            if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
-                tracing::debug!(root = %self.root.display(), "skill root does not exist");
-            } else {
-                tracing::warn!(path = %path.display(), %error, "cannot list a skill folder");
-            }
-        }
-        found
-            .candidates
-            .iter()
-            .filter_map(|c| self.source_candidate(c))
-            .collect()
+        self.found_candidates(&self.discovery())
+    }
+
+    /// Folders at the walk's last level come unasked ([`LeafFiles::Expected`]): the
+    /// layered-root layout then costs one listing of the root and no call per skill.
+    fn expected_candidates(&self) -> Vec<SourceCandidate> {
+        let options = self.options.clone().with_leaf_files(LeafFiles::Expected);
+        self.found_candidates(&discover(&self.root, &options))
     }
 
     fn candidate(&self, dir: &str) -> Option<SourceCandidate> {
