@@ -171,7 +171,8 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
                 continue;
             }
         };
-        entries.sort_by_key(std::fs::DirEntry::file_name);
+        // Each name fetched once (a key per comparison allocated a name per comparison).
+        entries.sort_by_cached_key(std::fs::DirEntry::file_name);
         let mut skill_file = None;
         let mut misnamed = None;
         let mut subdirs = Vec::new();
@@ -225,7 +226,11 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         .candidates
         .sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
     // One folder reached twice (through links): listed once, at a path whose last name is
-    // the folder's real one when there is such a path, else at its first.
+    // the folder's real one when there is such a path, else at its first. Without a link
+    // followed, every resolved path is the root's own and unique: nothing to do.
+    if walk.entered.is_empty() {
+        return found;
+    }
     let mut first: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
     let mut keep = vec![true; found.candidates.len()];
     for (i, c) in found.candidates.iter().enumerate() {
