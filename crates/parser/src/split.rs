@@ -44,21 +44,28 @@ pub fn frontmatter_bounds(bytes: &[u8]) -> Option<FrontmatterBounds> {
     } else {
         0
     };
-    let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
-    if trim_eol_bytes(lines.next()?) != b"---" {
+    let first_end = start + memchr::memchr(b'\n', &bytes[start..])?;
+    if trim_eol_bytes(&bytes[start..=first_end]) != b"---" {
         return None;
     }
-    let yaml_start = start + bytes[start..].iter().position(|b| *b == b'\n')? + 1;
-    let mut pos = yaml_start;
-    for line in lines {
-        if trim_eol_bytes(line) == b"---" {
-            return Some(FrontmatterBounds {
-                yaml: yaml_start..pos,
-                body_offset: pos + line.len(),
-                terminated: line.ends_with(b"\n"),
-            });
-        }
-        pos += line.len();
+    let yaml_start = first_end + 1;
+    // Every line that starts with `---`, found by searching for "\n---" from the first
+    // line's own line break (so an empty frontmatter is found too); the first whose rest
+    // is only a line ending closes the frontmatter.
+    for hit in memchr::memmem::find_iter(&bytes[first_end..], b"\n---") {
+        let line_start = first_end + hit + 1;
+        let after = line_start + 3;
+        let ending = match &bytes[after..] {
+            [] => 0,
+            [b'\n', ..] | [b'\r'] => 1,
+            [b'\r', b'\n', ..] => 2,
+            _ => continue,
+        };
+        return Some(FrontmatterBounds {
+            yaml: yaml_start..line_start,
+            body_offset: after + ending,
+            terminated: ending > 0 && bytes[after + ending - 1] == b'\n',
+        });
     }
     None
 }
@@ -140,6 +147,47 @@ fn trim_eol(line: &str) -> &str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The closing line found line by line: what the `memchr` search must agree with.
+    fn bounds_by_lines(bytes: &[u8]) -> Option<FrontmatterBounds> {
+        let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
+        if trim_eol_bytes(lines.next()?) != b"---" {
+            return None;
+        }
+        let yaml_start = start + bytes[start..].iter().position(|b| *b == b'\n')? + 1;
+        let mut pos = yaml_start;
+        for line in lines {
+            if trim_eol_bytes(line) == b"---" {
+                return Some(FrontmatterBounds {
+                    yaml: yaml_start..pos,
+                    body_offset: pos + line.len(),
+                    terminated: line.ends_with(b"\n"),
+                });
+            }
+            pos += line.len();
+        }
+        None
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn bounds_agree_with_a_line_by_line_reading(
+            parts in proptest::collection::vec(
+                proptest::sample::select(vec!["---", "\n", "\r", "\r\n", "-", "a: b", "\u{feff}", " "]),
+                0..24,
+            )
+        ) {
+            let text = parts.concat();
+            let got = frontmatter_bounds(text.as_bytes());
+            let want = bounds_by_lines(text.as_bytes());
+            proptest::prop_assert_eq!(
+                got.map(|b| (b.yaml, b.body_offset, b.terminated)),
+                want.map(|b| (b.yaml, b.body_offset, b.terminated)),
+                "{:?}", text
+            );
+        }
+    }
 
     fn ok(text: &str) -> (String, String) {
         let s = split(text, 1 << 16).unwrap();
