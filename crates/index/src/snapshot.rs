@@ -89,17 +89,19 @@ impl SkillPlace {
 /// one resolved `SKILL.md` but the best-ranked are removed (no shadow entry: it is the same
 /// skill, not a rival). Among roots of one rank, the first given holds it.
 fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize) {
-    let mut holder: HashMap<&Path, usize> = HashMap::with_capacity(records.len());
+    // Keyed by the path's bytes: resolved paths are spelled one way, and hashing a `Path`
+    // walks its components (it was half of this function's time).
+    let mut holder: HashMap<&std::ffi::OsStr, usize> = HashMap::with_capacity(records.len());
     let mut keep = vec![true; records.len()];
     for (i, r) in records.iter().enumerate() {
-        match holder.get(r.path.as_path()) {
+        match holder.get(r.path.as_os_str()) {
             None => {
-                holder.insert(&r.path, i);
+                holder.insert(r.path.as_os_str(), i);
             }
             Some(&j) => {
                 if rank(r.layer) < rank(records[j].layer) {
                     keep[j] = false;
-                    holder.insert(&r.path, i);
+                    holder.insert(r.path.as_os_str(), i);
                 } else {
                     keep[i] = false;
                 }
