@@ -206,7 +206,29 @@ struct HostActivateInput {
     names: Vec<String>,
 }
 
-fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Value) -> Result<T, ExecError> {
+/// A request's input as it arrived: a parsed tree (the Rust API, MCP) or JSON text (the
+/// JSON-lines transport, which so reads each input once, straight into its type).
+enum Input<'a> {
+    Tree(Value),
+    Text(&'a RawValue),
+}
+
+fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Input<'_>) -> Result<T, ExecError> {
+    let input = match input {
+        Input::Tree(input) => input,
+        Input::Text(text) => {
+            let text = text.get();
+            // A missing or null input, and the rare input that may name both `names` and
+            // `skills`, are decided on the tree, by the rules below.
+            if text == "null" || (text.contains("\"names\"") && text.contains("\"skills\"")) {
+                serde_json::from_str(text)
+                    .map_err(|e| ExecError::BadInput(format!("{request}: {e}")))?
+            } else {
+                return serde_json::from_str(text)
+                    .map_err(|e| ExecError::BadInput(format!("{request}: {e}")));
+            }
+        }
+    };
     let input = if input.is_null() { json!({}) } else { input };
     if input.get("names").is_some() && input.get("skills").is_some() {
         return Err(ExecError::BadInput(format!(
@@ -216,9 +238,41 @@ fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Value) -> Result<T,
     serde_json::from_value(input).map_err(|e| ExecError::BadInput(format!("{request}: {e}")))
 }
 
-fn output<T: Serialize>(value: T) -> Value {
-    // The result types are plain data: serialising them cannot fail.
-    serde_json::to_value(value).unwrap_or(Value::Null)
+/// What a request's output becomes: a tree ([`call`]) or JSON text ([`respond_line`]).
+trait Output {
+    type Out;
+    /// Any result, through a tree, so its keys come out sorted as they always have.
+    fn tree<T: Serialize>(value: T) -> Self::Out;
+    /// A result whose fields are declared in alphabetical order (nested ones too): written
+    /// straight to text, in the same key order (`check_tool`'s, the hot path).
+    fn sorted<T: Serialize>(value: T) -> Self::Out;
+}
+
+/// Outputs as trees, for [`call`].
+struct AsTree;
+
+impl Output for AsTree {
+    type Out = Value;
+    fn tree<T: Serialize>(value: T) -> Value {
+        // The result types are plain data: serialising them cannot fail.
+        serde_json::to_value(value).unwrap_or(Value::Null)
+    }
+    fn sorted<T: Serialize>(value: T) -> Value {
+        Self::tree(value)
+    }
+}
+
+/// Outputs as JSON text, for [`respond_line`].
+struct AsText;
+
+impl Output for AsText {
+    type Out = Box<RawValue>;
+    fn tree<T: Serialize>(value: T) -> Box<RawValue> {
+        Self::sorted(AsTree::tree(value))
+    }
+    fn sorted<T: Serialize>(value: T) -> Box<RawValue> {
+        serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null_id().to_owned())
+    }
 }
 
 /// Calls request `name` with its JSON input on `session` and returns its JSON output.
@@ -234,20 +288,30 @@ pub fn call_cancellable(
     input: Value,
     cancel: Option<crate::Cancellation>,
 ) -> Result<Value, ExecError> {
+    dispatch::<AsTree>(session, name, Input::Tree(input), cancel)
+}
+
+/// Every request, by name: the one place a request becomes a call.
+fn dispatch<O: Output>(
+    session: &Session,
+    name: &str,
+    input: Input<'_>,
+    cancel: Option<crate::Cancellation>,
+) -> Result<O::Out, ExecError> {
     // Follow the index first: the skills of a plugin that left are deactivated (audited).
     session.sync()?;
     Ok(match name {
         "hello" => {
             parse::<NoInput>(name, input)?;
-            output(hello())
+            O::tree(hello())
         }
         "skills_list" => {
             parse::<NoInput>(name, input)?;
-            output(session.list())
+            O::tree(session.list())
         }
         "skills_search" => {
             let input: SearchInput = parse(name, input)?;
-            output(
+            O::tree(
                 session.search(&crate::SearchQuery {
                     query: input.query,
                     limit: input
@@ -264,13 +328,13 @@ pub fn call_cancellable(
                 ModeInput::Replace => LoadMode::Replace,
                 ModeInput::Add => LoadMode::Add,
             };
-            output(session.load(&input.names, mode)?)
+            O::tree(session.load(&input.names, mode)?)
         }
         "skills_unload" => {
             let input: UnloadInput = parse(name, input)?;
             match (input.all, input.names.is_empty()) {
-                (true, _) => output(session.unload_all()?),
-                (false, false) => output(session.unload(&input.names)?),
+                (true, _) => O::tree(session.unload_all()?),
+                (false, false) => O::tree(session.unload(&input.names)?),
                 (false, true) => {
                     return Err(ExecError::BadInput(
                         "name skills to unload, or pass all: true".into(),
@@ -280,11 +344,11 @@ pub fn call_cancellable(
         }
         "skills_read" => {
             let input: ReadInput = parse(name, input)?;
-            output(session.read(input.skill.as_deref(), &input.path)?)
+            O::tree(session.read(input.skill.as_deref(), &input.path)?)
         }
         "skills_run_script" => {
             let input: RunInput = parse(name, input)?;
-            output(session.run_script(&ScriptCall {
+            O::tree(session.run_script(&ScriptCall {
                 skill: input.skill,
                 path: input.path,
                 args: input.args,
@@ -296,12 +360,12 @@ pub fn call_cancellable(
         }
         "skill" => {
             let input: SkillInput = parse(name, input)?;
-            output(session.skill(&input.name)?)
+            O::tree(session.skill(&input.name)?)
         }
         "check_tool" => {
             let input: CheckInput = parse(name, input)?;
             let d = session.check_tool(&input.tool, &input.input);
-            output(CheckResult {
+            O::sorted(CheckResult {
                 decision: if d.allowed {
                     Verdict::Allow
                 } else {
@@ -314,30 +378,30 @@ pub fn call_cancellable(
         }
         "tool_definitions" => {
             parse::<NoInput>(name, input)?;
-            output(tool_definitions(session))
+            O::tree(tool_definitions(session))
         }
         "instructions" => {
             let input: InstructionsInput = parse(name, input)?;
             let budget = input
                 .budget
                 .map(|b| usize::try_from(b).unwrap_or(usize::MAX));
-            output(session.instructions(budget))
+            O::tree(session.instructions(budget))
         }
         "register_plugin" => {
             let input: RegisterInput = parse(name, input)?;
-            output(session.register_plugin(&input.id, std::path::Path::new(&input.root))?)
+            O::tree(session.register_plugin(&input.id, std::path::Path::new(&input.root))?)
         }
         "unregister_plugin" => {
             let input: UnregisterInput = parse(name, input)?;
-            output(session.unregister_plugin(&input.id)?)
+            O::tree(session.unregister_plugin(&input.id)?)
         }
         "reload" => {
             parse::<NoInput>(name, input)?;
-            output(session.reload())
+            O::tree(session.reload())
         }
         "host_activate" => {
             let input: HostActivateInput = parse(name, input)?;
-            output(session.host_activate(&input.names)?)
+            O::tree(session.host_activate(&input.names)?)
         }
         other => return Err(ExecError::UnknownTool(other.to_owned())),
     })
@@ -371,15 +435,15 @@ struct WireRequest<'a> {
     id: Option<&'a RawValue>,
     #[serde(default)]
     tool: Option<Value>,
-    #[serde(default)]
-    input: Value,
+    #[serde(borrow, default)]
+    input: Option<&'a RawValue>,
 }
 
 #[derive(Serialize)]
 struct WireOk<'a> {
     id: &'a RawValue,
     ok: bool,
-    output: Value,
+    output: &'a RawValue,
 }
 
 #[derive(Serialize)]
@@ -436,11 +500,16 @@ pub fn respond_line(session: &Session, line: &str) -> String {
             "a request needs \"tool\" (a string) and \"input\"",
         );
     };
-    match call(session, &tool, request.input) {
+    let input: &RawValue = match request.input {
+        Some(input) => input,
+        None => null_id(),
+    };
+    let input = Input::Text(input);
+    match dispatch::<AsText>(session, &tool, input, None) {
         Ok(output) => serde_json::to_string(&WireOk {
             id,
             ok: true,
-            output,
+            output: &output,
         })
         .unwrap_or_default(),
         Err(e) => error_response(id, e.code(), &e.to_string()),
@@ -698,4 +767,32 @@ pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
 /// Serialises an event line (without its newline).
 pub fn event_line(event: &Event) -> String {
     serde_json::to_string(event).unwrap_or_default()
+}
+
+#[cfg(test)]
+mod output_order {
+    use super::*;
+
+    /// `check_tool`'s result goes to text without a tree: its keys must come out in the
+    /// order a tree gives them (alphabetical), or hosts would see the bytes change.
+    #[test]
+    fn a_sorted_result_is_the_same_text_as_its_tree() {
+        let full = CheckResult {
+            decision: Verdict::Deny,
+            reason: "why".into(),
+            skill: Some("s".into()),
+            rule: Some("Bash(git status:*)".into()),
+        };
+        let bare = CheckResult {
+            decision: Verdict::Allow,
+            reason: "why".into(),
+            skill: None,
+            rule: None,
+        };
+        for result in [full, bare] {
+            let text = AsText::sorted(result.clone());
+            let tree = serde_json::to_string(&AsTree::tree(result)).unwrap();
+            assert_eq!(text.get(), tree);
+        }
+    }
 }

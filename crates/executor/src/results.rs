@@ -197,18 +197,20 @@ pub enum Verdict {
 }
 
 /// What `check_tool` returns.
+// Its fields are declared in alphabetical order: the JSON-lines transport writes it without
+// a tree, in the key order a tree gives (`protocol::Output::sorted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CheckResult {
     /// The decision.
     pub decision: Verdict,
     /// Why.
     pub reason: String,
-    /// The active skill whose rules decided (absent when none is active or none restricts).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub skill: Option<String>,
     /// The rule that decided, as written (absent for a call no rule names).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub rule: Option<String>,
+    /// The active skill whose rules decided (absent when none is active or none restricts).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill: Option<String>,
 }
 
 /// An active skill whose files changed on disk since it was loaded.
