@@ -148,7 +148,12 @@ fn evict(dir: &Path) -> Result<()> {
 
 /// Cold page cache: `skillctl list` and the floor with 2, 8 and 32 threads, each run after
 /// the corpus is evicted; the ratio is to the best cold floor.
-pub(crate) fn cold(skillctl: &Path, floor: &Path, corpus: &Corpus, runs: usize) -> Result<Vec<Value>> {
+pub(crate) fn cold(
+    skillctl: &Path,
+    floor: &Path,
+    corpus: &Corpus,
+    runs: usize,
+) -> Result<Vec<Value>> {
     let threads = [2usize, 8, 32];
     let mut floors: Vec<Vec<f64>> = vec![Vec::new(); threads.len()];
     let mut lists = Vec::new();

@@ -303,13 +303,27 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Answers request lines until the end of input. Responses are buffered and flushed when
-/// no further request is waiting.
+/// A line read and not yet answered.
+enum Pending {
+    /// Answered already (a line too long, not UTF-8).
+    Answered(String),
+    /// A request, to be answered with the rest of its batch.
+    Request(String),
+}
+
+/// At most this many requests are answered together.
+const MAX_BATCH: usize = 1024;
+
+/// Answers request lines until the end of input. The lines already waiting are answered
+/// as one batch ([`protocol::respond_batch`]: their `check_tool` audit events written
+/// together, before any answer leaves), and the answers flushed when no further request
+/// is waiting.
 fn serve(session: &Session, out: &Out) -> Result<()> {
     let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
     // like any other, and the session goes on.
     let mut bytes = Vec::new();
+    let mut batch = Vec::new();
     loop {
         bytes.clear();
         // A request line is bounded: a line that never ends cannot grow memory without limit.
@@ -320,7 +334,7 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
         if read == 0 {
             break;
         }
-        let response = if bytes.len() as u64 > MAX_LINE {
+        if bytes.len() as u64 > MAX_LINE {
             // Skip the rest of the line, then answer it.
             if !bytes.ends_with(b"\n") {
                 let mut rest = Vec::new();
@@ -333,22 +347,55 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
                     n > 0 && !rest.ends_with(b"\n")
                 } {}
             }
-            protocol::error_line(
+            batch.push(Pending::Answered(protocol::error_line(
                 "SKILL_BAD_REQUEST",
                 &format!("the request line is over {MAX_LINE} bytes"),
-            )
+            )));
         } else {
             match std::str::from_utf8(&bytes) {
-                Ok(line) if line.trim().is_empty() => continue,
-                Ok(line) => protocol::respond_line(session, line.trim_end_matches(['\n', '\r'])),
-                Err(e) => protocol::error_line(
+                Ok(line) if line.trim().is_empty() => {}
+                Ok(line) => batch.push(Pending::Request(
+                    line.trim_end_matches(['\n', '\r']).to_owned(),
+                )),
+                Err(e) => batch.push(Pending::Answered(protocol::error_line(
                     "SKILL_BAD_REQUEST",
                     &format!("the request line is not UTF-8: {e}"),
-                ),
+                ))),
             }
-        };
-        write_line(out, &response, stdin.buffer().is_empty())?;
+        }
+        // Answer before waiting for more input: a host that waits for its answers must
+        // get them.
+        if stdin.buffer().is_empty() || batch.len() >= MAX_BATCH {
+            answer(session, out, &mut batch)?;
+        }
     }
+    answer(session, out, &mut batch)?;
     out.lock().flush()?;
+    Ok(())
+}
+
+/// Answers the pending lines in order, writes the answers and flushes them.
+fn answer(session: &Session, out: &Out, batch: &mut Vec<Pending>) -> Result<()> {
+    if batch.is_empty() {
+        return Ok(());
+    }
+    let requests: Vec<&str> = batch
+        .iter()
+        .filter_map(|p| match p {
+            Pending::Request(line) => Some(line.as_str()),
+            Pending::Answered(_) => None,
+        })
+        .collect();
+    let mut answers = protocol::respond_batch(session, &requests).into_iter();
+    let mut out = out.lock();
+    for pending in batch.drain(..) {
+        let line = match pending {
+            Pending::Answered(line) => line,
+            Pending::Request(_) => answers.next().unwrap_or_default(),
+        };
+        out.write_all(line.as_bytes())?;
+        out.write_all(b"\n")?;
+    }
+    out.flush()?;
     Ok(())
 }

@@ -155,6 +155,19 @@ pub trait AuditSink: Send + Sync + std::fmt::Debug {
         self.record(event)
     }
 
+    /// Records the event of a decision that is held back until [`flush`](Self::flush)
+    /// returns: the sink may keep it in memory until then, so a batch of decisions costs
+    /// one write. The default records it at once.
+    fn record_held(&self, event: &AuditEvent, json: &str) -> std::io::Result<()> {
+        self.record_json(event, json)
+    }
+
+    /// Writes every held event. On an error none of them is recorded, and the decisions
+    /// they describe must not be released. The default has nothing held.
+    fn flush(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+
     /// Whether the sink throws every event away: when it does and no `tracing` subscriber
     /// takes audit events, sessions do not build them at all. The default is `false`.
     fn discards(&self) -> bool {
@@ -209,9 +222,19 @@ impl AuditSink for MemorySink {
 #[derive(Debug)]
 pub struct JsonlFileSink {
     path: std::path::PathBuf,
-    file: Mutex<File>,
+    state: Mutex<Appending>,
     fsync: bool,
 }
+
+/// The open file, and the lines of held events not yet written to it.
+#[derive(Debug)]
+struct Appending {
+    file: File,
+    held: Vec<u8>,
+}
+
+/// Held lines past this size are written at once, not at the next flush.
+const MAX_HELD: usize = 1 << 20;
 
 /// What a line is appended to: a file, or a test double that fails part-way.
 trait Journal {
@@ -274,7 +297,10 @@ impl JsonlFileSink {
         repair(&file, meta.len())?;
         Ok(JsonlFileSink {
             path: path.to_path_buf(),
-            file: Mutex::new(file),
+            state: Mutex::new(Appending {
+                file,
+                held: Vec::new(),
+            }),
             fsync: false,
         })
     }
@@ -364,15 +390,51 @@ impl AuditSink for JsonlFileSink {
     }
 
     fn record_json(&self, _: &AuditEvent, json: &str) -> std::io::Result<()> {
-        let mut line = Vec::with_capacity(json.len() + 1);
-        line.extend_from_slice(json.as_bytes());
-        line.push(b'\n');
-        let mut file = self.file.lock();
-        let before = self.still_the_file(&mut file)?;
-        // One write of the whole line on an O_APPEND file, rolled back if it fails.
-        append_whole(&mut *file, &line, before)?;
+        let mut state = self.state.lock();
+        // Held lines go first, in order, in the same write.
+        let keep = state.held.len();
+        state.held.extend_from_slice(json.as_bytes());
+        state.held.push(b'\n');
+        let result = self.write_held(&mut state);
+        if result.is_err() && state.held.len() > keep {
+            // Not written: this line fails with its caller; held ones stay held for the
+            // next flush.
+            state.held.truncate(keep);
+        }
+        result
+    }
+
+    fn record_held(&self, _: &AuditEvent, json: &str) -> std::io::Result<()> {
+        let mut state = self.state.lock();
+        state.held.extend_from_slice(json.as_bytes());
+        state.held.push(b'\n');
+        if state.held.len() > MAX_HELD {
+            return self.write_held(&mut state);
+        }
+        Ok(())
+    }
+
+    fn flush(&self) -> std::io::Result<()> {
+        let mut state = self.state.lock();
+        if state.held.is_empty() {
+            return Ok(());
+        }
+        let result = self.write_held(&mut state);
+        // Written, or never to be: the decisions they describe are refused instead.
+        state.held.clear();
+        result
+    }
+}
+
+impl JsonlFileSink {
+    /// Writes every held line in one write on the O_APPEND file, rolled back if it fails;
+    /// on success nothing is held any more.
+    fn write_held(&self, state: &mut Appending) -> std::io::Result<()> {
+        let before = self.still_the_file(&mut state.file)?;
+        append_whole(&mut state.file, &state.held, before)?;
+        state.held.clear();
         if self.fsync {
-            file.sync_data()?;
+            state.file.sync_data()?;
         }
         Ok(())
     }

@@ -189,7 +189,7 @@ impl Session {
             e.error = Some(decision.reason.clone());
         }
         drop(stack);
-        match self.emit(&e) {
+        match self.emit_decision(&e) {
             Ok(()) => decision,
             Err(err) => Decision::refused(err.to_string()),
         }

@@ -47,6 +47,6 @@ pub use results::{
 pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
-pub use session::Session;
+pub use session::{HeldDecisions, Session};
 pub use stack::{LoadMode, TaskGuard};
 pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

@@ -364,17 +364,7 @@ fn dispatch<O: Output>(
         }
         "check_tool" => {
             let input: CheckInput = parse(name, input)?;
-            let d = session.check_tool(&input.tool, &input.input);
-            O::sorted(CheckResult {
-                decision: if d.allowed {
-                    Verdict::Allow
-                } else {
-                    Verdict::Deny
-                },
-                reason: d.reason,
-                skill: d.skill,
-                rule: d.rule,
-            })
+            O::sorted(check_result(session.check_tool(&input.tool, &input.input)))
         }
         "tool_definitions" => {
             parse::<NoInput>(name, input)?;
@@ -405,6 +395,20 @@ fn dispatch<O: Output>(
         }
         other => return Err(ExecError::UnknownTool(other.to_owned())),
     })
+}
+
+/// A decision as `check_tool` answers it.
+fn check_result(d: crate::Decision) -> CheckResult {
+    CheckResult {
+        decision: if d.allowed {
+            Verdict::Allow
+        } else {
+            Verdict::Deny
+        },
+        reason: d.reason,
+        skill: d.skill,
+        rule: d.rule,
+    }
 }
 
 /// What `hello` answers.
@@ -514,6 +518,43 @@ pub fn respond_line(session: &Session, line: &str) -> String {
         .unwrap_or_default(),
         Err(e) => error_response(id, e.code(), &e.to_string()),
     }
+}
+
+/// Answers a batch of pipelined request lines, in order, as [`respond_line`] answers each,
+/// with the audit events of their `check_tool` decisions written together after the last
+/// one ([`Session::hold_decisions`]): one write for the batch instead of one per decision.
+/// No answer may reach the host before this returns. When the events cannot be written,
+/// every `check_tool` of the batch that held one is answered as a denial that says why,
+/// as a single `check_tool` is when its event cannot be written.
+pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
+    let held = session.hold_decisions();
+    let mut answers = Vec::with_capacity(lines.len());
+    let mut holding = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let before = session.held_decisions();
+        answers.push(respond_line(session, line));
+        if session.held_decisions() != before {
+            holding.push(i);
+        }
+    }
+    if let Err(e) = held.release() {
+        for i in holding {
+            let request = serde_json::from_str::<WireRequest<'_>>(lines[i]).ok();
+            let id: &RawValue = match request.as_ref().and_then(|r| r.id) {
+                Some(id) => id,
+                None => null_id(),
+            };
+            let refused = check_result(crate::Decision::refused(e.to_string()));
+            let output = AsText::sorted(refused);
+            answers[i] = serde_json::to_string(&WireOk {
+                id,
+                ok: true,
+                output: &output,
+            })
+            .unwrap_or_default();
+        }
+    }
+    answers
 }
 
 fn input_schema<T: JsonSchema>() -> Value {

@@ -5,7 +5,7 @@
 //! and hooks in `run.rs`, decisions in `check.rs`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -28,6 +28,10 @@ pub struct Session {
     seen_generation: AtomicU64,
     /// Qualified name → the on-disk digest last reported outdated (reported once each).
     reported: Mutex<HashMap<String, Option<String>>>,
+    /// Whether `check_tool`'s events are held for a batch ([`Session::hold_decisions`]).
+    holding: AtomicBool,
+    /// How many events have been held, ever: a caller compares it before and after a call.
+    held: AtomicU64,
 }
 
 impl Session {
@@ -40,6 +44,8 @@ impl Session {
             stack: Mutex::new(Vec::new()),
             seen_generation: AtomicU64::new(generation),
             reported: Mutex::new(HashMap::new()),
+            holding: AtomicBool::new(false),
+            held: AtomicU64::new(0),
         }
     }
 
@@ -82,6 +88,37 @@ impl Session {
             }
         }
         self.exec.sink.record(event).map_err(ExecError::Audit)
+    }
+
+    /// Records the event of a `check_tool` decision: held by the sink while a batch holds
+    /// decisions ([`hold_decisions`](Self::hold_decisions)), else as [`emit`](Self::emit).
+    pub(crate) fn emit_decision(&self, event: &AuditEvent) -> Result<(), ExecError> {
+        if !self.holding.load(Ordering::Relaxed) {
+            return self.emit(event);
+        }
+        let json = serde_json::to_string(event).map_err(|e| ExecError::Audit(e.into()))?;
+        tracing::info!(target: "agent_skills::audit", "{json}");
+        self.exec
+            .sink
+            .record_held(event, &json)
+            .map_err(ExecError::Audit)?;
+        self.held.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Holds the events of `check_tool` decisions until [`HeldDecisions::release`]: the
+    /// sink may then write a batch of them at once. The caller must not let a held
+    /// decision take effect (answer it to a host) before `release` returns `Ok`; when it
+    /// fails, every held decision is to be refused. Transports that answer a batch of
+    /// pipelined requests use it ([`crate::protocol::respond_batch`]).
+    pub fn hold_decisions(&self) -> HeldDecisions<'_> {
+        self.holding.store(true, Ordering::Relaxed);
+        HeldDecisions { session: self }
+    }
+
+    /// How many decisions' events have been held so far (it only grows).
+    pub fn held_decisions(&self) -> u64 {
+        self.held.load(Ordering::Relaxed)
     }
 
     /// Whether anything takes audit events: a sink that keeps them, or a `tracing`
@@ -255,4 +292,27 @@ impl Session {
 pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
     let bytes = skills_storage::read_bounded(path, skills_index::DEFAULT_SKILL_FILE_LIMIT).ok()?;
     Some(format!("sha256:{:x}", Sha256::digest(&bytes)))
+}
+
+/// Decisions held by [`Session::hold_decisions`]: released by writing their events.
+#[derive(Debug)]
+#[must_use = "held decisions must be released before they take effect"]
+pub struct HeldDecisions<'s> {
+    session: &'s Session,
+}
+
+impl HeldDecisions<'_> {
+    /// Writes the held events. On an error none is recorded, and every decision held
+    /// since [`Session::hold_decisions`] must be refused.
+    pub fn release(self) -> Result<(), ExecError> {
+        self.session.holding.store(false, Ordering::Relaxed);
+        self.session.exec.sink.flush().map_err(ExecError::Audit)
+    }
+}
+
+impl Drop for HeldDecisions<'_> {
+    fn drop(&mut self) {
+        // Released or dropped, the session stops holding.
+        self.session.holding.store(false, Ordering::Relaxed);
+    }
 }

@@ -498,3 +498,84 @@ fn a_post_hook_does_not_run_unaudited_at_the_end_of_a_task() {
         "{kinds:?}"
     );
 }
+
+/// A batch of pipelined `check_tool` requests (`protocol::respond_batch`): their events are
+/// written together after the last decision, before any answer is handed back, in order.
+#[test]
+fn a_batch_writes_its_decisions_events_before_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    let env = full_env();
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let session = Executor::builder(env.index())
+        .audit_sink(sink)
+        .build()
+        .session(context());
+    // Held, the event is not in the file until the release.
+    let held = session.hold_decisions();
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+    assert!(lines(&file).is_empty());
+    held.release().unwrap();
+    assert_eq!(lines(&file).len(), 1);
+    let requests: Vec<String> = (0..10)
+        .map(|i| {
+            format!(r#"{{"id":{i},"tool":"check_tool","input":{{"tool":"Bash","input":{{"command":"ls {i}"}}}}}}"#)
+        })
+        .collect();
+    let refs: Vec<&str> = requests.iter().map(String::as_str).collect();
+    let answers = protocol::respond_batch(&session, &refs);
+    assert_eq!(answers.len(), 10);
+    assert!(answers.iter().all(|a| a.contains(r#""decision":"allow""#)));
+    let events = lines(&file);
+    assert_eq!(events.len(), 11);
+    let tools: Vec<&str> = events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or(""))
+        .collect();
+    assert!(
+        tools.iter().all(|t| *t == "tool_checked_without_skill"),
+        "{tools:?}"
+    );
+}
+
+/// When a batch's events cannot be written, none of its `check_tool` decisions is released:
+/// each is answered as a denial that names the audit failure; other answers stand.
+#[test]
+fn a_batch_whose_events_cannot_be_written_is_denied_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("audit.jsonl");
+    let env = full_env();
+    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
+    let session = Executor::builder(env.index())
+        .audit_sink(sink)
+        .build()
+        .session(context());
+    std::fs::remove_file(&file).unwrap();
+    let requests = [
+        r#"{"id":"a","tool":"check_tool","input":{"tool":"Bash","input":{"command":"ls"}}}"#,
+        r#"{"id":"b","tool":"hello","input":{}}"#,
+        r#"{"id":"c","tool":"check_tool","input":{"tool":"Read","input":{"file_path":"x"}}}"#,
+    ];
+    let answers = protocol::respond_batch(&session, &requests);
+    let parsed: Vec<Value> = answers
+        .iter()
+        .map(|a| serde_json::from_str(a).unwrap())
+        .collect();
+    for i in [0, 2] {
+        assert_eq!(parsed[i]["output"]["decision"], "deny", "{}", answers[i]);
+        let reason = parsed[i]["output"]["reason"].as_str().unwrap();
+        assert!(reason.contains("removed or replaced"), "{reason}");
+    }
+    assert_eq!(parsed[0]["id"], "a");
+    assert_eq!(parsed[2]["id"], "c");
+    assert_eq!(parsed[1]["ok"], true);
+    assert!(
+        parsed[1]["output"]["protocol"].is_string(),
+        "{}",
+        answers[1]
+    );
+}

@@ -501,7 +501,10 @@ impl Shared {
     ) -> Option<Entry> {
         let report = self.report_of(root, candidate);
         let missing = report.parsed.is_none()
-            && report.diagnostics.iter().any(|d| d.rule == Rule::FileMissing);
+            && report
+                .diagnostics
+                .iter()
+                .any(|d| d.rule == Rule::FileMissing);
         if !missing || candidate.misnamed {
             return Some(self.entry_from(root, report, previous));
         }

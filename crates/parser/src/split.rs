@@ -150,7 +150,11 @@ mod tests {
 
     /// The closing line found line by line: what the `memchr` search must agree with.
     fn bounds_by_lines(bytes: &[u8]) -> Option<FrontmatterBounds> {
-        let start = if bytes.starts_with(b"\xEF\xBB\xBF") { 3 } else { 0 };
+        let start = if bytes.starts_with(b"\xEF\xBB\xBF") {
+            3
+        } else {
+            0
+        };
         let mut lines = bytes[start..].split_inclusive(|b| *b == b'\n');
         if trim_eol_bytes(lines.next()?) != b"---" {
             return None;
