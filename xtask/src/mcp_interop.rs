@@ -162,7 +162,7 @@ fn median(mut times: Vec<Duration>) -> Duration {
 }
 
 /// A temporary folder removed on drop (xtask has no tempfile dependency).
-mod tempfile_dir {
+pub(crate) mod tempfile_dir {
     use std::path::{Path, PathBuf};
 
     pub(crate) struct Dir(PathBuf);

@@ -189,3 +189,74 @@ pub(crate) fn cold(
     }));
     Ok(metrics)
 }
+
+/// Pipelined `check_tool` through `skillctl session`: one skill active with `Read
+/// Bash(git status:*) Bash(git diff:*)`, 200,000 requests alternating an allowed `git
+/// status` and a denied `rm -rf /`, written as fast as the session reads them; the time
+/// from start to the last answer, per request, without and with an audit file.
+pub(crate) fn check_tool_throughput(skillctl: &Path, runs: usize) -> Result<Vec<Value>> {
+    use std::io::{BufRead as _, Write as _};
+    const N: usize = 200_000;
+    let dir = crate::mcp_interop::tempfile_dir::Dir::new("check-tool-bench")?;
+    let skill = dir.path().join("skills/gitter");
+    std::fs::create_dir_all(&skill)?;
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: gitter\ndescription: Looks at git state. Use when checking the repository.\nallowed-tools: Read Bash(git status:*) Bash(git diff:*)\n---\nBody.\n",
+    )?;
+    let mut input = String::from(r#"{"id":0,"tool":"host_activate","input":{"names":["gitter"]}}"#);
+    input.push('\n');
+    for i in 1..=N {
+        let command = if i % 2 == 1 { "git status" } else { "rm -rf /" };
+        input.push_str(&format!(
+            "{{\"id\":{i},\"tool\":\"check_tool\",\"input\":{{\"tool\":\"Bash\",\"input\":{{\"command\":\"{command}\"}}}}}}\n"
+        ));
+    }
+    let input = std::sync::Arc::new(input);
+    let root = format!("project={}", dir.path().join("skills").display());
+    let mut metrics = Vec::new();
+    for audit in [false, true] {
+        let mut times = Vec::new();
+        for run in 0..runs {
+            let mut cmd = Command::new(skillctl);
+            cmd.args(["session", "--no-defaults", "--root", &root]);
+            if audit {
+                cmd.arg("--audit")
+                    .arg(dir.path().join(format!("audit-{run}.jsonl")));
+            }
+            let started = Instant::now();
+            let mut child = cmd
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .spawn()
+                .context("starting skillctl session")?;
+            let mut stdin = child.stdin.take().context("stdin")?;
+            let text = std::sync::Arc::clone(&input);
+            let writer = std::thread::spawn(move || stdin.write_all(text.as_bytes()));
+            let stdout = std::io::BufReader::new(child.stdout.take().context("stdout")?);
+            let answers = stdout.lines().count();
+            let elapsed = started.elapsed();
+            writer
+                .join()
+                .map_err(|_| anyhow::anyhow!("the writer thread panicked"))??;
+            child.wait()?;
+            if answers != N + 1 {
+                bail!("skillctl session answered {answers} of {} requests", N + 1);
+            }
+            times.push(elapsed.as_secs_f64() * 1e6 / N as f64);
+        }
+        let per_request = median(times);
+        metrics.push(json!({
+            "metric": format!(
+                "pipelined check_tool through skillctl session, {}",
+                if audit { "audit file" } else { "no audit file" }
+            ),
+            "unit": "us/request",
+            "median": per_request,
+            "floor": null,
+            "ratio": null,
+            "note": format!("{:.0} requests/s; 200,000 requests, allowed and denied alternating", 1e6 / per_request),
+        }));
+    }
+    Ok(metrics)
+}
