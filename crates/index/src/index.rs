@@ -503,9 +503,10 @@ impl Shared {
         root: &RootState,
         previous: &HashMap<PathBuf, Entry>,
     ) -> HashMap<PathBuf, Entry> {
-        let candidates = root.source.expected_candidates();
+        // Discovery walks nested layouts in parallel: on the reading threads too.
         self.reading(|| {
-            candidates
+            root.source
+                .expected_candidates()
                 .par_iter()
                 .filter_map(|c| {
                     let mut dir = crate::check::under(&root.base, &c.dir);
@@ -668,33 +669,36 @@ impl Shared {
     }
 
     fn refresh_state(&self, state: &mut RootState, root: &Path, dirs: &[PathBuf]) {
-        let updates: Vec<(PathBuf, Option<Entry>)> = self.reading(|| dirs
-            .par_iter()
-            .map(|dir| {
-                let rel = dir.strip_prefix(root).ok().and_then(|rel| {
-                    let mut parts = Vec::new();
-                    for c in rel.components() {
-                        match c {
-                            Component::Normal(name) if !skills_storage::skipped_folder(name) => {
-                                parts.push(name.to_str()?);
+        let updates: Vec<(PathBuf, Option<Entry>)> = self.reading(|| {
+            dirs.par_iter()
+                .map(|dir| {
+                    let rel = dir.strip_prefix(root).ok().and_then(|rel| {
+                        let mut parts = Vec::new();
+                        for c in rel.components() {
+                            match c {
+                                Component::Normal(name)
+                                    if !skills_storage::skipped_folder(name) =>
+                                {
+                                    parts.push(name.to_str()?);
+                                }
+                                _ => return None,
                             }
-                            _ => return None,
                         }
-                    }
-                    Some(parts.join("/"))
-                });
-                // A skipped folder, or one no relative path names: nothing to read there.
-                let Some(rel) = rel else {
-                    return (dir.clone(), None);
-                };
-                // The folder alone, as the source's discovery would see it.
-                let Some(candidate) = state.source.candidate(&rel) else {
-                    return (dir.clone(), None);
-                };
-                let entry = self.read_entry(state, &candidate, state.entries.get(dir));
-                (dir.clone(), Some(entry))
-            })
-            .collect());
+                        Some(parts.join("/"))
+                    });
+                    // A skipped folder, or one no relative path names: nothing to read there.
+                    let Some(rel) = rel else {
+                        return (dir.clone(), None);
+                    };
+                    // The folder alone, as the source's discovery would see it.
+                    let Some(candidate) = state.source.candidate(&rel) else {
+                        return (dir.clone(), None);
+                    };
+                    let entry = self.read_entry(state, &candidate, state.entries.get(dir));
+                    (dir.clone(), Some(entry))
+                })
+                .collect()
+        });
         for (dir, entry) in updates {
             match entry {
                 Some(e) => {

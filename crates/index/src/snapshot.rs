@@ -212,9 +212,9 @@ impl Snapshot {
         let mut diagnostics = diagnostics;
         hold_once(&mut records, &rank);
         drop_lookalikes(&mut records, &mut diagnostics, &rank);
-        // In path order (a file's own findings keep theirs): the parallel load finishes
-        // folders in any order, and listings must not change from run to run.
-        diagnostics.sort_by(|a, b| a.path.cmp(&b.path));
+        // In the byte order of their paths (a file's own findings keep theirs): the parallel
+        // load finishes folders in any order, and listings must not change from run to run.
+        diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
         // Grouped by name; inside a group the winner first: layer, then priority (higher
         // first), then path. A qualified name is found by scanning its name's group, so no
         // second map (and no qualified-name strings) is kept.

@@ -11,6 +11,8 @@
 //! listed once.
 
 use std::ffi::OsStr;
+
+use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
 /// The name a skill file must have.
@@ -139,87 +141,43 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         entered: Vec::new(),
         options,
     };
-    // (logical path, resolved path, depth), walked depth-first in name order.
-    let mut stack = vec![(root.to_path_buf(), canonical_root, 0usize)];
-    while let Some((dir, resolved, depth)) = stack.pop() {
-        // A folder below the root is a skill when `SKILL.md` is there: one `stat` answers,
-        // where listing the folder cost five calls. It is listed only when it is not (to
-        // find a misnamed `skill.md`, or to descend), or when skills are searched inside
-        // skills. Case-insensitive filesystems answer for `skill.md` too, so they list.
-        if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
-            let file = dir.join(SKILL_FILE);
-            // At the last level nothing is listed below it anyway: a caller that opens the
-            // file itself need not have it asked about first.
-            let expected = depth >= options.max_depth && options.leaf_files == LeafFiles::Expected;
-            if expected || std::fs::symlink_metadata(&file).is_ok() {
-                found.candidates.push(Candidate {
-                    dir,
-                    resolved,
-                    skill_file: Some(file),
-                    misnamed: None,
-                });
-                continue;
-            }
-        }
-        let mut entries = match std::fs::read_dir(&dir) {
-            Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
-            Err(e) => {
-                // A directory that vanished mid-scan is not a problem worth reporting.
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    found.problems.push((dir, e));
-                }
-                continue;
-            }
+    // Walked a level at a time: the folders of a level are visited in parallel (each one
+    // `stat` or listing), then the links they hold are followed in order, on this thread
+    // (what a link may enter depends on the links entered before it).
+    let mut level = vec![(root.to_path_buf(), canonical_root)];
+    let mut depth = 0;
+    while !level.is_empty() {
+        let leaves = depth > 0
+            && depth >= options.max_depth
+            && options.leaf_files == LeafFiles::Expected
+            && !options.descend_into_skills
+            && CASE_SENSITIVE;
+        // Expected leaves cost no call: not worth a thread.
+        let visits: Vec<Visit> = if leaves || level.len() < 2 {
+            level
+                .into_iter()
+                .map(|(dir, resolved)| visit(dir, resolved, depth, options))
+                .collect()
+        } else {
+            level
+                .into_par_iter()
+                .map(|(dir, resolved)| visit(dir, resolved, depth, options))
+                .collect()
         };
-        // Each name fetched once (a key per comparison allocated a name per comparison).
-        entries.sort_by_cached_key(std::fs::DirEntry::file_name);
-        let mut skill_file = None;
-        let mut misnamed = None;
-        let mut subdirs = Vec::new();
-        for entry in &entries {
-            let name = entry.file_name();
-            if name == OsStr::new(SKILL_FILE) {
-                skill_file = Some(entry.path());
-                continue;
-            }
-            if name
-                .to_str()
-                .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
-            {
-                misnamed.get_or_insert_with(|| entry.path());
-                continue;
-            }
-            if depth >= options.max_depth || skipped(&name, options) {
-                continue;
-            }
-            let Ok(file_type) = entry.file_type() else {
-                continue;
-            };
-            if file_type.is_dir() {
-                subdirs.push((entry.path(), resolved.join(&name)));
-            } else if file_type.is_symlink() {
-                let path = entry.path();
-                if let Some(target) = walk.follow(&path, &resolved) {
+        let mut next = Vec::new();
+        for v in visits {
+            found.candidates.extend(v.candidate);
+            found.problems.extend(v.problem);
+            next.extend(v.subdirs);
+            for path in v.links {
+                if let Some(target) = walk.follow(&path, &v.resolved) {
                     tracing::debug!(link = %path.display(), target = %target.display(), "following link");
-                    subdirs.push((path, target));
+                    next.push((path, target));
                 }
             }
         }
-        let is_skill = skill_file.is_some() || misnamed.is_some();
-        if is_skill && (depth > 0 || options.include_root) {
-            found.candidates.push(Candidate {
-                dir: dir.clone(),
-                resolved: resolved.clone(),
-                misnamed: if skill_file.is_some() { None } else { misnamed },
-                skill_file,
-            });
-        }
-        if is_skill && depth > 0 && !options.descend_into_skills {
-            continue;
-        }
-        for (sub, sub_resolved) in subdirs.into_iter().rev() {
-            stack.push((sub, sub_resolved, depth + 1));
-        }
+        level = next;
+        depth += 1;
     }
     // Byte order of the paths: deterministic, and cheaper than comparing components.
     found
@@ -252,6 +210,101 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     let mut keep = keep.into_iter();
     found.candidates.retain(|_| keep.next().unwrap_or(true));
     found
+}
+
+/// What one folder holds, as the walk sees it.
+struct Visit {
+    /// The folder, resolved (links found in it are resolved against it).
+    resolved: PathBuf,
+    candidate: Option<Candidate>,
+    problem: Option<(PathBuf, std::io::Error)>,
+    /// Folders below it to walk: (logical path, resolved path).
+    subdirs: Vec<(PathBuf, PathBuf)>,
+    /// Links below it, to follow or not.
+    links: Vec<PathBuf>,
+}
+
+/// Visits one folder at `depth`: whether it is a skill, and what to walk below it.
+fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptions) -> Visit {
+    let mut v = Visit {
+        resolved,
+        candidate: None,
+        problem: None,
+        subdirs: Vec::new(),
+        links: Vec::new(),
+    };
+    // A folder below the root is a skill when `SKILL.md` is there: one `stat` answers,
+    // where listing the folder cost five calls. It is listed only when it is not (to find
+    // a misnamed `skill.md`, or to descend), or when skills are searched inside skills.
+    // Case-insensitive filesystems answer for `skill.md` too, so they list.
+    if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
+        let file = dir.join(SKILL_FILE);
+        // At the last level nothing is listed below it anyway: a caller that opens the
+        // file itself need not have it asked about first.
+        let expected = depth >= options.max_depth && options.leaf_files == LeafFiles::Expected;
+        if expected || std::fs::symlink_metadata(&file).is_ok() {
+            v.candidate = Some(Candidate {
+                dir,
+                resolved: v.resolved.clone(),
+                skill_file: Some(file),
+                misnamed: None,
+            });
+            return v;
+        }
+    }
+    let mut entries = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
+        Err(e) => {
+            // A directory that vanished mid-scan is not a problem worth reporting.
+            if e.kind() != std::io::ErrorKind::NotFound {
+                v.problem = Some((dir, e));
+            }
+            return v;
+        }
+    };
+    // Each name fetched once (a key per comparison allocated a name per comparison).
+    entries.sort_by_cached_key(std::fs::DirEntry::file_name);
+    let mut skill_file = None;
+    let mut misnamed = None;
+    for entry in &entries {
+        let name = entry.file_name();
+        if name == OsStr::new(SKILL_FILE) {
+            skill_file = Some(entry.path());
+            continue;
+        }
+        if name
+            .to_str()
+            .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
+        {
+            misnamed.get_or_insert_with(|| entry.path());
+            continue;
+        }
+        if depth >= options.max_depth || skipped(&name, options) {
+            continue;
+        }
+        let Ok(file_type) = entry.file_type() else {
+            continue;
+        };
+        if file_type.is_dir() {
+            v.subdirs.push((entry.path(), v.resolved.join(&name)));
+        } else if file_type.is_symlink() {
+            v.links.push(entry.path());
+        }
+    }
+    let is_skill = skill_file.is_some() || misnamed.is_some();
+    if is_skill && (depth > 0 || options.include_root) {
+        v.candidate = Some(Candidate {
+            dir,
+            resolved: v.resolved.clone(),
+            misnamed: if skill_file.is_some() { None } else { misnamed },
+            skill_file,
+        });
+    }
+    if is_skill && depth > 0 && !options.descend_into_skills {
+        v.subdirs.clear();
+        v.links.clear();
+    }
+    v
 }
 
 /// What the walk needs to decide whether to follow a link.
