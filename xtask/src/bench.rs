@@ -307,13 +307,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         ("round trip, tools/call skills_read over MCP stdio", mcp),
         ("round trip, skills_read over the JSON-lines session", lines),
     ] {
-        metrics.push(serde_json::json!({
-            "metric": metric,
-            "unit": "us",
-            "median": median.as_secs_f64() * 1e6,
-            "floor": null,
-            "ratio": null,
-        }));
+        metrics.push(crate::whole::metric(
+            metric.to_owned(),
+            "us",
+            median.as_secs_f64() * 1e6,
+            None,
+            "",
+        ));
     }
     // Whole process, as a user meets it: skillctl list beside the floor process.
     let floor = crate::whole::build_floor()?;
@@ -348,14 +348,20 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             .find(|m| m["metric"].as_str() == Some(heap_metric.as_str()))
             .and_then(|m| m["median"].as_f64());
         if let Some(heap) = heap {
-            metrics.push(json!({
-                "metric": format!("peak RSS of list beyond the index heap, {} skills", largest.label),
-                "unit": "MiB",
-                "median": (rss - heap) / (1024.0 * 1024.0),
-                "floor": null,
-                "ratio": null,
-                "note": format!("peak RSS {:.1} MiB, index heap {:.1} MiB", rss / 1048576.0, heap / 1048576.0),
-            }));
+            metrics.push(crate::whole::metric(
+                format!(
+                    "peak RSS of list beyond the index heap, {} skills",
+                    largest.label
+                ),
+                "MiB",
+                (rss - heap) / 1_048_576.0,
+                None,
+                &format!(
+                    "peak RSS {:.1} MiB, index heap {:.1} MiB",
+                    rss / 1_048_576.0,
+                    heap / 1_048_576.0
+                ),
+            ));
         }
     }
     // The session's throughput, as a host that pipelines meets it.

@@ -63,6 +63,25 @@ fn timed(mut cmd: Command) -> Result<f64> {
     Ok(elapsed)
 }
 
+/// One row of the bench's results: a metric's median, beside its floor (and their ratio)
+/// when it has one.
+pub(crate) fn metric(
+    name: String,
+    unit: &str,
+    median: f64,
+    floor: Option<f64>,
+    note: &str,
+) -> Value {
+    json!({
+        "metric": name,
+        "unit": unit,
+        "median": median,
+        "floor": floor,
+        "ratio": floor.map(|f| median / f),
+        "note": note,
+    })
+}
+
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     v[v.len() / 2]
@@ -86,14 +105,13 @@ pub(crate) fn list_vs_floor(
             lists.push(timed(list_cmd(skillctl, corpus))?);
         }
         let (list, floor) = (median(lists), median(floors));
-        metrics.push(json!({
-            "metric": format!("whole-process list, {} skills", corpus.label),
-            "unit": "ms",
-            "median": list,
-            "floor": floor,
-            "ratio": list / floor,
-            "note": "skillctl list --format json > /dev/null; floor = examples/floor (list + read the same prefix, in parallel), alternated",
-        }));
+        metrics.push(metric(
+            format!("whole-process list, {} skills", corpus.label),
+            "ms",
+            list,
+            Some(floor),
+            "skillctl list --format json > /dev/null; floor = examples/floor (list + read the same prefix, in parallel), alternated",
+        ));
     }
     Ok(metrics)
 }
@@ -170,23 +188,22 @@ pub(crate) fn cold(
     for (t, times) in threads.iter().zip(floors) {
         let m = median(times);
         best = best.min(m);
-        metrics.push(json!({
-            "metric": format!("cold floor, {t} threads, {} skills", corpus.label),
-            "unit": "ms",
-            "median": m,
-            "floor": null,
-            "ratio": null,
-        }));
+        metrics.push(metric(
+            format!("cold floor, {t} threads, {} skills", corpus.label),
+            "ms",
+            m,
+            None,
+            "",
+        ));
     }
     let list = median(lists);
-    metrics.push(json!({
-        "metric": format!("cold whole-process list, {} skills", corpus.label),
-        "unit": "ms",
-        "median": list,
-        "floor": best,
-        "ratio": list / best,
-        "note": "page cache evicted (posix_fadvise DONTNEED) before each run; floor = the best cold floor",
-    }));
+    metrics.push(metric(
+        format!("cold whole-process list, {} skills", corpus.label),
+        "ms",
+        list,
+        Some(best),
+        "page cache evicted (posix_fadvise DONTNEED) before each run; floor = the best cold floor",
+    ));
     Ok(metrics)
 }
 
@@ -246,17 +263,19 @@ pub(crate) fn check_tool_throughput(skillctl: &Path, runs: usize) -> Result<Vec<
             times.push(elapsed.as_secs_f64() * 1e6 / N as f64);
         }
         let per_request = median(times);
-        metrics.push(json!({
-            "metric": format!(
+        metrics.push(metric(
+            format!(
                 "pipelined check_tool through skillctl session, {}",
                 if audit { "audit file" } else { "no audit file" }
             ),
-            "unit": "us/request",
-            "median": per_request,
-            "floor": null,
-            "ratio": null,
-            "note": format!("{:.0} requests/s; 200,000 requests, allowed and denied alternating", 1e6 / per_request),
-        }));
+            "us/request",
+            per_request,
+            None,
+            &format!(
+                "{:.0} requests/s; 200,000 requests, allowed and denied alternating",
+                1e6 / per_request
+            ),
+        ));
     }
     Ok(metrics)
 }

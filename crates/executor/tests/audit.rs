@@ -499,18 +499,25 @@ fn a_post_hook_does_not_run_unaudited_at_the_end_of_a_task() {
     );
 }
 
-/// A batch of pipelined `check_tool` requests (`protocol::respond_batch`): their events are
-/// written together after the last decision, before any answer is handed back, in order.
-#[test]
-fn a_batch_writes_its_decisions_events_before_answering() {
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("audit.jsonl");
+/// A session of [`full_env`] audited to `audit.jsonl` in `dir`: the environment (keep it
+/// alive), the audit file and the session.
+fn file_audited(dir: &std::path::Path) -> (Env, std::path::PathBuf, skills_executor::Session) {
+    let file = dir.join("audit.jsonl");
     let env = full_env();
     let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
     let session = Executor::builder(env.index())
         .audit_sink(sink)
         .build()
         .session(context());
+    (env, file, session)
+}
+
+/// A batch of pipelined `check_tool` requests (`protocol::respond_batch`): their events are
+/// written together after the last decision, before any answer is handed back, in order.
+#[test]
+fn a_batch_writes_its_decisions_events_before_answering() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_env, file, session) = file_audited(dir.path());
     // Held, the event is not in the file until the release.
     let held = session.hold_decisions();
     assert!(
@@ -547,13 +554,7 @@ fn a_batch_writes_its_decisions_events_before_answering() {
 #[test]
 fn a_batch_whose_events_cannot_be_written_is_denied_whole() {
     let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("audit.jsonl");
-    let env = full_env();
-    let sink: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap());
-    let session = Executor::builder(env.index())
-        .audit_sink(sink)
-        .build()
-        .session(context());
+    let (_env, file, session) = file_audited(dir.path());
     std::fs::remove_file(&file).unwrap();
     let requests = [
         r#"{"id":"a","tool":"check_tool","input":{"tool":"Bash","input":{"command":"ls"}}}"#,

@@ -505,12 +505,13 @@ impl Shared {
     ) -> HashMap<PathBuf, Entry> {
         // Discovery walks nested layouts in parallel: on the reading threads too.
         self.reading(|| {
+            // Consumed: each candidate is freed once read.
             root.source
                 .expected_candidates()
-                .par_iter()
+                .into_par_iter()
                 .filter_map(|c| {
                     let mut dir = crate::check::under(&root.base, &c.dir);
-                    let entry = self.read_expected(root, c, previous.get(&dir))?;
+                    let entry = self.read_expected(root, &c, previous.get(&dir))?;
                     dir.shrink_to_fit();
                     Some((dir, entry))
                 })
