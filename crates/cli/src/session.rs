@@ -307,8 +307,16 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
 enum Pending {
     /// Answered already (a line too long, not UTF-8).
     Answered(String),
-    /// A request, to be answered with the rest of its batch.
-    Request(String),
+    /// A request, to be answered with the rest of its batch: its place in the batch's text.
+    Request(std::ops::Range<usize>),
+}
+
+/// The lines read and not yet answered, in order, and the requests' text, one after
+/// another (one buffer for a batch, not a string per line).
+#[derive(Default)]
+struct Batch {
+    lines: Vec<Pending>,
+    text: String,
 }
 
 /// At most this many requests are answered together.
@@ -323,7 +331,7 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
     // like any other, and the session goes on.
     let mut bytes = Vec::new();
-    let mut batch = Vec::new();
+    let mut batch = Batch::default();
     loop {
         bytes.clear();
         // A request line is bounded: a line that never ends cannot grow memory without limit.
@@ -347,17 +355,19 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
                     n > 0 && !rest.ends_with(b"\n")
                 } {}
             }
-            batch.push(Pending::Answered(protocol::error_line(
+            batch.lines.push(Pending::Answered(protocol::error_line(
                 "SKILL_BAD_REQUEST",
                 &format!("the request line is over {MAX_LINE} bytes"),
             )));
         } else {
             match std::str::from_utf8(&bytes) {
                 Ok(line) if line.trim().is_empty() => {}
-                Ok(line) => batch.push(Pending::Request(
-                    line.trim_end_matches(['\n', '\r']).to_owned(),
-                )),
-                Err(e) => batch.push(Pending::Answered(protocol::error_line(
+                Ok(line) => {
+                    let start = batch.text.len();
+                    batch.text.push_str(line.trim_end_matches(['\n', '\r']));
+                    batch.lines.push(Pending::Request(start..batch.text.len()));
+                }
+                Err(e) => batch.lines.push(Pending::Answered(protocol::error_line(
                     "SKILL_BAD_REQUEST",
                     &format!("the request line is not UTF-8: {e}"),
                 ))),
@@ -365,7 +375,7 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
         }
         // Answer before waiting for more input: a host that waits for its answers must
         // get them.
-        if stdin.buffer().is_empty() || batch.len() >= MAX_BATCH {
+        if stdin.buffer().is_empty() || batch.lines.len() >= MAX_BATCH {
             answer(session, out, &mut batch)?;
         }
     }
@@ -375,20 +385,21 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
 }
 
 /// Answers the pending lines in order, writes the answers and flushes them.
-fn answer(session: &Session, out: &Out, batch: &mut Vec<Pending>) -> Result<()> {
-    if batch.is_empty() {
+fn answer(session: &Session, out: &Out, batch: &mut Batch) -> Result<()> {
+    if batch.lines.is_empty() {
         return Ok(());
     }
     let requests: Vec<&str> = batch
+        .lines
         .iter()
         .filter_map(|p| match p {
-            Pending::Request(line) => Some(line.as_str()),
+            Pending::Request(at) => batch.text.get(at.clone()),
             Pending::Answered(_) => None,
         })
         .collect();
     let mut answers = protocol::respond_batch(session, &requests).into_iter();
     let mut out = out.lock();
-    for pending in batch.drain(..) {
+    for pending in batch.lines.drain(..) {
         let line = match pending {
             Pending::Answered(line) => line,
             Pending::Request(_) => answers.next().unwrap_or_default(),
@@ -397,5 +408,6 @@ fn answer(session: &Session, out: &Out, batch: &mut Vec<Pending>) -> Result<()> 
         out.write_all(b"\n")?;
     }
     out.flush()?;
+    batch.text.clear();
     Ok(())
 }

@@ -437,17 +437,22 @@ pub fn hello() -> Hello {
 struct WireRequest<'a> {
     #[serde(borrow, default)]
     id: Option<&'a RawValue>,
-    #[serde(default)]
-    tool: Option<Value>,
+    #[serde(borrow, default)]
+    tool: Option<&'a RawValue>,
     #[serde(borrow, default)]
     input: Option<&'a RawValue>,
 }
 
-#[derive(Serialize)]
-struct WireOk<'a> {
-    id: &'a RawValue,
-    ok: bool,
-    output: &'a RawValue,
+/// `{"id":ID,"ok":true,"output":OUTPUT}`: both already JSON text, written as they are.
+fn ok_response(id: &RawValue, output: &RawValue) -> String {
+    let (id, output) = (id.get(), output.get());
+    let mut line = String::with_capacity(id.len() + output.len() + 28);
+    line.push_str("{\"id\":");
+    line.push_str(id);
+    line.push_str(",\"ok\":true,\"output\":");
+    line.push_str(output);
+    line.push('}');
+    line
 }
 
 #[derive(Serialize)]
@@ -497,7 +502,17 @@ pub fn respond_line(session: &Session, line: &str) -> String {
         Some(id) => id,
         None => null_id(),
     };
-    let Some(Value::String(tool)) = request.tool else {
+    // Borrowed from the line unless the name holds escapes.
+    let tool: Option<std::borrow::Cow<'_, str>> =
+        request
+            .tool
+            .and_then(|t| match serde_json::from_str::<&str>(t.get()) {
+                Ok(name) => Some(std::borrow::Cow::Borrowed(name)),
+                Err(_) => serde_json::from_str::<String>(t.get())
+                    .ok()
+                    .map(std::borrow::Cow::Owned),
+            });
+    let Some(tool) = tool else {
         return error_response(
             id,
             "SKILL_BAD_REQUEST",
@@ -510,12 +525,7 @@ pub fn respond_line(session: &Session, line: &str) -> String {
     };
     let input = Input::Text(input);
     match dispatch::<AsText>(session, &tool, input, None) {
-        Ok(output) => serde_json::to_string(&WireOk {
-            id,
-            ok: true,
-            output: &output,
-        })
-        .unwrap_or_default(),
+        Ok(output) => ok_response(id, &output),
         Err(e) => error_response(id, e.code(), &e.to_string()),
     }
 }
@@ -546,12 +556,7 @@ pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
             };
             let refused = check_result(crate::Decision::refused(e.to_string()));
             let output = AsText::sorted(refused);
-            answers[i] = serde_json::to_string(&WireOk {
-                id,
-                ok: true,
-                output: &output,
-            })
-            .unwrap_or_default();
+            answers[i] = ok_response(id, &output);
         }
     }
     answers
