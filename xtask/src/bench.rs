@@ -149,6 +149,14 @@ const GATES: &[Gate] = &[
         limit: 32.0,
         absolute: false,
         target: "<= 32 MiB",
+        open: Some("#15"),
+    },
+    Gate {
+        metric: "peak RSS of list beyond the index heap, 100000 skills",
+        on_ratio: false,
+        limit: 64.0,
+        absolute: true,
+        target: "guard <= 64 MiB",
         open: None,
     },
     Gate {
