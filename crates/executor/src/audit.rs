@@ -155,16 +155,14 @@ pub trait AuditSink: Send + Sync + std::fmt::Debug {
         self.record(event)
     }
 
-    /// Records the event of a decision that is held back until [`flush`](Self::flush)
-    /// returns: the sink may keep it in memory until then, so a batch of decisions costs
-    /// one write. The default records it at once.
-    fn record_held(&self, event: &AuditEvent, json: &str) -> std::io::Result<()> {
-        self.record_json(event, json)
-    }
-
-    /// Writes every held event. On an error none of them is recorded, and the decisions
-    /// they describe must not be released. The default has nothing held.
-    fn flush(&self) -> std::io::Result<()> {
+    /// Records several events, each already serialised as JSON (no newline), in order. A
+    /// sink that writes JSON lines writes them at once (one write, one check of the file,
+    /// one `fsync`), and on an error records none of them. The default records them one by
+    /// one, and stops at the first error (the ones before it stay recorded).
+    fn record_batch(&self, events: &[(AuditEvent, String)]) -> std::io::Result<()> {
+        for (event, json) in events {
+            self.record_json(event, json)?;
+        }
         Ok(())
     }
 
@@ -222,19 +220,9 @@ impl AuditSink for MemorySink {
 #[derive(Debug)]
 pub struct JsonlFileSink {
     path: std::path::PathBuf,
-    state: Mutex<Appending>,
+    file: Mutex<File>,
     fsync: bool,
 }
-
-/// The open file, and the lines of held events not yet written to it.
-#[derive(Debug)]
-struct Appending {
-    file: File,
-    held: Vec<u8>,
-}
-
-/// Held lines past this size are written at once, not at the next flush.
-const MAX_HELD: usize = 1 << 20;
 
 /// What a line is appended to: a file, or a test double that fails part-way.
 trait Journal {
@@ -297,10 +285,7 @@ impl JsonlFileSink {
         repair(&file, meta.len())?;
         Ok(JsonlFileSink {
             path: path.to_path_buf(),
-            state: Mutex::new(Appending {
-                file,
-                held: Vec::new(),
-            }),
+            file: Mutex::new(file),
             fsync: false,
         })
     }
@@ -390,51 +375,34 @@ impl AuditSink for JsonlFileSink {
     }
 
     fn record_json(&self, _: &AuditEvent, json: &str) -> std::io::Result<()> {
-        let mut state = self.state.lock();
-        // Held lines go first, in order, in the same write.
-        let keep = state.held.len();
-        state.held.extend_from_slice(json.as_bytes());
-        state.held.push(b'\n');
-        let result = self.write_held(&mut state);
-        if result.is_err() && state.held.len() > keep {
-            // Not written: this line fails with its caller; held ones stay held for the
-            // next flush.
-            state.held.truncate(keep);
-        }
-        result
+        let mut line = Vec::with_capacity(json.len() + 1);
+        line.extend_from_slice(json.as_bytes());
+        line.push(b'\n');
+        self.append(&line)
     }
 
-    fn record_held(&self, _: &AuditEvent, json: &str) -> std::io::Result<()> {
-        let mut state = self.state.lock();
-        state.held.extend_from_slice(json.as_bytes());
-        state.held.push(b'\n');
-        if state.held.len() > MAX_HELD {
-            return self.write_held(&mut state);
+    fn record_batch(&self, events: &[(AuditEvent, String)]) -> std::io::Result<()> {
+        let mut lines = Vec::with_capacity(events.iter().map(|(_, j)| j.len() + 1).sum());
+        for (_, json) in events {
+            lines.extend_from_slice(json.as_bytes());
+            lines.push(b'\n');
         }
-        Ok(())
-    }
-
-    fn flush(&self) -> std::io::Result<()> {
-        let mut state = self.state.lock();
-        if state.held.is_empty() {
-            return Ok(());
-        }
-        let result = self.write_held(&mut state);
-        // Written, or never to be: the decisions they describe are refused instead.
-        state.held.clear();
-        result
+        self.append(&lines)
     }
 }
 
 impl JsonlFileSink {
-    /// Writes every held line in one write on the O_APPEND file, rolled back if it fails;
-    /// on success nothing is held any more.
-    fn write_held(&self, state: &mut Appending) -> std::io::Result<()> {
-        let before = self.still_the_file(&mut state.file)?;
-        append_whole(&mut state.file, &state.held, before)?;
-        state.held.clear();
+    /// Appends whole lines in one write on the O_APPEND file after checking the file is
+    /// still the one at the path, rolled back if the write fails; then `fsync` if asked.
+    fn append(&self, lines: &[u8]) -> std::io::Result<()> {
+        if lines.is_empty() {
+            return Ok(());
+        }
+        let mut file = self.file.lock();
+        let before = self.still_the_file(&mut file)?;
+        append_whole(&mut *file, lines, before)?;
         if self.fsync {
-            state.file.sync_data()?;
+            file.sync_data()?;
         }
         Ok(())
     }

@@ -5,7 +5,7 @@
 //! and hooks in `run.rs`, decisions in `check.rs`.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -28,11 +28,23 @@ pub struct Session {
     seen_generation: AtomicU64,
     /// Qualified name → the on-disk digest last reported outdated (reported once each).
     reported: Mutex<HashMap<String, Option<String>>>,
-    /// Whether `check_tool`'s events are held for a batch ([`Session::hold_decisions`]).
-    holding: AtomicBool,
-    /// How many events have been held, ever: a caller compares it before and after a call.
-    held: AtomicU64,
+    /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`]):
+    /// this session's own, and only for the thread that holds them.
+    held: Mutex<Vec<HeldBatch>>,
 }
+
+/// Events held for a batch: the holding thread, the events in call order (with their
+/// JSON), their size, and how many decisions have been held in all.
+#[derive(Debug)]
+struct HeldBatch {
+    thread: std::thread::ThreadId,
+    events: Vec<(AuditEvent, String)>,
+    bytes: usize,
+    count: u64,
+}
+
+/// Held events past this size are written at once rather than at the release.
+const MAX_HELD: usize = 1 << 20;
 
 impl Session {
     pub(crate) fn new(exec: Arc<Inner>, id: String, context: SessionContext) -> Session {
@@ -44,8 +56,7 @@ impl Session {
             stack: Mutex::new(Vec::new()),
             seen_generation: AtomicU64::new(generation),
             reported: Mutex::new(HashMap::new()),
-            holding: AtomicBool::new(false),
-            held: AtomicU64::new(0),
+            held: Mutex::new(Vec::new()),
         }
     }
 
@@ -71,6 +82,20 @@ impl Session {
     /// Records an event: `tracing` first, then the sink. A sink failure is an error, so the
     /// caller fails closed.
     pub(crate) fn emit(&self, event: &AuditEvent) -> Result<(), ExecError> {
+        // A call made while this thread holds decisions: their events go first, so the
+        // trail keeps the order of the calls. If they cannot be written, this call fails;
+        // they stay held, for the release to write or refuse.
+        let me = std::thread::current().id();
+        if let Some(batch) = self.held.lock().iter_mut().find(|b| b.thread == me) {
+            if !batch.events.is_empty() {
+                self.exec
+                    .sink
+                    .record_batch(&batch.events)
+                    .map_err(ExecError::Audit)?;
+                batch.events.clear();
+                batch.bytes = 0;
+            }
+        }
         // Serialised once, and only when `tracing` takes it; the sink reuses those bytes.
         if tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO) {
             match serde_json::to_string(event) {
@@ -90,35 +115,70 @@ impl Session {
         self.exec.sink.record(event).map_err(ExecError::Audit)
     }
 
-    /// Records the event of a `check_tool` decision: held by the sink while a batch holds
+    /// Records the event of a `check_tool` decision: held while this thread holds
     /// decisions ([`hold_decisions`](Self::hold_decisions)), else as [`emit`](Self::emit).
     pub(crate) fn emit_decision(&self, event: &AuditEvent) -> Result<(), ExecError> {
-        if !self.holding.load(Ordering::Relaxed) {
+        let me = std::thread::current().id();
+        let mut held = self.held.lock();
+        let Some(batch) = held.iter_mut().find(|b| b.thread == me) else {
+            drop(held);
             return self.emit(event);
-        }
+        };
         let json = serde_json::to_string(event).map_err(|e| ExecError::Audit(e.into()))?;
         tracing::info!(target: "agent_skills::audit", "{json}");
-        self.exec
-            .sink
-            .record_held(event, &json)
-            .map_err(ExecError::Audit)?;
-        self.held.fetch_add(1, Ordering::Relaxed);
+        batch.bytes += json.len() + 1;
+        batch.events.push((event.clone(), json));
+        batch.count += 1;
+        if batch.bytes > MAX_HELD {
+            // Too much to keep: write what is held now. On an error this decision is
+            // refused and its event dropped; the earlier ones stay held.
+            if let Err(e) = self.exec.sink.record_batch(&batch.events) {
+                if let Some((_, json)) = batch.events.pop() {
+                    batch.bytes -= json.len() + 1;
+                }
+                return Err(ExecError::Audit(e));
+            }
+            batch.events.clear();
+            batch.bytes = 0;
+        }
         Ok(())
     }
 
-    /// Holds the events of `check_tool` decisions until [`HeldDecisions::release`]: the
-    /// sink may then write a batch of them at once. The caller must not let a held
-    /// decision take effect (answer it to a host) before `release` returns `Ok`; when it
-    /// fails, every held decision is to be refused. Transports that answer a batch of
-    /// pipelined requests use it ([`crate::protocol::respond_batch`]).
+    /// Holds the events of `check_tool` decisions made on this thread until
+    /// [`HeldDecisions::release`], which writes them at once. The caller must not let a
+    /// held decision take effect (answer it to a host) before `release` returns `Ok`; when
+    /// it fails, every decision held since must be refused. Calls on other threads are
+    /// not held. Transports that answer a batch of pipelined requests use it
+    /// ([`crate::protocol::respond_batch`]).
     pub fn hold_decisions(&self) -> HeldDecisions<'_> {
-        self.holding.store(true, Ordering::Relaxed);
-        HeldDecisions { session: self }
+        let me = std::thread::current().id();
+        let mut held = self.held.lock();
+        // Held already on this thread: one batch, released by the outer release.
+        let nested = held.iter().any(|b| b.thread == me);
+        if !nested {
+            held.push(HeldBatch {
+                thread: me,
+                events: Vec::new(),
+                bytes: 0,
+                count: 0,
+            });
+        }
+        HeldDecisions {
+            session: self,
+            thread: me,
+            outer: !nested,
+        }
     }
 
-    /// How many decisions' events have been held so far (it only grows).
+    /// How many decisions this thread has held since [`hold_decisions`](Self::hold_decisions)
+    /// (0 when it holds none).
     pub fn held_decisions(&self) -> u64 {
-        self.held.load(Ordering::Relaxed)
+        let me = std::thread::current().id();
+        self.held
+            .lock()
+            .iter()
+            .find(|b| b.thread == me)
+            .map_or(0, |b| b.count)
     }
 
     /// Whether anything takes audit events: a sink that keeps them, or a `tracing`
@@ -299,20 +359,49 @@ pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
 #[must_use = "held decisions must be released before they take effect"]
 pub struct HeldDecisions<'s> {
     session: &'s Session,
+    /// The thread whose decisions are held.
+    thread: std::thread::ThreadId,
+    /// Whether this hold began the batch (a nested hold leaves it to the outer one).
+    outer: bool,
 }
 
 impl HeldDecisions<'_> {
-    /// Writes the held events. On an error none is recorded, and every decision held
-    /// since [`Session::hold_decisions`] must be refused.
+    /// This hold's events: the whole batch, taken out of the session, for the hold that
+    /// began it; the events held so far, with the batch kept open, for a nested one.
+    fn take(&self) -> Vec<(AuditEvent, String)> {
+        let mut held = self.session.held.lock();
+        let Some(at) = held.iter().position(|b| b.thread == self.thread) else {
+            return Vec::new();
+        };
+        if self.outer {
+            held.swap_remove(at).events
+        } else {
+            held[at].bytes = 0;
+            std::mem::take(&mut held[at].events)
+        }
+    }
+
+    /// Writes the held events in one batch. On an error none is recorded (for the JSON-lines
+    /// file), and every decision held since [`Session::hold_decisions`] must be refused.
     pub fn release(self) -> Result<(), ExecError> {
-        self.session.holding.store(false, Ordering::Relaxed);
-        self.session.exec.sink.flush().map_err(ExecError::Audit)
+        let events = self.take();
+        if events.is_empty() {
+            return Ok(());
+        }
+        self.session
+            .exec
+            .sink
+            .record_batch(&events)
+            .map_err(ExecError::Audit)
     }
 }
 
 impl Drop for HeldDecisions<'_> {
     fn drop(&mut self) {
-        // Released or dropped, the session stops holding.
-        self.session.holding.store(false, Ordering::Relaxed);
+        // Dropped without a release (a panic mid-batch): its decisions were never answered,
+        // and their events are not written. After a release there is nothing left.
+        if self.outer {
+            self.take();
+        }
     }
 }

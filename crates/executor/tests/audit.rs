@@ -580,3 +580,61 @@ fn a_batch_whose_events_cannot_be_written_is_denied_whole() {
         answers[1]
     );
 }
+
+/// Regression: holding was a flag of the whole session, so a `check_tool` on another thread
+/// was held too and answered before its event was written. Only the holding thread's
+/// decisions are held; another thread's are written before its call returns.
+#[test]
+fn regression_only_the_holding_threads_decisions_are_held() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_env, file, session) = file_audited(dir.path());
+    let held = session.hold_decisions();
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            assert!(
+                session
+                    .check_tool("Bash", &json!({"command": "pwd"}))
+                    .allowed
+            );
+            assert_eq!(session.held_decisions(), 0);
+        });
+    });
+    // The other thread's event is written; this thread's is still held.
+    assert_eq!(lines(&file).len(), 1);
+    assert_eq!(session.held_decisions(), 1);
+    held.release().unwrap();
+    assert_eq!(lines(&file).len(), 2);
+}
+
+/// A call that is not a decision, made while decisions are held, writes the held events
+/// first: the trail keeps the order of the calls.
+#[test]
+fn a_call_made_while_decisions_are_held_keeps_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_env, file, session) = file_audited(dir.path());
+    let held = session.hold_decisions();
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+    session
+        .load(&names(&["builder"]), LoadMode::Replace)
+        .unwrap();
+    let events: Vec<String> = lines(&file)
+        .iter()
+        .map(|e| e["event"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        events.first().map(String::as_str),
+        Some("tool_checked_without_skill")
+    );
+    assert!(events.len() >= 2, "{events:?}");
+    held.release().unwrap();
+    assert_eq!(lines(&file).len(), events.len());
+}
