@@ -107,16 +107,9 @@ fn depth_of(root: &Path) -> usize {
     6
 }
 
-fn metric(name: &str, unit: &str, median: f64, floor: Option<f64>, note: &str) -> Value {
-    json!({
-        "metric": name,
-        "unit": unit,
-        "median": median,
-        "floor": floor,
-        "ratio": floor.map(|f| median / f),
-        "note": note,
-    })
-}
+#[path = "support/row.rs"]
+mod row;
+use row::metric;
 
 fn main() {
     let args = args();

@@ -316,7 +316,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         ("round trip, skills_read over the JSON-lines session", lines),
     ] {
         metrics.push(crate::whole::metric(
-            metric.to_owned(),
+            metric,
             "us",
             median.as_secs_f64() * 1e6,
             None,
@@ -357,7 +357,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             .and_then(|m| m["median"].as_f64());
         if let Some(heap) = heap {
             metrics.push(crate::whole::metric(
-                format!(
+                &format!(
                     "peak RSS of list beyond the index heap, {} skills",
                     largest.label
                 ),

@@ -9,7 +9,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use anyhow::{bail, Context, Result};
-use serde_json::{json, Value};
+use serde_json::Value;
 
 /// One corpus: its label, folder and the depth its skills sit at.
 pub(crate) struct Corpus {
@@ -63,24 +63,10 @@ fn timed(mut cmd: Command) -> Result<f64> {
     Ok(elapsed)
 }
 
-/// One row of the bench's results: a metric's median, beside its floor (and their ratio)
-/// when it has one.
-pub(crate) fn metric(
-    name: String,
-    unit: &str,
-    median: f64,
-    floor: Option<f64>,
-    note: &str,
-) -> Value {
-    json!({
-        "metric": name,
-        "unit": unit,
-        "median": median,
-        "floor": floor,
-        "ratio": floor.map(|f| median / f),
-        "note": note,
-    })
-}
+/// The result row both benches write.
+#[path = "../../benches/support/row.rs"]
+mod row;
+pub(crate) use row::metric;
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -106,7 +92,7 @@ pub(crate) fn list_vs_floor(
         }
         let (list, floor) = (median(lists), median(floors));
         metrics.push(metric(
-            format!("whole-process list, {} skills", corpus.label),
+            &format!("whole-process list, {} skills", corpus.label),
             "ms",
             list,
             Some(floor),
@@ -189,7 +175,7 @@ pub(crate) fn cold(
         let m = median(times);
         best = best.min(m);
         metrics.push(metric(
-            format!("cold floor, {t} threads, {} skills", corpus.label),
+            &format!("cold floor, {t} threads, {} skills", corpus.label),
             "ms",
             m,
             None,
@@ -198,7 +184,7 @@ pub(crate) fn cold(
     }
     let list = median(lists);
     metrics.push(metric(
-        format!("cold whole-process list, {} skills", corpus.label),
+        &format!("cold whole-process list, {} skills", corpus.label),
         "ms",
         list,
         Some(best),
@@ -264,7 +250,7 @@ pub(crate) fn check_tool_throughput(skillctl: &Path, runs: usize) -> Result<Vec<
         }
         let per_request = median(times);
         metrics.push(metric(
-            format!(
+            &format!(
                 "pipelined check_tool through skillctl session, {}",
                 if audit { "audit file" } else { "no audit file" }
             ),
