@@ -474,6 +474,14 @@ fn null_id() -> &'static RawValue {
     NULL.get_or_init(|| RawValue::from_string("null".to_owned()).unwrap_or_default())
 }
 
+/// A request's id or input as given, or `null` when it is missing.
+fn or_null(raw: Option<&RawValue>) -> &RawValue {
+    match raw {
+        Some(raw) => raw,
+        None => null_id(),
+    }
+}
+
 /// The response line (without its newline) for an error outside any request's handling
 /// (a line that is not JSON, too long, not UTF-8).
 pub fn error_line(code: &str, message: &str) -> String {
@@ -498,10 +506,7 @@ pub fn respond_line(session: &Session, line: &str) -> String {
             return error_line("SKILL_BAD_REQUEST", &format!("not a JSON request: {e}"));
         }
     };
-    let id: &RawValue = match request.id {
-        Some(id) => id,
-        None => null_id(),
-    };
+    let id = or_null(request.id);
     // Borrowed from the line unless the name holds escapes.
     let tool: Option<std::borrow::Cow<'_, str>> =
         request
@@ -519,11 +524,7 @@ pub fn respond_line(session: &Session, line: &str) -> String {
             "a request needs \"tool\" (a string) and \"input\"",
         );
     };
-    let input: &RawValue = match request.input {
-        Some(input) => input,
-        None => null_id(),
-    };
-    let input = Input::Text(input);
+    let input = Input::Text(or_null(request.input));
     match dispatch::<AsText>(session, &tool, input, None) {
         Ok(output) => ok_response(id, &output),
         Err(e) => error_response(id, e.code(), &e.to_string()),
@@ -550,10 +551,7 @@ pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
     if let Err(e) = held.release() {
         for i in holding {
             let request = serde_json::from_str::<WireRequest<'_>>(lines[i]).ok();
-            let id: &RawValue = match request.as_ref().and_then(|r| r.id) {
-                Some(id) => id,
-                None => null_id(),
-            };
+            let id = or_null(request.as_ref().and_then(|r| r.id));
             let refused = check_result(crate::Decision::refused(e.to_string()));
             let output = AsText::sorted(refused);
             answers[i] = ok_response(id, &output);

@@ -84,6 +84,19 @@ impl DiscoveryOptions {
         self
     }
 
+    /// Whether a folder at `depth` is taken to hold `SKILL.md` without asking: at the last
+    /// level nothing is listed below it anyway, and a caller that opens the file itself
+    /// ([`LeafFiles::Expected`]) need not have it asked about first. Only where a `stat`
+    /// would have decided (below the root, skills not searched inside skills, a
+    /// case-sensitive filesystem).
+    fn skill_file_expected(&self, depth: usize) -> bool {
+        depth > 0
+            && depth >= self.max_depth
+            && self.leaf_files == LeafFiles::Expected
+            && !self.descend_into_skills
+            && CASE_SENSITIVE
+    }
+
     /// The same options, learning of skill files at the last level as `leaf_files` says.
     #[must_use]
     pub fn with_leaf_files(mut self, leaf_files: LeafFiles) -> DiscoveryOptions {
@@ -147,13 +160,8 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     let mut level = vec![(root.to_path_buf(), canonical_root)];
     let mut depth = 0;
     while !level.is_empty() {
-        let leaves = depth > 0
-            && depth >= options.max_depth
-            && options.leaf_files == LeafFiles::Expected
-            && !options.descend_into_skills
-            && CASE_SENSITIVE;
         // Expected leaves cost no call: not worth a thread.
-        let visits: Vec<Visit> = if leaves || level.len() < 2 {
+        let visits: Vec<Visit> = if options.skill_file_expected(depth) || level.len() < 2 {
             level
                 .into_iter()
                 .map(|(dir, resolved)| visit(dir, resolved, depth, options))
@@ -239,10 +247,7 @@ fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptio
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
         let file = dir.join(SKILL_FILE);
-        // At the last level nothing is listed below it anyway: a caller that opens the
-        // file itself need not have it asked about first.
-        let expected = depth >= options.max_depth && options.leaf_files == LeafFiles::Expected;
-        if expected || std::fs::symlink_metadata(&file).is_ok() {
+        if options.skill_file_expected(depth) || std::fs::symlink_metadata(&file).is_ok() {
             v.candidate = Some(Candidate {
                 dir,
                 resolved: v.resolved.clone(),
