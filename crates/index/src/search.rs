@@ -97,8 +97,43 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-/// [`words`], each with its [`pack`]ed form; by bytes when `text` is ASCII (the common
-/// case, and several times faster), packing as it scans.
+/// Eight bytes of `bytes` from `at`, little-endian, zero-padded past the end (a zero byte
+/// is no letter or digit).
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    match bytes.get(at..at + 8) {
+        Some(s) => {
+            let mut b = [0u8; 8];
+            b.copy_from_slice(s);
+            u64::from_le_bytes(b)
+        }
+        None => {
+            let mut b = [0u8; 8];
+            let rest = bytes.get(at..).unwrap_or(&[]);
+            b[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(b)
+        }
+    }
+}
+
+/// Eight ASCII bytes at once (SWAR): the high bit of each byte that is a letter or digit,
+/// and the bytes with their letters lowercased. Every byte is below 0x80, so no lane's
+/// sum or difference below carries into the next.
+fn classify8(x: u64) -> (u64, u64) {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    let folded = x | (0x20 * L);
+    let letter = (folded + 0x1f * L) & ((0xfa * L) - folded) & H; // 'a'..='z'
+    let digit = (x + 0x50 * L) & ((0xb9 * L) - x) & H; // '0'..='9'
+    (letter | digit, x | (letter >> 2))
+}
+
+/// How many of the eight bytes `alnum` describes, from the first, are letters or digits.
+fn run8(alnum: u64) -> usize {
+    ((!alnum & 0x8080_8080_8080_8080).trailing_zeros() / 8) as usize
+}
+
+/// [`words`], each with its [`pack`]ed form; eight bytes at a time when `text` is ASCII
+/// (the common case, and several times faster), lowercasing and packing in the same pass.
 fn each_word(text: &str, mut f: impl FnMut(&str, Option<u128>)) {
     if !text.is_ascii() {
         words(text).for_each(|w| f(w, pack(w)));
@@ -107,17 +142,39 @@ fn each_word(text: &str, mut f: impl FnMut(&str, Option<u128>)) {
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        while i < bytes.len() && !bytes[i].is_ascii_alphanumeric() {
-            i += 1;
+        let (alnum, lower0) = classify8(load8(bytes, i));
+        if alnum == 0 {
+            i += 8;
+            continue;
         }
-        let start = i;
-        while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
-            i += 1;
-        }
-        if i > start {
-            let word = &text[start..i];
-            f(word, pack(word));
-        }
+        let skip = (alnum.trailing_zeros() / 8) as usize;
+        let (lower0, len0) = if skip == 0 {
+            (lower0, run8(alnum))
+        } else {
+            i += skip;
+            let (alnum, lower) = classify8(load8(bytes, i));
+            (lower, run8(alnum))
+        };
+        let mask = |len: usize| u64::MAX.checked_shr(64 - 8 * len as u32).unwrap_or(0);
+        let (len, packed) = if len0 < 8 {
+            (len0, Some(u128::from(lower0 & mask(len0))))
+        } else {
+            let (alnum1, lower1) = classify8(load8(bytes, i + 8));
+            let len1 = run8(alnum1);
+            if len1 < 8 {
+                let high = u128::from(lower1 & mask(len1)) << 64;
+                (8 + len1, Some(high | u128::from(lower0)))
+            } else {
+                let mut end = i + 16;
+                while bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
+                    end += 1;
+                }
+                let packed = (end == i + 16).then(|| u128::from(lower1) << 64 | u128::from(lower0));
+                (end - i, packed)
+            }
+        };
+        f(&text[i..i + len], packed);
+        i += len;
     }
 }
 
@@ -138,8 +195,25 @@ fn stemmer() -> Stemmer {
     Stemmer::create(Algorithm::English)
 }
 
-/// Term → (document, count per field), documents in order.
-type Postings = FxHashMap<Box<str>, Vec<(u32, [u8; 4])>>;
+/// (document, count per field) of one stem in one part, documents in order.
+type List = Vec<(u32, [u8; 4])>;
+
+/// The postings of one build chunk's documents: its stems by id, and each id's list. A
+/// query looks its terms up in every part, in order, so no list is ever merged or copied.
+#[derive(Debug)]
+struct Part {
+    ids: FxHashMap<Box<str>, u32>,
+    lists: Vec<List>,
+}
+
+impl Part {
+    /// This part's list for `stem`, if any of its documents holds it.
+    fn list(&self, stem: &str) -> Option<&List> {
+        self.ids
+            .get(stem)
+            .and_then(|id| self.lists.get(*id as usize))
+    }
+}
 
 /// What one builder chunk keeps between documents: the stemmer, each word seen with the
 /// id of its stem (`None` for a stop word), each stem once with its id, this chunk's
@@ -155,7 +229,7 @@ struct Tokenizer {
     stem_text: String,
     stems: Vec<(u32, u32)>,
     /// Per stem id: (document, count per field), documents in order.
-    postings: Vec<Vec<(u32, [u8; 4])>>,
+    postings: Vec<List>,
     lower: String,
     /// This document's distinct stems with their counts, in first-seen order.
     scratch: Vec<(u32, [u8; 4])>,
@@ -250,6 +324,14 @@ impl Tokenizer {
         };
         self.lower = lower;
         id
+    }
+
+    /// This chunk's postings; its caches and scratch space go.
+    fn into_part(self) -> Part {
+        Part {
+            ids: self.ids,
+            lists: self.postings,
+        }
     }
 
     /// Adds `doc`'s postings under this chunk's stem ids.
@@ -384,8 +466,8 @@ pub struct SearchHit {
 #[derive(Debug)]
 pub struct SearchIndex {
     docs: Vec<Doc>,
-    /// Term → (document, count per field).
-    postings: Postings,
+    /// Per build chunk, in document order: term → (document, count per field).
+    parts: Vec<Part>,
     /// Average field lengths.
     avg: [f32; 4],
     /// Layer precedence, highest first, for ties.
@@ -415,8 +497,8 @@ impl SearchIndex {
             .len()
             .div_ceil(rayon::current_num_threads() * 2)
             .max(256);
-        // Each chunk tokenizes its records and gathers postings by its own stem ids; the
-        // chunks' postings are merged by stem after, once per stem and chunk.
+        // Each chunk tokenizes its records and keeps postings by its own stem ids: the
+        // chunks' postings are the index's parts, never merged.
         let parts: Vec<(Vec<Doc>, Tokenizer, [f32; 4])> = records
             .par_chunks(chunk)
             .enumerate()
@@ -451,33 +533,21 @@ impl SearchIndex {
             })
             .collect();
         let mut docs = Vec::with_capacity(records.len());
-        let mut postings = Postings::default();
+        let mut parts_out = Vec::with_capacity(parts.len());
         let mut total = [0f32; 4];
-        // In chunk order, so every list stays sorted by document.
-        for (part_docs, mut tokenizer, part_total) in parts {
+        // In chunk order, so documents keep their numbers.
+        for (part_docs, tokenizer, part_total) in parts {
             docs.extend(part_docs);
             for f in 0..4 {
                 total[f] += part_total[f];
             }
-            let lists = std::mem::take(&mut tokenizer.postings);
-            for (id, mut list) in lists.into_iter().enumerate() {
-                if list.is_empty() {
-                    continue;
-                }
-                let stem = tokenizer.stem(u32::try_from(id).unwrap_or(u32::MAX));
-                match postings.get_mut(stem) {
-                    Some(all) => all.append(&mut list),
-                    None => {
-                        postings.insert(stem.into(), list);
-                    }
-                }
-            }
+            parts_out.push(tokenizer.into_part());
         }
         let n = docs.len().max(1) as f32;
         SearchIndex {
             avg: total.map(|t| (t / n).max(1.0)),
             docs,
-            postings,
+            parts: parts_out,
             order,
         }
     }
@@ -500,13 +570,19 @@ impl SearchIndex {
                 .iter()
                 .map(|d| d.terms.heap_bytes())
                 .sum::<usize>();
-        let postings = self.postings.capacity()
-            * (std::mem::size_of::<(Box<str>, Vec<(u32, [u8; 4])>)>() + 1)
-            + self
-                .postings
-                .iter()
-                .map(|(t, l)| t.len() + l.capacity() * std::mem::size_of::<(u32, [u8; 4])>())
-                .sum::<usize>();
+        let postings = self
+            .parts
+            .iter()
+            .map(|p| {
+                p.ids.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
+                    + p.ids.keys().map(|t| t.len()).sum::<usize>()
+                    + p.lists.capacity() * std::mem::size_of::<List>()
+                    + p.lists
+                        .iter()
+                        .map(|l| l.capacity() * std::mem::size_of::<(u32, [u8; 4])>())
+                        .sum::<usize>()
+            })
+            .sum::<usize>();
         docs + postings
     }
 
@@ -529,12 +605,13 @@ impl SearchIndex {
         let mut fields = vec![0u8; self.docs.len()];
         let mut touched: Vec<u32> = Vec::new();
         for word in &words {
-            let Some(list) = self.postings.get(word.as_str()) else {
+            let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
+            let df = lists.iter().map(|l| l.len()).sum::<usize>() as f32;
+            if lists.is_empty() {
                 continue;
-            };
-            let df = list.len() as f32;
+            }
             let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, counts) in list {
+            for (doc, counts) in lists.into_iter().flatten() {
                 let d = *doc as usize;
                 let lens = &self.docs[d].lens;
                 let mut tf = 0.0;
@@ -628,5 +705,18 @@ mod tests {
         assert_ne!(pack("a1"), pack("a10"));
         assert_eq!(pack("seventeen-letters"), None);
         assert_eq!(pack("ümlaut"), None);
+    }
+
+    proptest::proptest! {
+        /// The eight-bytes-at-a-time scan finds the words `words` finds, packed as `pack`
+        /// packs them (`None` past 16 bytes).
+        #[test]
+        fn each_word_is_words_packed(text in "[ -~]{0,80}|[a-zA-Z0-9 ,.-]{0,80}") {
+            let mut got = Vec::new();
+            each_word(&text, |w, p| got.push((w.to_owned(), p)));
+            let want: Vec<(String, Option<u128>)> =
+                words(&text).map(|w| (w.to_owned(), pack(w))).collect();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 }
