@@ -1,7 +1,7 @@
 //! `SkillIndex`: the roots, the writer that rebuilds and publishes snapshots, plugin
 //! registration and subscribers. Readers only ever touch the `ArcSwap`.
 
-use std::collections::HashMap;
+use rustc_hash::FxHashMap;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -275,7 +275,7 @@ pub(crate) struct RootState {
     /// The plugin id, shared by its records.
     plugin: Option<Arc<str>>,
     /// Skill folder → what was last read there.
-    entries: HashMap<PathBuf, Entry>,
+    entries: FxHashMap<PathBuf, Entry>,
 }
 
 impl RootState {
@@ -300,7 +300,7 @@ impl RootState {
             root,
             base,
             source,
-            entries: HashMap::new(),
+            entries: FxHashMap::default(),
         }
     }
 
@@ -389,7 +389,7 @@ impl SkillIndex {
                 });
             }
             let mut state = RootState::new(SkillRoot::plugin(id, root), self.shared.config.depth);
-            state.entries = self.shared.scan_root(&state, &HashMap::new());
+            state.entries = self.shared.scan_root(&state, &FxHashMap::default());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
         }
@@ -501,8 +501,11 @@ impl Shared {
     fn scan_root(
         &self,
         root: &RootState,
-        previous: &HashMap<PathBuf, Entry>,
-    ) -> HashMap<PathBuf, Entry> {
+        previous: &FxHashMap<PathBuf, Entry>,
+    ) -> FxHashMap<PathBuf, Entry> {
+        // The scan reads through the source's scan view (for a folder: a handle on it).
+        let view = root.source.for_scan();
+        let source = view.as_deref().unwrap_or(root.source.as_ref());
         // Discovery walks nested layouts in parallel: on the reading threads too.
         self.reading(|| {
             // Consumed: each candidate is freed once read.
@@ -511,7 +514,7 @@ impl Shared {
                 .into_par_iter()
                 .filter_map(|c| {
                     let mut dir = crate::check::under(&root.base, &c.dir);
-                    let entry = self.read_expected(root, &c, previous.get(&dir))?;
+                    let entry = self.read_expected(root, source, &c, previous.get(&dir))?;
                     dir.shrink_to_fit();
                     Some((dir, entry))
                 })
@@ -527,10 +530,11 @@ impl Shared {
     fn read_expected(
         &self,
         root: &RootState,
+        source: &dyn SkillSource,
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Option<Entry> {
-        let report = self.report_of(root, candidate);
+        let report = self.report_of(root, source, candidate);
         let missing = report.parsed.is_none()
             && report
                 .diagnostics
@@ -539,8 +543,9 @@ impl Shared {
         if !missing || candidate.misnamed {
             return Some(self.entry_from(root, report, previous));
         }
-        let found = root.source.candidate(&candidate.dir)?;
-        Some(self.read_entry(root, &found, previous))
+        let found = source.candidate(&candidate.dir)?;
+        let report = self.report_of(root, source, &found);
+        Some(self.entry_from(root, report, previous))
     }
 
     fn read_entry(
@@ -549,15 +554,20 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report = self.report_of(root, candidate);
+        let report = self.report_of(root, root.source.as_ref(), candidate);
         self.entry_from(root, report, previous)
     }
 
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
     /// Codex policy applied.
-    fn report_of(&self, root: &RootState, candidate: &SourceCandidate) -> SkillReport {
+    fn report_of(
+        &self,
+        root: &RootState,
+        source: &dyn SkillSource,
+        candidate: &SourceCandidate,
+    ) -> SkillReport {
         let mut report = crate::check::check(
-            root.source.as_ref(),
+            source,
             &root.base,
             candidate,
             &self.config.parser,
@@ -567,7 +577,7 @@ impl Shared {
         if let Some(parsed) = &mut report.parsed {
             crate::load::apply_codex_policy(
                 &self.config,
-                root.source.as_ref(),
+                source,
                 &candidate.dir,
                 &mut parsed.frontmatter,
             );

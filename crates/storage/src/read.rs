@@ -86,6 +86,12 @@ fn open_nonblocking(path: &Path) -> std::io::Result<File> {
 pub fn read_bounded(path: &Path, limit: u64) -> Result<Vec<u8>, ReadError> {
     let mut buf = Vec::new();
     let size = read_prefix(path, limit, &mut buf)?;
+    bounded(size, buf, limit)
+}
+
+/// What [`read_bounded`] gives for a [`read_prefix`] of `limit` bytes: the bytes, or
+/// `TooLarge` when the extra byte came too.
+pub(crate) fn bounded(size: u64, buf: Vec<u8>, limit: u64) -> Result<Vec<u8>, ReadError> {
     if buf.len() as u64 > limit {
         return Err(ReadError::TooLarge {
             size: size.max(buf.len() as u64),
@@ -104,11 +110,44 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
         return Err(ReadError::NotRegular(describe(meta.file_type())));
     }
     let file = open_nonblocking(path).map_err(not_found_or_io)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(ReadError::NotRegular(describe(meta.file_type())));
+    read_opened(file, max, buf)
+}
+
+/// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
+/// only `rel`, not the folder's whole path again. Anything but a regular file found and
+/// opened there is read again by `full()` (the same file's whole path) through
+/// [`read_prefix`], so every refusal and error is the one the whole path gives.
+#[cfg(unix)]
+pub(crate) fn read_prefix_at(
+    dir: std::os::fd::BorrowedFd<'_>,
+    rel: &Path,
+    full: impl FnOnce() -> Option<std::path::PathBuf>,
+    max: u64,
+    buf: &mut Vec<u8>,
+) -> Result<u64, ReadError> {
+    use rustix::fs::{statat, AtFlags, FileType, Mode, OFlags};
+    let regular = statat(dir, rel, AtFlags::empty())
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+    let opened = regular
+        .then(|| {
+            // As `open_nonblocking`: a FIFO swapped in after the check must not block.
+            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            rustix::fs::openat(dir, rel, flags, Mode::empty()).ok()
+        })
+        .flatten();
+    match opened {
+        Some(fd) => {
+            buf.clear();
+            read_opened(File::from(fd), max, buf)
+        }
+        None => read_prefix(&full().ok_or(ReadError::NotFound)?, max, buf),
     }
-    let size = meta.len();
+}
+
+/// The rest of [`read_prefix`] once the file is open: refuse what is not a regular file
+/// (checked again on the open file), then read.
+fn read_opened(file: File, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
+    let size = regular_size(&file)?;
     if size == 0 {
         // Some files report no size and still have content (procfs): read to the end.
         file.take(max.saturating_add(1)).read_to_end(buf)?;
@@ -133,6 +172,24 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
     }
     buf.truncate(filled);
     Ok(size)
+}
+
+/// The size of an open regular file; anything else is refused, described as it is.
+fn regular_size(file: &File) -> Result<u64, ReadError> {
+    // `fstat` itself: the standard library asks `statx` with an empty path, which costs a
+    // path lookup per call.
+    #[cfg(unix)]
+    if let Ok(st) = rustix::fs::fstat(file) {
+        use rustix::fs::FileType;
+        if FileType::from_raw_mode(st.st_mode) == FileType::RegularFile {
+            return Ok(u64::try_from(st.st_size).unwrap_or(0));
+        }
+    }
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(ReadError::NotRegular(describe(meta.file_type())));
+    }
+    Ok(meta.len())
 }
 
 fn not_found_or_io(e: std::io::Error) -> ReadError {

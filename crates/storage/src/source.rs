@@ -95,6 +95,13 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
             resolved: None,
         })
     }
+    /// This source as one scan (a pass reading many of its skills) reads it, or `None` to
+    /// read through the source itself (the default). An [`FsSource`] gives itself with a
+    /// handle on its root opened now, so each of the scan's reads walks only the path
+    /// below the root.
+    fn for_scan(&self) -> Option<std::sync::Arc<dyn SkillSource>> {
+        None
+    }
     /// Reads at most `max` bytes of a file into `buf` and returns the file's whole size, so
     /// a caller can read a prefix first and the rest only when it needs it.
     fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
@@ -187,16 +194,60 @@ fn dir_label(rel: String) -> String {
 ///
 /// Symbolic links are followed as discovery and bounded reads follow them; only the relative
 /// paths given to the source are checked, not where links lead.
+///
+/// [`for_scan`](SkillSource::for_scan) gives the source with a handle on its root, opened
+/// then: a scan's reads walk only their relative paths from it (a path walk of the root's
+/// own components per `stat` and `open` was a fifth of an index build), and a root
+/// replaced during the scan does not mix two folders into it. Anything but a regular file
+/// read through the handle is read again by its whole path, so errors are the same either
+/// way. The handle is never kept beyond the scan: a long-lived one would go on reading a
+/// root that was deleted and made again.
 #[derive(Debug, Clone)]
 pub struct FsSource {
     root: PathBuf,
     options: DiscoveryOptions,
+    #[cfg(unix)]
+    dir: Option<std::sync::Arc<std::os::fd::OwnedFd>>,
 }
 
 impl FsSource {
     /// The skills under `root`, walked with `options`.
     pub fn new(root: PathBuf, options: DiscoveryOptions) -> FsSource {
-        FsSource { root, options }
+        FsSource {
+            root,
+            options,
+            #[cfg(unix)]
+            dir: None,
+        }
+    }
+
+    /// Reads a prefix of `path` through the scan's handle on the root, when there is one.
+    fn read_prefix_fast(
+        &self,
+        path: &str,
+        max: u64,
+        buf: &mut Vec<u8>,
+    ) -> Option<Result<u64, ReadError>> {
+        #[cfg(unix)]
+        if let Some(dir) = &self.dir {
+            use std::os::fd::AsFd;
+            let Some(rel) = normalize(path) else {
+                return Some(Err(ReadError::NotFound));
+            };
+            // The root itself (`.`) is no file: the whole path says what it is.
+            if !rel.is_empty() {
+                let full = || self.resolve(path);
+                return Some(crate::read::read_prefix_at(
+                    dir.as_fd(),
+                    Path::new(&rel),
+                    full,
+                    max,
+                    buf,
+                ));
+            }
+        }
+        let _ = (path, max, buf);
+        None
     }
 
     /// The root folder.
@@ -302,13 +353,36 @@ impl SkillSource for FsSource {
     }
 
     fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
+        if let Some(read) = self.read_prefix_fast(path, max, buf) {
+            return read;
+        }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
         crate::read_prefix(&full, max, buf)
     }
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        let mut buf = Vec::new();
+        if let Some(read) = self.read_prefix_fast(path, limit, &mut buf) {
+            return crate::read::bounded(read?, buf, limit);
+        }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
         read_bounded(&full, limit)
+    }
+
+    fn for_scan(&self) -> Option<std::sync::Arc<dyn SkillSource>> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            // No handle (no root, no permission): the scan reads by whole paths.
+            let dir = rustix::fs::open(&self.root, flags, Mode::empty()).ok()?;
+            Some(std::sync::Arc::new(FsSource {
+                dir: Some(std::sync::Arc::new(dir)),
+                ..self.clone()
+            }))
+        }
+        #[cfg(not(unix))]
+        None
     }
 
     fn files(&self, skill_dir: &str) -> Vec<(String, u64)> {
@@ -701,6 +775,85 @@ mod tests {
         check_source(&source);
         assert_eq!(source.fs_root(), Some(root.as_path()));
         assert_eq!(source.root(), root);
+        // A scan's view (a handle on the root) reads the same skills the same way.
+        #[cfg(unix)]
+        check_source(source.for_scan().unwrap().as_ref());
+    }
+
+    /// Every read through a scan's handle ends as the same read by the whole path: the
+    /// same bytes, or the same refusal with the same code and description.
+    #[cfg(unix)]
+    #[test]
+    fn a_scan_view_reads_and_refuses_as_whole_paths_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("ok/SKILL.md", b"---\nname: ok\n---\n"),
+                ("dir/SKILL.md/inner", b"x"),
+                ("big/SKILL.md", &[b'a'; 64]),
+            ],
+        );
+        std::fs::write(tmp.path().join("outside.md"), "outside").unwrap();
+        std::os::unix::fs::symlink(root.join("ok/SKILL.md"), root.join("ok/link.md")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("ok/device.md")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside.md"), root.join("ok/out.md")).unwrap();
+        let fifo = root.join("ok/fifo.md");
+        assert!(std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap()
+            .success());
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        let outcome = |r: Result<u64, ReadError>, buf: &[u8]| match r {
+            Ok(size) => format!("{size} {buf:?}"),
+            Err(e) => format!("{} {e}", e.code()),
+        };
+        for (path, max) in [
+            ("ok/SKILL.md", 100),
+            ("ok/SKILL.md", 3),
+            ("ok/link.md", 100),
+            ("ok/out.md", 100),
+            ("ok/device.md", 100),
+            ("ok/fifo.md", 100),
+            ("dir/SKILL.md", 100),
+            ("missing/SKILL.md", 100),
+            ("../outside.md", 100),
+            (".", 100),
+            ("big/SKILL.md", 10),
+        ] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let by_path = outcome(source.read_prefix(path, max, &mut a), &a);
+            let by_view = outcome(view.read_prefix(path, max, &mut b), &b);
+            assert_eq!(by_view, by_path, "{path}");
+            let whole = |s: &dyn SkillSource| match s.read(path, 32) {
+                Ok(bytes) => format!("{bytes:?}"),
+                Err(e) => e.code().to_owned(),
+            };
+            assert_eq!(whole(view.as_ref()), whole(&source), "{path}");
+        }
+    }
+
+    /// A view reads the folder it was opened on, even when the root is replaced; the source
+    /// itself keeps no handle and reads whatever is at the root's path now.
+    #[cfg(unix)]
+    #[test]
+    fn only_a_scan_view_holds_the_root_it_opened() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(&root, &[("a/SKILL.md", b"old")]);
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        std::fs::rename(&root, tmp.path().join("gone")).unwrap();
+        on_disk(&root, &[("a/SKILL.md", b"new")]);
+        assert_eq!(view.read("a/SKILL.md", 10).unwrap(), b"old");
+        assert_eq!(source.read("a/SKILL.md", 10).unwrap(), b"new");
+        assert_eq!(
+            source.for_scan().unwrap().read("a/SKILL.md", 10).unwrap(),
+            b"new"
+        );
     }
 
     #[test]
