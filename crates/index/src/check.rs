@@ -260,7 +260,9 @@ pub(crate) fn check(
 /// A folder of a source on the record side: `base` joined with the relative folder (`.`
 /// is `base` itself).
 pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
-    let mut dir = base.to_path_buf();
+    // One allocation of the right size: a record holds this path as long as it lives.
+    let mut dir = PathBuf::with_capacity(base.as_os_str().len() + 1 + rel.len());
+    dir.push(base);
     dir.extend(rel.split('/').filter(|p| !p.is_empty() && *p != "."));
     dir
 }

@@ -1,7 +1,7 @@
 //! `SkillIndex`: the roots, the writer that rebuilds and publishes snapshots, plugin
 //! registration and subscribers. Readers only ever touch the `ArcSwap`.
 
-use rustc_hash::FxHashMap;
+use crate::Map;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -18,7 +18,7 @@ use skills_storage::{
 
 use crate::check::Reading;
 use crate::events::{diff, ChangeEvent};
-use crate::snapshot::{PathDiagnostic, RootPlace, Snapshot};
+use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
 use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
 
@@ -275,7 +275,7 @@ pub(crate) struct RootState {
     /// The plugin id, shared by its records.
     plugin: Option<Arc<str>>,
     /// Skill folder → what was last read there.
-    entries: FxHashMap<PathBuf, Entry>,
+    entries: Map<PathBuf, Entry>,
 }
 
 impl RootState {
@@ -300,7 +300,7 @@ impl RootState {
             root,
             base,
             source,
-            entries: FxHashMap::default(),
+            entries: Map::default(),
         }
     }
 
@@ -389,7 +389,7 @@ impl SkillIndex {
                 });
             }
             let mut state = RootState::new(SkillRoot::plugin(id, root), self.shared.config.depth);
-            state.entries = self.shared.scan_root(&state, &FxHashMap::default());
+            state.entries = self.shared.scan_root(&state, &Map::default());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
         }
@@ -498,11 +498,7 @@ impl Shared {
     }
 
     /// Reads one root from scratch (in parallel), keeping last good records from `previous`.
-    fn scan_root(
-        &self,
-        root: &RootState,
-        previous: &FxHashMap<PathBuf, Entry>,
-    ) -> FxHashMap<PathBuf, Entry> {
+    fn scan_root(&self, root: &RootState, previous: &Map<PathBuf, Entry>) -> Map<PathBuf, Entry> {
         // The scan reads through the source's scan view (for a folder: a handle on it).
         let view = root.source.for_scan();
         let source = view.as_deref().unwrap_or(root.source.as_ref());
@@ -513,9 +509,8 @@ impl Shared {
                 .expected_candidates()
                 .into_par_iter()
                 .filter_map(|c| {
-                    let mut dir = crate::check::under(&root.base, &c.dir);
+                    let dir = crate::check::under(&root.base, &c.dir);
                     let entry = self.read_expected(root, source, &c, previous.get(&dir))?;
-                    dir.shrink_to_fit();
                     Some((dir, entry))
                 })
                 .collect::<Vec<_>>()
@@ -739,8 +734,19 @@ impl Shared {
         }
         writer.generation += 1;
         let sources = writer.roots.iter().map(RootState::place).collect();
-        let snapshot = Snapshot::build(writer.generation, records, diagnostics, &self.config.order)
-            .with_sources(sources);
+        let folders = if writer.roots.len() > 1 {
+            Folders::MayRepeat
+        } else {
+            Folders::Distinct
+        };
+        let snapshot = Snapshot::build(
+            writer.generation,
+            records,
+            diagnostics,
+            &self.config.order,
+            folders,
+        )
+        .with_sources(sources);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
         let snapshot = Arc::new(snapshot);

@@ -20,9 +20,9 @@
 
 use std::sync::Arc;
 
+use crate::Map;
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
-use rustc_hash::FxHashMap;
 use serde::Serialize;
 use skills_model::{Layer, SkillRecord};
 
@@ -202,7 +202,7 @@ type List = Vec<(u32, [u8; 4])>;
 /// query looks its terms up in every part, in order, so no list is ever merged or copied.
 #[derive(Debug)]
 struct Part {
-    ids: FxHashMap<Box<str>, u32>,
+    ids: Map<Box<str>, u32>,
     lists: Vec<List>,
 }
 
@@ -220,11 +220,11 @@ impl Part {
 /// postings by stem id (no string is hashed per posting), and scratch space.
 struct Tokenizer {
     stemmer: Stemmer,
-    seen: FxHashMap<Box<str>, Option<u32>>,
+    seen: Map<Box<str>, Option<u32>>,
     /// [`seen`](Self::seen) for words that [`pack`] into a `u128`.
-    short: FxHashMap<u128, Option<u32>>,
+    short: Map<u128, Option<u32>>,
     /// Stem → id, so two words with one stem ("skill", "skills") are one term.
-    ids: FxHashMap<Box<str>, u32>,
+    ids: Map<Box<str>, u32>,
     /// Every stem's text, one after another, and each stem's span in it, by id.
     stem_text: String,
     stems: Vec<(u32, u32)>,
@@ -244,9 +244,9 @@ impl Tokenizer {
     fn new() -> Tokenizer {
         Tokenizer {
             stemmer: stemmer(),
-            seen: FxHashMap::default(),
-            short: FxHashMap::default(),
-            ids: FxHashMap::default(),
+            seen: Map::default(),
+            short: Map::default(),
+            ids: Map::default(),
             stem_text: String::new(),
             stems: Vec::new(),
             postings: Vec::new(),
@@ -483,7 +483,7 @@ impl SearchIndex {
         order: [Layer; 4],
     ) -> SearchIndex {
         // Keyed by the record's address: the same `Arc` is the same record.
-        let reuse: FxHashMap<usize, &DocTerms> = previous
+        let reuse: Map<usize, &DocTerms> = previous
             .map(|p| {
                 p.docs
                     .iter()

@@ -21,7 +21,7 @@ type Entries<'a> = Vec<(Node<'a>, Node<'a>)>;
 
 /// Parses `text` if it is in the simple subset, else `None`.
 pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
-    if text.contains('\r') || text.contains('\t') {
+    if memchr::memchr2(b'\r', b'\t', text.as_bytes()).is_some() {
         return None;
     }
     let mut top: Entries<'_> = Vec::new();
@@ -145,7 +145,7 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
     }
     // Control characters, special line breaks and byte-order marks are YAML's business in
     // every style (the fuzzer found a quoted NUL).
-    if value.chars().any(special) {
+    if has_special(value) {
         return None;
     }
     // Columns count characters: the key is ASCII, so the value starts at byte = char.
@@ -182,7 +182,20 @@ fn safe_plain(value: &str) -> bool {
     if b"-?:,[]{}#&*!|>'\"%@`~".contains(&first) {
         return false;
     }
-    !value.contains(": ") && !value.contains(" #") && !value.ends_with(':')
+    !value
+        .as_bytes()
+        .windows(2)
+        .any(|w| w == b": " || w == b" #")
+        && !value.ends_with(':')
+}
+
+/// Whether `value` holds a [`special`] character; ASCII text (the common case) is judged
+/// by bytes, without decoding a character.
+fn has_special(value: &str) -> bool {
+    if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
+        return false;
+    }
+    value.chars().any(special)
 }
 
 /// Control characters, and the characters YAML treats as line breaks or byte-order marks.

@@ -294,6 +294,11 @@ impl SkillParser {
 /// extension defines: the closing `---` is missing above the heading, and the body down to
 /// a later `---` (a Markdown rule) was read as YAML, its prose lines as unknown fields.
 fn swallowed_body(yaml: &str) -> Option<Diagnostic> {
+    // A heading starts a line with `#`; nearly no frontmatter has one, and then nothing
+    // below needs its lines.
+    if !yaml.starts_with('#') && memchr::memmem::find(yaml.as_bytes(), b"\n#").is_none() {
+        return None;
+    }
     let lines: Vec<&str> = yaml.lines().collect();
     let heading = lines.iter().position(|l| {
         let hashes = l.len() - l.trim_start_matches('#').len();

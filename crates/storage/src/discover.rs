@@ -160,8 +160,20 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     let mut level = vec![(root.to_path_buf(), canonical_root)];
     let mut depth = 0;
     while !level.is_empty() {
-        // Expected leaves cost no call: not worth a thread.
-        let visits: Vec<Visit> = if options.skill_file_expected(depth) || level.len() < 2 {
+        // Expected leaves cost no call: each is a candidate, built here without a visit.
+        if options.skill_file_expected(depth) {
+            found.candidates.reserve(level.len());
+            found
+                .candidates
+                .extend(level.into_iter().map(|(dir, resolved)| Candidate {
+                    skill_file: Some(joined(&dir, SKILL_FILE.as_ref())),
+                    dir,
+                    resolved,
+                    misnamed: None,
+                }));
+            break;
+        }
+        let visits: Vec<Visit> = if level.len() < 2 {
             level
                 .into_iter()
                 .map(|(dir, resolved)| visit(dir, resolved, depth, options))
@@ -220,6 +232,15 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     found
 }
 
+/// `dir.join(name)` in one allocation of the right size (`join` copies `dir`, then grows
+/// the copy for `name`).
+fn joined(dir: &Path, name: &OsStr) -> PathBuf {
+    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
+    path.push(dir);
+    path.push(name);
+    path
+}
+
 /// What one folder holds, as the walk sees it.
 struct Visit {
     /// The folder, resolved (links found in it are resolved against it).
@@ -246,8 +267,8 @@ fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptio
     // a misnamed `skill.md`, or to descend), or when skills are searched inside skills.
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
-        let file = dir.join(SKILL_FILE);
-        if options.skill_file_expected(depth) || std::fs::symlink_metadata(&file).is_ok() {
+        let file = joined(&dir, SKILL_FILE.as_ref());
+        if std::fs::symlink_metadata(&file).is_ok() {
             v.candidate = Some(Candidate {
                 dir,
                 resolved: v.resolved.clone(),
@@ -257,43 +278,62 @@ fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptio
             return v;
         }
     }
-    let mut entries = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd.filter_map(Result::ok).collect::<Vec<_>>(),
-        Err(e) => {
-            // A directory that vanished mid-scan is not a problem worth reporting.
-            if e.kind() != std::io::ErrorKind::NotFound {
-                v.problem = Some((dir, e));
-            }
-            return v;
-        }
+    // Each entry's name fetched once, and its type only where the walk may descend (a
+    // filesystem without types in its listings answers that with a `stat`).
+    let wanted = |name: &OsStr| {
+        name != OsStr::new(SKILL_FILE)
+            && !name
+                .to_str()
+                .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
+            && depth < options.max_depth
+            && !skipped(name, options)
     };
-    // Each name fetched once (a key per comparison allocated a name per comparison).
-    entries.sort_by_cached_key(std::fs::DirEntry::file_name);
+    let mut entries: Vec<(std::ffi::OsString, Option<std::fs::FileType>)> =
+        match std::fs::read_dir(&dir) {
+            Ok(rd) => rd
+                .filter_map(Result::ok)
+                .map(|entry| {
+                    let name = entry.file_name();
+                    let file_type = if wanted(&name) {
+                        entry.file_type().ok()
+                    } else {
+                        None
+                    };
+                    (name, file_type)
+                })
+                .collect(),
+            Err(e) => {
+                // A directory that vanished mid-scan is not a problem worth reporting.
+                if e.kind() != std::io::ErrorKind::NotFound {
+                    v.problem = Some((dir, e));
+                }
+                return v;
+            }
+        };
+    // Names in a folder are unique: no order between equals to keep.
+    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
     let mut skill_file = None;
     let mut misnamed = None;
-    for entry in &entries {
-        let name = entry.file_name();
+    for (name, file_type) in &entries {
         if name == OsStr::new(SKILL_FILE) {
-            skill_file = Some(entry.path());
+            skill_file = Some(joined(&dir, name));
             continue;
         }
         if name
             .to_str()
             .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
         {
-            misnamed.get_or_insert_with(|| entry.path());
+            misnamed.get_or_insert_with(|| joined(&dir, name));
             continue;
         }
-        if depth >= options.max_depth || skipped(&name, options) {
-            continue;
-        }
-        let Ok(file_type) = entry.file_type() else {
+        let Some(file_type) = file_type else {
             continue;
         };
         if file_type.is_dir() {
-            v.subdirs.push((entry.path(), v.resolved.join(&name)));
+            v.subdirs
+                .push((joined(&dir, name), joined(&v.resolved, name)));
         } else if file_type.is_symlink() {
-            v.links.push(entry.path());
+            v.links.push(joined(&dir, name));
         }
     }
     let is_skill = skill_file.is_some() || misnamed.is_some();

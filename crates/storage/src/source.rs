@@ -29,6 +29,8 @@ use std::fmt;
 use std::path::{Component, Path, PathBuf};
 use std::sync::OnceLock;
 
+use rayon::prelude::*;
+
 use crate::{
     discover, read_bounded, Discovery, DiscoveryOptions, LeafFiles, ReadError, SKILL_FILE,
 };
@@ -273,7 +275,7 @@ impl FsSource {
         // paths beside the converted ones made tens of MiB of peak memory.
         found
             .candidates
-            .into_iter()
+            .into_par_iter()
             .filter_map(|c| self.source_candidate(c))
             .collect()
     }
@@ -281,6 +283,29 @@ impl FsSource {
     /// A discovered folder as a candidate of this source.
     fn source_candidate(&self, c: crate::Candidate) -> Option<SourceCandidate> {
         let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
+        let file = file.file_name()?.to_str()?.to_owned();
+        // The walk joins names to the root as given: a folder right below it is the root's
+        // bytes, a separator and a name, told without comparing components.
+        let bytes = c.dir.as_os_str().as_encoded_bytes();
+        let root = self.root.as_os_str().as_encoded_bytes();
+        let name = bytes
+            .strip_prefix(root)
+            .and_then(|rest| rest.strip_prefix(std::path::MAIN_SEPARATOR_STR.as_bytes()))
+            .filter(|name| {
+                !name.is_empty()
+                    && !name.iter().any(|b| *b == b'/' || *b == b'\\')
+                    && *name != b"."
+                    && *name != b".."
+            })
+            .and_then(|name| std::str::from_utf8(name).ok());
+        if let Some(name) = name {
+            return Some(SourceCandidate {
+                dir: name.to_owned(),
+                file,
+                misnamed: c.skill_file.is_none(),
+                resolved: Some(c.resolved),
+            });
+        }
         let rel = c.dir.strip_prefix(&self.root).ok()?;
         let mut parts = Vec::new();
         for part in rel.components() {
@@ -297,7 +322,6 @@ impl FsSource {
             }
         }
         let dir = dir_label(parts.join("/"));
-        let file = file.file_name()?.to_str()?.to_owned();
         Some(SourceCandidate {
             dir,
             file,
