@@ -17,6 +17,12 @@ mod session;
 mod validate;
 mod watch;
 
+/// mimalloc: the read threads allocate a few small blocks per skill, and glibc's arenas
+/// grew a page at a time under them (thousands of `mprotect` calls and lock waits at
+/// 10,000 skills).
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 /// Validate, list and serve Agent Skills.
 #[derive(Debug, Parser)]
 #[command(

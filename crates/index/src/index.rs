@@ -247,6 +247,9 @@ pub(crate) struct Shared {
 /// cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold 1,000 skills 65 ms
 /// with 2 threads, 46 ms with 4, 41 ms with 8; warm 12.7, 12.8 and 18.5 ms. Four is as fast
 /// as two when warm and a third faster when cold; eight slows the warm case.
+/// How many skill folders a scan reads between two moves of its results into the map.
+const SCAN_CHUNK: usize = 16_384;
+
 fn read_pool() -> Option<rayon::ThreadPool> {
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     rayon::ThreadPoolBuilder::new()
@@ -503,20 +506,28 @@ impl Shared {
         let view = root.source.for_scan();
         let source = view.as_deref().unwrap_or(root.source.as_ref());
         // Discovery walks nested layouts in parallel: on the reading threads too.
-        self.reading(|| {
-            // Consumed: each candidate is freed once read.
-            root.source
-                .expected_candidates()
-                .into_par_iter()
-                .filter_map(|c| {
-                    let dir = crate::check::under(&root.base, &c.dir);
-                    let entry = self.read_expected(root, source, &c, previous.get(&dir))?;
-                    Some((dir, entry))
-                })
-                .collect::<Vec<_>>()
-        })
-        .into_iter()
-        .collect()
+        let mut candidates = self.reading(|| root.source.expected_candidates());
+        let mut entries = Map::with_capacity_and_hasher(candidates.len(), Default::default());
+        // Read a chunk at a time, each chunk's results going straight into the map: at
+        // 100,000 skills a collected list of them all beside the map was tens of MiB of
+        // peak memory. Each candidate is freed once read.
+        let mut read = Vec::new();
+        while !candidates.is_empty() {
+            let chunk = candidates.split_off(candidates.len().saturating_sub(SCAN_CHUNK));
+            candidates.shrink_to_fit();
+            self.reading(|| {
+                chunk
+                    .into_par_iter()
+                    .map(|c| {
+                        let dir = crate::check::under(&root.base, &c.dir);
+                        let entry = self.read_expected(root, source, &c, previous.get(&dir))?;
+                        Some((dir, entry))
+                    })
+                    .collect_into_vec(&mut read);
+            });
+            entries.extend(read.drain(..).flatten());
+        }
+        entries
     }
 
     /// [`read_entry`](Self::read_entry) of an expected candidate: when its `SKILL.md` is
