@@ -15,11 +15,26 @@ use rayon::prelude::*;
 /// The bytes the index reads of a `SKILL.md`: the metadata prefix and one byte more.
 pub(crate) const PREFIX: usize = 8 * 1024 + 1;
 
+/// What the floor does around each read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Checks {
+    /// Open and read: the floor every figure is gated against.
+    None,
+    /// A `stat` before the open (a device is never opened) and an `fstat` after it, as the
+    /// index does: reported beside, so the cost of that promise shows apart from the rest.
+    Stat,
+}
+
 /// Reads every `SKILL.md` under `root` to `depth` levels; returns the bytes read.
 pub(crate) fn floor(root: &Path, depth: usize) -> usize {
+    floor_with(root, depth, Checks::None)
+}
+
+/// [`floor`], with `checks` around each read.
+pub(crate) fn floor_with(root: &Path, depth: usize, checks: Checks) -> usize {
     folders(root)
         .par_iter()
-        .map(|dir| folder(dir, depth.saturating_sub(1)))
+        .map(|dir| folder(dir, depth.saturating_sub(1), checks))
         .sum()
 }
 
@@ -40,9 +55,22 @@ fn folders(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 /// Reads `dir/SKILL.md`, or descends when there is none.
-fn folder(dir: &Path, depth_left: usize) -> usize {
-    match std::fs::File::open(dir.join("SKILL.md")) {
+fn folder(dir: &Path, depth_left: usize, checks: Checks) -> usize {
+    let path = dir.join("SKILL.md");
+    let checked = || std::fs::metadata(&path).map(|m| m.is_file());
+    let opened = match checks {
+        Checks::None => std::fs::File::open(&path),
+        Checks::Stat => match checked() {
+            Ok(true) => std::fs::File::open(&path),
+            Ok(false) => return 0,
+            Err(e) => Err(e),
+        },
+    };
+    match opened {
         Ok(mut file) => {
+            if checks == Checks::Stat && !file.metadata().is_ok_and(|m| m.is_file()) {
+                return 0;
+            }
             let mut buf = vec![0u8; PREFIX];
             let mut filled = 0;
             while filled < PREFIX {
@@ -55,7 +83,7 @@ fn folder(dir: &Path, depth_left: usize) -> usize {
         }
         Err(_) if depth_left > 0 => folders(dir)
             .par_iter()
-            .map(|sub| folder(sub, depth_left - 1))
+            .map(|sub| folder(sub, depth_left - 1, checks))
             .sum(),
         Err(_) => 0,
     }
