@@ -165,6 +165,7 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
             }
             scalar(inner, false, line_no, col)?
         }
+        b'[' => flow_seq(value, line_no, col)?,
         _ => {
             if !safe_plain(value) {
                 return None;
@@ -173,6 +174,44 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
         }
     };
     Some((key_node, Some(node)))
+}
+
+/// The most items of a flow sequence the fast path builds: with [`MAX_ENTRIES`] it keeps
+/// every tree it builds far below the full parser's node limit.
+const MAX_FLOW_ITEMS: usize = 32;
+
+/// A one-line flow sequence of simple words, `[rube]` or `[Read, Glob, Grep]` (as many
+/// skills write `requires` and `allowed-tools`), its `[` at the 0-based column `col`: each
+/// item a plain scalar of ASCII letters, digits and `-_./`, starting with a letter or
+/// digit, items separated by commas and spaces. Anything else (nesting, quotes, a trailing
+/// comma) is the full parser's.
+fn flow_seq(value: &str, line: u32, col: usize) -> Option<Node<'_>> {
+    let inner = value.strip_prefix('[')?.strip_suffix(']')?;
+    let mut items = Vec::new();
+    if !inner.bytes().all(|b| b == b' ') {
+        let mut at = col + 1;
+        for part in inner.split(',') {
+            let item = part.trim_matches(' ');
+            let simple = item
+                .as_bytes()
+                .first()
+                .is_some_and(u8::is_ascii_alphanumeric)
+                && item
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.' | b'/'));
+            if !simple || items.len() == MAX_FLOW_ITEMS {
+                return None;
+            }
+            let lead = part.len() - part.trim_start_matches(' ').len();
+            items.push(scalar(item, true, line, at + lead)?);
+            at += part.len() + 1;
+        }
+    }
+    Some(Node {
+        kind: Kind::Seq(items),
+        line,
+        col: u32::try_from(col + 1).ok()?,
+    })
 }
 
 /// A plain scalar whose meaning cannot depend on YAML's finer rules: it starts with no
@@ -216,6 +255,8 @@ mod tests {
             "name: x\nmetadata:\n  author: me\n  version: \"1.0\"\nallowed-tools: Read Bash(git log:*)\n",
             "\nname: x\n\ndescription: a\n",
             "name: 123\nversion: 1.0\nflag: true\ndescription: café — ünïcode\n",
+            "name: x\nrequires:\n  mcp: [rube]\nallowed-tools: [Read, Glob,Grep ,  Bash]\n",
+            "name: x\ntags: []\nempty: [ ]\nv: [1.0, true, null, a-b_c/d.e]\n",
         ] {
             assert!(parse(text).is_some(), "{text:?}");
             assert!(agrees(text), "{text:?}");
@@ -230,7 +271,13 @@ mod tests {
             "name: x\r\n",
             "name: x\ndescription: Use when: asked\n",
             "name: x\nname: y\n",
-            "name: [a, b]\n",
+            "name: [a, [b]]\n",
+            "name: [a, b,]\n",
+            "name: ['a']\n",
+            "name: [-a]\n",
+            "name: [a b]\n",
+            "name: [a, b] # comment\n",
+            &format!("name: [{}]\n", vec!["a"; 33].join(", ")),
             "name: &a x\n",
             "name: x\ndescription: >-\n  folded\n",
             "name: x\n  continued\n",
