@@ -349,7 +349,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
     // Peak RSS of list at the largest generated size, beyond the index's own heap.
     if let Some(largest) = whole.iter().rev().find(|c| c.label != "real") {
-        let rss = crate::whole::list_peak_rss(&skillctl, largest)?;
+        let rss = crate::whole::list_peak_rss(&skillctl, largest, if quick { 3 } else { 5 })?;
         let heap_metric = format!("index heap, {} skills", largest.label);
         let heap = metrics
             .iter()

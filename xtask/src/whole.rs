@@ -102,19 +102,27 @@ pub(crate) fn list_vs_floor(
     Ok(metrics)
 }
 
-/// Peak resident memory of `skillctl list --format json` over `corpus`, in bytes, read
-/// from the kernel's accounting of a finished child (through Python's `resource`).
-pub(crate) fn list_peak_rss(skillctl: &Path, corpus: &Corpus) -> Result<f64> {
+/// Peak resident memory of `skillctl list --format json` over `corpus`, in bytes: the
+/// median of `runs` runs (the peak moves with thread timing by several MiB), each read from
+/// the kernel's accounting of that finished child (`wait4`, through Python's `os`).
+pub(crate) fn list_peak_rss(skillctl: &Path, corpus: &Corpus, runs: usize) -> Result<f64> {
     let list = list_cmd(skillctl, corpus);
     let mut args: Vec<String> = vec![list.get_program().to_string_lossy().into_owned()];
     args.extend(list.get_args().map(|a| a.to_string_lossy().into_owned()));
     let out = Command::new("python3")
         .arg("-c")
         .arg(concat!(
-            "import resource, subprocess, sys\n",
-            "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n",
-            "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)\n",
+            "import os, statistics, subprocess, sys\n",
+            "peaks = []\n",
+            "for _ in range(int(sys.argv[1])):\n",
+            "    child = subprocess.Popen(sys.argv[2:], stdout=subprocess.DEVNULL)\n",
+            "    _, status, usage = os.wait4(child.pid, 0)\n",
+            "    if status != 0:\n",
+            "        sys.exit('skillctl list failed')\n",
+            "    peaks.append(usage.ru_maxrss)\n",
+            "print(statistics.median(peaks))\n",
         ))
+        .arg(runs.to_string())
         .args(&args)
         .output()
         .context("running python3 (a prerequisite) to measure peak RSS")?;
