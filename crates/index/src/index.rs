@@ -745,10 +745,11 @@ impl Shared {
         }
         writer.generation += 1;
         let sources = writer.roots.iter().map(RootState::place).collect();
-        let folders = if writer.roots.len() > 1 {
-            Folders::MayRepeat
-        } else {
-            Folders::Distinct
+        // One folder on disk is discovered with each resolved folder once; any other source
+        // (a plugin's) may name one folder twice.
+        let folders = match writer.roots.as_slice() {
+            [only] if matches!(only.root.source, RootSource::Folder(_)) => Folders::Distinct,
+            _ => Folders::MayRepeat,
         };
         let snapshot = Snapshot::build(
             writer.generation,

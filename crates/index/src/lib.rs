@@ -46,7 +46,8 @@ pub use search::{SearchField, SearchHit, SearchIndex, SearchOutcome, FIELD_WEIGH
 pub use snapshot::{PathDiagnostic, Shadowed, SkillPlace, Snapshot};
 pub use validate::{validate_paths, Validation};
 
-/// The index's hash map: keys come from skill folders (paths, names, words), which may be
-/// hostile, so the hash is seeded per process (foldhash) and no collision can be computed
-/// ahead; it is several times faster than the standard library's SipHash on these keys.
-type Map<K, V> = foldhash::HashMap<K, V>;
+/// The index's hash map. Its keys (paths, names) come from skill folders, which may be
+/// hostile: the standard library's keyed SipHash, with keys from the system's random
+/// source, so no collisions can be computed ahead. (The search's per-word maps trade
+/// some of that for speed: see `search::WordState`.)
+type Map<K, V> = std::collections::HashMap<K, V>;

@@ -20,7 +20,37 @@
 
 use std::sync::Arc;
 
-use crate::Map;
+/// A per-word map of the search (see [`WordState`]).
+type WordMap<K, V> = std::collections::HashMap<K, V, WordState>;
+
+/// The hash of the search's per-word maps: foldhash, several times faster than SipHash on
+/// short words (a build looks up every word of every skill), seeded from the system's
+/// random source through the standard library's `RandomState`, so a skill folder cannot
+/// pick words that collide. foldhash calls itself only minimally resistant to such
+/// attacks; the index's maps with path and name keys use SipHash.
+#[derive(Debug, Clone)]
+struct WordState(foldhash::fast::SeedableRandomState);
+
+impl Default for WordState {
+    fn default() -> WordState {
+        use std::hash::BuildHasher;
+        static SHARED: std::sync::OnceLock<foldhash::SharedSeed> = std::sync::OnceLock::new();
+        let random = || std::hash::RandomState::new().hash_one(0x5eed_u64);
+        let shared = SHARED.get_or_init(|| foldhash::SharedSeed::from_u64(random()));
+        WordState(foldhash::fast::SeedableRandomState::with_seed(
+            random(),
+            shared,
+        ))
+    }
+}
+
+impl std::hash::BuildHasher for WordState {
+    type Hasher = foldhash::fast::FoldHasher<'static>;
+
+    fn build_hasher(&self) -> Self::Hasher {
+        self.0.build_hasher()
+    }
+}
 use rayon::prelude::*;
 use rust_stemmers::{Algorithm, Stemmer};
 use serde::Serialize;
@@ -202,7 +232,7 @@ type List = Vec<(u32, [u8; 4])>;
 /// query looks its terms up in every part, in order, so no list is ever merged or copied.
 #[derive(Debug)]
 struct Part {
-    ids: Map<Box<str>, u32>,
+    ids: WordMap<Box<str>, u32>,
     lists: Vec<List>,
 }
 
@@ -220,11 +250,11 @@ impl Part {
 /// postings by stem id (no string is hashed per posting), and scratch space.
 struct Tokenizer {
     stemmer: Stemmer,
-    seen: Map<Box<str>, Option<u32>>,
+    seen: WordMap<Box<str>, Option<u32>>,
     /// [`seen`](Self::seen) for words that [`pack`] into a `u128`.
-    short: Map<u128, Option<u32>>,
+    short: WordMap<u128, Option<u32>>,
     /// Stem → id, so two words with one stem ("skill", "skills") are one term.
-    ids: Map<Box<str>, u32>,
+    ids: WordMap<Box<str>, u32>,
     /// Every stem's text, one after another, and each stem's span in it, by id.
     stem_text: String,
     stems: Vec<(u32, u32)>,
@@ -244,9 +274,9 @@ impl Tokenizer {
     fn new() -> Tokenizer {
         Tokenizer {
             stemmer: stemmer(),
-            seen: Map::default(),
-            short: Map::default(),
-            ids: Map::default(),
+            seen: WordMap::default(),
+            short: WordMap::default(),
+            ids: WordMap::default(),
             stem_text: String::new(),
             stems: Vec::new(),
             postings: Vec::new(),
@@ -483,7 +513,7 @@ impl SearchIndex {
         order: [Layer; 4],
     ) -> SearchIndex {
         // Keyed by the record's address: the same `Arc` is the same record.
-        let reuse: Map<usize, &DocTerms> = previous
+        let reuse: WordMap<usize, &DocTerms> = previous
             .map(|p| {
                 p.docs
                     .iter()

@@ -92,7 +92,8 @@ impl SkillPlace {
 /// roots (one root's discovery lists each resolved folder once).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Folders {
-    /// From one root: no two records share a path, and nothing is looked for.
+    /// From one folder on disk, which one discovery lists with each resolved folder once:
+    /// no two records share a path, and nothing is looked for.
     Distinct,
     /// From several roots: [`hold_once`] keeps one record per path.
     MayRepeat,

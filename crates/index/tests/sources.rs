@@ -247,3 +247,51 @@ fn a_skill_appearing_above_a_nested_one_hides_it_as_a_full_scan_would() {
         index.reload_now().get("inner").is_some()
     );
 }
+
+/// A source that names one folder twice: two relative folders whose resolved path is the
+/// same, as a source resolving links on its own may report.
+#[derive(Debug)]
+struct OneFolderTwice(MemorySource);
+
+impl skills_storage::SkillSource for OneFolderTwice {
+    fn skill_dirs(&self) -> Vec<String> {
+        self.0.skill_dirs()
+    }
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, skills_storage::ReadError> {
+        self.0.read(path, limit)
+    }
+    fn files(&self, dir: &str) -> Vec<(String, u64)> {
+        self.0.files(dir)
+    }
+    fn is_dir(&self, path: &str) -> bool {
+        self.0.is_dir(path)
+    }
+    fn candidates(&self) -> Vec<skills_storage::SourceCandidate> {
+        ["a", "b"]
+            .into_iter()
+            .map(|dir| skills_storage::SourceCandidate {
+                dir: dir.into(),
+                file: "SKILL.md".into(),
+                misnamed: false,
+                resolved: Some("/srv/skills/one".into()),
+            })
+            .collect()
+    }
+}
+
+/// A publication from a single root skipped the pass that keeps one record per folder,
+/// on the grounds that one discovery lists each folder once; a plugin's source need not,
+/// and its one folder became two records, one shadowed by itself. Only a folder on disk
+/// now skips it.
+#[test]
+fn regression_a_single_plugin_source_naming_one_folder_twice_is_one_skill() {
+    let text = "---\nname: one\ndescription: One. Use when testing.\n---\n";
+    let source = MemorySource::from_files([("a/SKILL.md", text), ("b/SKILL.md", text)]);
+    let index = SkillIndex::builder()
+        .plugin_source("p", Arc::new(OneFolderTwice(source)))
+        .build()
+        .unwrap();
+    let snap = index.snapshot();
+    assert_eq!(snap.records().len(), 1);
+    assert!(snap.shadowed().is_empty());
+}

@@ -196,10 +196,37 @@ fn place(span: &Span) -> (u32, u32) {
 
 /// Parses one YAML document. An empty document is `Ok(None)`.
 pub(crate) fn parse(text: &str, limits: Limits) -> Result<Option<Node<'_>>, YamlError> {
+    // The fast path's tree is taken only within the limits the full parser would apply,
+    // so a parser built with lower limits gives the same verdict either way.
     if let Some(root) = crate::fast::parse(text) {
-        return Ok(Some(root));
+        let (depth, nodes) = extent(&root);
+        if depth <= limits.max_depth && nodes <= limits.max_nodes {
+            return Ok(Some(root));
+        }
     }
     parse_full(text, limits)
+}
+
+/// A tree's nesting depth (sequences and mappings) and node count, as [`parse_full`]
+/// counts them against its [`Limits`].
+fn extent(node: &Node<'_>) -> (usize, usize) {
+    let inner = |nodes: &mut dyn Iterator<Item = &Node<'_>>| {
+        nodes.fold((0, 0), |(depth, count), n| {
+            let (d, c) = extent(n);
+            (depth.max(d), count + c)
+        })
+    };
+    match &node.kind {
+        Kind::Scalar(_) => (0, 1),
+        Kind::Seq(items) => {
+            let (depth, count) = inner(&mut items.iter());
+            (depth + 1, count + 1)
+        }
+        Kind::Map(entries) => {
+            let (depth, count) = inner(&mut entries.iter().flat_map(|(k, v)| [k, v]));
+            (depth + 1, count + 1)
+        }
+    }
 }
 
 /// The full YAML parser (what [`parse`] falls back to).

@@ -32,3 +32,23 @@ fn alias_expansion_is_bounded_in_bytes() {
     assert_eq!((d.line, d.column), (Some(5), Some(90)));
     assert!(parsed.frontmatter.extra.is_empty());
 }
+
+/// The frontmatter fast path returned its tree without the parser's limits: with
+/// `max_depth(2)`, `tags: [a]` under `metadata:` (three levels) passed when the fast path
+/// read it and was refused when the full parser did (a comment line sends it there). The
+/// fast path's tree is now held to the same limits.
+#[test]
+fn regression_the_fast_path_keeps_the_parsers_limits() {
+    let parser = SkillParser::builder().max_depth(2).build();
+    let rules = |text: &str| -> Vec<Rule> {
+        let parsed = parser.parse(&ParseInput::new(text.as_bytes(), "x"));
+        parsed.diagnostics.iter().map(|d| d.rule).collect()
+    };
+    let fast = "---\nname: x\ndescription: d\nmetadata:\n  tags: [a]\n---\nbody\n";
+    let full = "---\n# c\nname: x\ndescription: d\nmetadata:\n  tags: [a]\n---\nbody\n";
+    assert!(skills_parser::fast_path_accepts(
+        "name: x\ndescription: d\nmetadata:\n  tags: [a]\n"
+    ));
+    assert!(rules(full).contains(&Rule::FrontmatterTooLarge));
+    assert_eq!(rules(fast), rules(full));
+}

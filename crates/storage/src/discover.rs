@@ -157,6 +157,7 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     // Walked a level at a time: the folders of a level are visited in parallel (each one
     // `stat` or listing), then the links they hold are followed in order, on this thread
     // (what a link may enter depends on the links entered before it).
+    let at = Base::open(root);
     let mut level = vec![(root.to_path_buf(), canonical_root)];
     let mut depth = 0;
     while !level.is_empty() {
@@ -176,12 +177,12 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
         let visits: Vec<Visit> = if level.len() < 2 {
             level
                 .into_iter()
-                .map(|(dir, resolved)| visit(dir, resolved, depth, options))
+                .map(|(dir, resolved)| visit(dir, resolved, depth, options, &at))
                 .collect()
         } else {
             level
                 .into_par_iter()
-                .map(|(dir, resolved)| visit(dir, resolved, depth, options))
+                .map(|(dir, resolved)| visit(dir, resolved, depth, options, &at))
                 .collect()
         };
         let mut next = Vec::new();
@@ -232,6 +233,56 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     found
 }
 
+/// The walk's root and, where the system has one, a handle on it opened for this walk: a
+/// path below the root is asked about relative to the handle, so the kernel walks only the
+/// components below the root (in nested layouts each folder's `SKILL.md` is asked about,
+/// and the root's own components were half of every such walk).
+struct Base<'r> {
+    root: &'r Path,
+    #[cfg(unix)]
+    dir: Option<std::os::fd::OwnedFd>,
+}
+
+impl<'r> Base<'r> {
+    fn open(root: &'r Path) -> Base<'r> {
+        #[cfg(unix)]
+        {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+            Base {
+                root,
+                dir: rustix::fs::open(root, flags, Mode::empty()).ok(),
+            }
+        }
+        #[cfg(not(unix))]
+        Base { root }
+    }
+
+    /// Whether something is at `path` (links not followed): `symlink_metadata`, through the
+    /// handle when `path` is the root's bytes, a separator and more.
+    fn exists(&self, path: &Path) -> bool {
+        #[cfg(unix)]
+        if let Some(dir) = self
+            .dir
+            .as_ref()
+            .filter(|_| crate::read::walkable(path.as_os_str().len()))
+        {
+            use std::os::unix::ffi::OsStrExt;
+            let rel = path
+                .as_os_str()
+                .as_bytes()
+                .strip_prefix(self.root.as_os_str().as_bytes())
+                .and_then(|rest| rest.strip_prefix(b"/"))
+                .filter(|rest| !rest.is_empty() && !rest.starts_with(b"/"));
+            if let Some(rel) = rel {
+                let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
+                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
+            }
+        }
+        std::fs::symlink_metadata(path).is_ok()
+    }
+}
+
 /// `dir.join(name)` in one allocation of the right size (`join` copies `dir`, then grows
 /// the copy for `name`).
 fn joined(dir: &Path, name: &OsStr) -> PathBuf {
@@ -254,7 +305,13 @@ struct Visit {
 }
 
 /// Visits one folder at `depth`: whether it is a skill, and what to walk below it.
-fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptions) -> Visit {
+fn visit(
+    dir: PathBuf,
+    resolved: PathBuf,
+    depth: usize,
+    options: &DiscoveryOptions,
+    at: &Base<'_>,
+) -> Visit {
     let mut v = Visit {
         resolved,
         candidate: None,
@@ -268,7 +325,7 @@ fn visit(dir: PathBuf, resolved: PathBuf, depth: usize, options: &DiscoveryOptio
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
         let file = joined(&dir, SKILL_FILE.as_ref());
-        if std::fs::symlink_metadata(&file).is_ok() {
+        if at.exists(&file) {
             v.candidate = Some(Candidate {
                 dir,
                 resolved: v.resolved.clone(),

@@ -113,6 +113,15 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
     read_opened(file, max, buf)
 }
 
+/// Whether a whole path of `len` bytes is one the kernel walks: `PATH_MAX` counts the
+/// closing NUL. A call relative to a folder's handle walks only its relative part, so it is
+/// made only where the whole path could have been walked too: a path too long to read whole
+/// is refused the same way through a handle.
+#[cfg(unix)]
+pub(crate) fn walkable(len: usize) -> bool {
+    len < usize::try_from(libc::PATH_MAX).unwrap_or(4096)
+}
+
 /// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
 /// only `rel`, not the folder's whole path again. Anything but a regular file found and
 /// opened there is read again by `full()` (the same file's whole path) through

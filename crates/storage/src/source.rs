@@ -199,11 +199,12 @@ fn dir_label(rel: String) -> String {
 ///
 /// [`for_scan`](SkillSource::for_scan) gives the source with a handle on its root, opened
 /// then: a scan's reads walk only their relative paths from it (a path walk of the root's
-/// own components per `stat` and `open` was a fifth of an index build), and a root
-/// replaced during the scan does not mix two folders into it. Anything but a regular file
-/// read through the handle is read again by its whole path, so errors are the same either
-/// way. The handle is never kept beyond the scan: a long-lived one would go on reading a
-/// root that was deleted and made again.
+/// own components per `stat` and `open` was a fifth of an index build). Anything but a
+/// regular file read through the handle, and any path too long to walk whole, is read by
+/// its whole path, so errors are the same either way. Discovery and the other calls use
+/// whole paths: a root replaced during a scan can still give one folder's names and
+/// another's contents, as it could before. The handle is never kept beyond the scan: a
+/// long-lived one would go on reading a root that was deleted and made again.
 #[derive(Debug, Clone)]
 pub struct FsSource {
     root: PathBuf,
@@ -237,7 +238,8 @@ impl FsSource {
                 return Some(Err(ReadError::NotFound));
             };
             // The root itself (`.`) is no file: the whole path says what it is.
-            if !rel.is_empty() {
+            let whole = self.root.as_os_str().len() + 1 + rel.len();
+            if !rel.is_empty() && crate::read::walkable(whole) {
                 let full = || self.resolve(path);
                 return Some(crate::read::read_prefix_at(
                     dir.as_fd(),
@@ -858,6 +860,40 @@ mod tests {
             };
             assert_eq!(whole(view.as_ref()), whole(&source), "{path}");
         }
+    }
+
+    /// A read through a scan's handle walked only the relative path, so a file whose whole
+    /// path is too long for the kernel (`PATH_MAX`) was read through a view and refused by
+    /// every whole-path read (the validator's, the watcher's). A view now reads such a path
+    /// whole, and gives the same refusal.
+    #[cfg(unix)]
+    #[test]
+    fn regression_a_path_too_long_whole_is_too_long_through_a_view() {
+        use rustix::fs::{Mode, OFlags};
+        let tmp = tempfile::tempdir().unwrap();
+        let mut root = tmp.path().to_path_buf();
+        // The root just short enough to open; `s/SKILL.md` below it is not.
+        while root.as_os_str().len() < 4096 - 12 - 250 {
+            root.push("d".repeat(250));
+        }
+        let pad = 4096 - 12 - root.as_os_str().len();
+        root.push("e".repeat(pad));
+        std::fs::create_dir_all(&root).unwrap();
+        let dir = rustix::fs::open(&root, OFlags::DIRECTORY, Mode::empty()).unwrap();
+        rustix::fs::mkdirat(&dir, "s", Mode::from_raw_mode(0o755)).unwrap();
+        let file = rustix::fs::openat(
+            &dir,
+            "s/SKILL.md",
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        rustix::io::write(&file, b"---\nname: s\n---\n").unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        let code = |s: &dyn SkillSource| s.read("s/SKILL.md", 100).map_err(|e| e.code());
+        assert_eq!(code(&source), Err("FILE_UNREADABLE"));
+        assert_eq!(code(view.as_ref()), code(&source));
     }
 
     /// A view reads the folder it was opened on, even when the root is replaced; the source
