@@ -245,17 +245,11 @@ struct Base<'r> {
 
 impl<'r> Base<'r> {
     fn open(root: &'r Path) -> Base<'r> {
-        #[cfg(unix)]
-        {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-            Base {
-                root,
-                dir: rustix::fs::open(root, flags, Mode::empty()).ok(),
-            }
+        Base {
+            root,
+            #[cfg(unix)]
+            dir: crate::read::open_folder(root),
         }
-        #[cfg(not(unix))]
-        Base { root }
     }
 
     /// Whether something is at `path` (links not followed): `symlink_metadata`, through the
@@ -268,13 +262,7 @@ impl<'r> Base<'r> {
             .filter(|_| crate::read::walkable(path.as_os_str().len()))
         {
             use std::os::unix::ffi::OsStrExt;
-            let rel = path
-                .as_os_str()
-                .as_bytes()
-                .strip_prefix(self.root.as_os_str().as_bytes())
-                .and_then(|rest| rest.strip_prefix(b"/"))
-                .filter(|rest| !rest.is_empty() && !rest.starts_with(b"/"));
-            if let Some(rel) = rel {
+            if let Some(rel) = crate::read::below(self.root, path) {
                 let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
                 return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
             }

@@ -113,6 +113,28 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
     read_opened(file, max, buf)
 }
 
+/// A handle on the folder `root`, for calls relative to it during one pass (a scan, a
+/// walk); `None` when it cannot be opened, and the pass uses whole paths.
+#[cfg(unix)]
+pub(crate) fn open_folder(root: &Path) -> Option<std::os::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    rustix::fs::open(root, flags, Mode::empty()).ok()
+}
+
+/// What follows `root` in `path` when `path` is the bytes of `root`, a separator and more:
+/// a path joined below the root as given, told without comparing components (`None` for
+/// anything else, which callers treat as a whole path).
+pub(crate) fn below<'p>(root: &Path, path: &'p Path) -> Option<&'p [u8]> {
+    path.as_os_str()
+        .as_encoded_bytes()
+        .strip_prefix(root.as_os_str().as_encoded_bytes())?
+        .strip_prefix(std::path::MAIN_SEPARATOR_STR.as_bytes())
+        .filter(|rest| {
+            !rest.is_empty() && !rest.starts_with(std::path::MAIN_SEPARATOR_STR.as_bytes())
+        })
+}
+
 /// Whether a whole path of `len` bytes is one the kernel walks: `PATH_MAX` counts the
 /// closing NUL. A call relative to a folder's handle walks only its relative part, so it is
 /// made only where the whole path could have been walked too: a path too long to read whole

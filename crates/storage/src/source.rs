@@ -287,17 +287,10 @@ impl FsSource {
         let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
         let file = file.file_name()?.to_str()?.to_owned();
         // The walk joins names to the root as given: a folder right below it is the root's
-        // bytes, a separator and a name, told without comparing components.
-        let bytes = c.dir.as_os_str().as_encoded_bytes();
-        let root = self.root.as_os_str().as_encoded_bytes();
-        let name = bytes
-            .strip_prefix(root)
-            .and_then(|rest| rest.strip_prefix(std::path::MAIN_SEPARATOR_STR.as_bytes()))
+        // bytes, a separator and a name.
+        let name = crate::read::below(&self.root, &c.dir)
             .filter(|name| {
-                !name.is_empty()
-                    && !name.iter().any(|b| *b == b'/' || *b == b'\\')
-                    && *name != b"."
-                    && *name != b".."
+                !name.iter().any(|b| *b == b'/' || *b == b'\\') && *name != b"." && *name != b".."
             })
             .and_then(|name| std::str::from_utf8(name).ok());
         if let Some(name) = name {
@@ -398,10 +391,8 @@ impl SkillSource for FsSource {
     fn for_scan(&self) -> Option<std::sync::Arc<dyn SkillSource>> {
         #[cfg(unix)]
         {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
             // No handle (no root, no permission): the scan reads by whole paths.
-            let dir = rustix::fs::open(&self.root, flags, Mode::empty()).ok()?;
+            let dir = crate::read::open_folder(&self.root)?;
             Some(std::sync::Arc::new(FsSource {
                 dir: Some(std::sync::Arc::new(dir)),
                 ..self.clone()
