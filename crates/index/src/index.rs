@@ -1,7 +1,6 @@
 //! `SkillIndex`: the roots, the writer that rebuilds and publishes snapshots, plugin
 //! registration and subscribers. Readers only ever touch the `ArcSwap`.
 
-use crate::Map;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,7 +18,7 @@ use skills_storage::{
 use crate::check::Reading;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
-use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use crate::{IndexError, Map, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
 
 #[derive(Debug, Clone)]
@@ -242,14 +241,14 @@ pub(crate) struct Shared {
     readers: Option<rayon::ThreadPool>,
 }
 
+/// How many skill folders a scan reads between two moves of its results into the map.
+const SCAN_CHUNK: usize = 16_384;
+
 /// The index's own reading threads: twice the cores, at least 4 and at most 16. Reads wait
 /// on the disk when the page cache is cold, and more threads keep it busy. Measured on 2
 /// cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold 1,000 skills 65 ms
 /// with 2 threads, 46 ms with 4, 41 ms with 8; warm 12.7, 12.8 and 18.5 ms. Four is as fast
 /// as two when warm and a third faster when cold; eight slows the warm case.
-/// How many skill folders a scan reads between two moves of its results into the map.
-const SCAN_CHUNK: usize = 16_384;
-
 fn read_pool() -> Option<rayon::ThreadPool> {
     let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
     rayon::ThreadPoolBuilder::new()

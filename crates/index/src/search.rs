@@ -20,6 +20,11 @@
 
 use std::sync::Arc;
 
+use rayon::prelude::*;
+use rust_stemmers::{Algorithm, Stemmer};
+use serde::Serialize;
+use skills_model::{Layer, SkillRecord};
+
 /// A per-word map of the search (see [`WordState`]).
 type WordMap<K, V> = std::collections::HashMap<K, V, WordState>;
 
@@ -51,10 +56,6 @@ impl std::hash::BuildHasher for WordState {
         self.0.build_hasher()
     }
 }
-use rayon::prelude::*;
-use rust_stemmers::{Algorithm, Stemmer};
-use serde::Serialize;
-use skills_model::{Layer, SkillRecord};
 
 /// A field a match can come from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]

@@ -1,7 +1,7 @@
 //! A fast path for the frontmatter most skills have: `key: value` lines, optionally one
 //! level of indented `key: value` lines under a bare `key:` (as `metadata` is written),
-//! with plain values that cannot mean anything but a string, number or boolean, or simply
-//! quoted ones.
+//! with plain values that cannot mean anything but a string, number or boolean, simply
+//! quoted ones, or one-line flow sequences of simple words (`[Read, Glob]`).
 //!
 //! It builds exactly the tree `yaml::parse` would, positions included, or gives up
 //! (`None`) at the first line it is not sure of, and the full parser reads the text instead.
