@@ -154,3 +154,86 @@ fn regression_inflections_of_one_word_are_one_term() {
     assert_eq!(hits.len(), 2);
     assert_eq!(hits[0].score, hits[1].score, "{hits:?}");
 }
+
+/// An index that followed adds, edits and deletes (sharing its postings, passing over
+/// removed documents) ranks and scores every query as an index built afresh over the same
+/// skills does, through the removals' fresh rebuild and past it.
+#[test]
+fn an_index_that_followed_changes_scores_as_a_fresh_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let words = [
+        "report", "chart", "deploy", "release", "notes", "table", "invoice", "schema", "review",
+        "archive", "image", "metric",
+    ];
+    let write = |i: usize, round: usize| {
+        let name = format!("skill-{i:02}");
+        let dir = tmp.path().join(&name);
+        std::fs::create_dir_all(&dir).unwrap();
+        let description: Vec<&str> = (0..1 + (i * 7 + round * 3) % 9)
+            .map(|k| words[(i * 5 + k * 3 + round) % words.len()])
+            .collect();
+        let file = dir.join("SKILL.md");
+        std::fs::write(
+            &file,
+            format!(
+                "---\nname: {name}\ndescription: {}.\n---\nBody.\n",
+                description.join(" ")
+            ),
+        )
+        .unwrap();
+        file
+    };
+    let files: Vec<PathBuf> = (0..40).map(|i| write(i, 0)).collect();
+    let followed = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    followed.snapshot().search_index();
+    let queries = [
+        "report",
+        "chart notes",
+        "deploy release table",
+        "invoices archived",
+    ];
+    // Each round edits a few skills, removes one and adds one. A round that would leave
+    // more than a quarter of the documents removed (the third does) is built afresh.
+    for round in 1..8 {
+        let mut changed = Vec::new();
+        for i in (round..40).step_by(9) {
+            changed.push(write(i, round));
+        }
+        let gone = tmp.path().join(format!("skill-{:02}", round * 4));
+        if gone.exists() {
+            std::fs::remove_dir_all(&gone).unwrap();
+            changed.push(gone.join("SKILL.md"));
+        }
+        changed.push(write(40 + round, round));
+        followed.apply_changed_paths(&changed);
+        assert!(followed.snapshot().search_index_built());
+        let fresh = SkillIndex::builder()
+            .root(Layer::Project, tmp.path())
+            .build()
+            .unwrap();
+        assert_eq!(
+            followed.snapshot().search_index().len(),
+            fresh.snapshot().len()
+        );
+        for query in queries {
+            let scored = |index: &SkillIndex| {
+                let outcome = index.snapshot().search(query, 50, |_| true);
+                let hits: Vec<(String, u32, Vec<SearchField>)> = outcome
+                    .hits
+                    .into_iter()
+                    .map(|h| (h.record.name.to_string(), h.score.to_bits(), h.matched))
+                    .collect();
+                (hits, outcome.total)
+            };
+            assert_eq!(
+                scored(&followed),
+                scored(&fresh),
+                "round {round}, {query:?}"
+            );
+        }
+    }
+    drop(files);
+}
