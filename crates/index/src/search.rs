@@ -274,6 +274,38 @@ fn stemmer() -> Stemmer {
     Stemmer::create(Algorithm::English)
 }
 
+/// Stems with their ids: those of at most 16 ASCII bytes (nearly all) [`pack`]ed, so
+/// giving a stem an id allocates nothing and a lookup hashes one number; any other by text.
+#[derive(Debug, Default)]
+struct Stems {
+    short: WordMap<u128, u32>,
+    long: WordMap<Box<str>, u32>,
+}
+
+impl Stems {
+    fn get(&self, stem: &str) -> Option<u32> {
+        match pack(stem) {
+            Some(key) => self.short.get(&key),
+            None => self.long.get(stem),
+        }
+        .copied()
+    }
+
+    fn insert(&mut self, stem: &str, id: u32) {
+        match pack(stem) {
+            Some(key) => self.short.insert(key, id),
+            None => self.long.insert(stem.into(), id),
+        };
+    }
+
+    /// Heap bytes: each table's slots (with hashbrown's control byte) and the long stems.
+    fn heap_bytes(&self) -> usize {
+        self.short.capacity() * (std::mem::size_of::<(u128, u32)>() + 1)
+            + self.long.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
+            + self.long.keys().map(|t| t.len()).sum::<usize>()
+    }
+}
+
 /// (document, count per field) of one stem in one part, documents in order.
 type List = Vec<(u32, [u8; 4])>;
 
@@ -281,7 +313,7 @@ type List = Vec<(u32, [u8; 4])>;
 /// query looks its terms up in every part, in order, so no list is ever merged or copied.
 #[derive(Debug)]
 struct Part {
-    ids: WordMap<Box<str>, u32>,
+    ids: Stems,
     lists: Vec<List>,
 }
 
@@ -290,7 +322,7 @@ impl Part {
     fn list(&self, stem: &str) -> Option<&List> {
         self.ids
             .get(stem)
-            .and_then(|id| self.lists.get(*id as usize))
+            .and_then(|id| self.lists.get(id as usize))
     }
 }
 
@@ -307,14 +339,15 @@ struct Tokenizer {
     /// choice of words makes this slower than the map alone.
     recent: Box<[Option<Recent>; RECENT]>,
     /// Stem → id, so two words with one stem ("skill", "skills") are one term.
-    ids: WordMap<Box<str>, u32>,
+    ids: Stems,
     /// Per stem id: (document, count per field), documents in order.
     postings: Vec<List>,
     lower: String,
-    /// This document's distinct stems with their counts, in first-seen order.
-    scratch: Vec<(u32, [u8; 4])>,
-    /// Per stem id: the document that last saw it (`doc_no`), and its place in `scratch`.
-    seen_in: Vec<(u32, u32)>,
+    /// This document's distinct stems, in first-seen order.
+    scratch: Vec<u32>,
+    /// Per stem id: the document that last saw it (`doc_no`), and its count per field
+    /// there: one place per word to look, with no list of this document's stems between.
+    seen_in: Vec<(u32, [u8; 4])>,
     doc_no: u32,
 }
 
@@ -325,7 +358,7 @@ impl Tokenizer {
             seen: WordMap::default(),
             short: WordMap::default(),
             recent: Box::new([None; RECENT]),
-            ids: WordMap::default(),
+            ids: Stems::default(),
             postings: Vec::new(),
             lower: String::new(),
             scratch: Vec::new(),
@@ -337,10 +370,10 @@ impl Tokenizer {
     /// The id of `stem`, given one if it is new.
     fn id_of_stem(&mut self, stem: &str) -> u32 {
         if let Some(id) = self.ids.get(stem) {
-            return *id;
+            return id;
         }
         let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
-        self.ids.insert(stem.into(), id);
+        self.ids.insert(stem, id);
         self.postings.push(Vec::new());
         id
     }
@@ -438,21 +471,22 @@ impl Tokenizer {
                 lens[f] = lens[f].saturating_add(1);
                 let i = id as usize;
                 if self.seen_in.len() <= i {
-                    self.seen_in.resize(i + 1, (0, 0));
+                    self.seen_in.resize(i + 1, (0, [0; 4]));
                 }
-                // Distinct stems without sorting: each stem's slot in this document.
-                let (last, slot) = &mut self.seen_in[i];
+                // Distinct stems without sorting: a stem first seen in this document starts
+                // its counts afresh.
+                let (last, counts) = &mut self.seen_in[i];
                 if *last != doc_no {
                     *last = doc_no;
-                    *slot = u32::try_from(scratch.len()).unwrap_or(u32::MAX);
-                    scratch.push((id, [0; 4]));
+                    *counts = [0; 4];
+                    scratch.push(id);
                 }
-                let c = &mut scratch[*slot as usize].1[f];
-                *c = c.saturating_add(1);
+                counts[f] = counts[f].saturating_add(1);
             });
         }
-        for (id, counts) in &scratch {
-            self.postings[*id as usize].push((doc, *counts));
+        for id in &scratch {
+            let counts = self.seen_in[*id as usize].1;
+            self.postings[*id as usize].push((doc, counts));
         }
         self.scratch = scratch;
         lens
@@ -587,8 +621,7 @@ impl SearchIndex {
             .parts
             .iter()
             .map(|p| {
-                p.ids.capacity() * (std::mem::size_of::<(Box<str>, u32)>() + 1)
-                    + p.ids.keys().map(|t| t.len()).sum::<usize>()
+                p.ids.heap_bytes()
                     + p.lists.capacity() * std::mem::size_of::<List>()
                     + p.lists
                         .iter()
@@ -814,7 +847,9 @@ mod tests {
         /// The eight-bytes-at-a-time scan finds the words `words` finds, packed as `pack`
         /// packs them (`None` past 16 bytes).
         #[test]
-        fn each_word_is_words_packed(text in "[ -~]{0,80}|[a-zA-Z0-9 ,.-]{0,80}") {
+        fn each_word_is_words_packed(
+            text in "[ -~]{0,200}|[a-zA-Z0-9 ,.-]{0,300}|([a-zA-Z0-9]{0,40}[ .]{1,3}){0,8}"
+        ) {
             let mut got = Vec::new();
             each_word(&text, |w| got.push((w.as_str().to_owned(), w.packed)));
             let want: Vec<(String, Option<u128>)> =
