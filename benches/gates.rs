@@ -150,9 +150,8 @@ fn main() {
             builds.push(ms(t.elapsed()));
             skills = index.snapshot().len();
         }
-        let build_median = median(builds.clone());
         if label == "1000" || label == "10000" {
-            search(label, root, depth, build_median, runs, &mut metrics);
+            search(label, root, depth, runs, &mut metrics);
         }
         if label == "10000" {
             burst(root, depth, runs.min(5), &mut metrics);
@@ -253,31 +252,36 @@ fn main() {
 /// `skills_search` at this size: the search index's build beside the index build (its
 /// floor here: the search index is built on top of it), its heap per skill, and the
 /// latency of queries made from the skills' own descriptions (median and p99).
-fn search(
-    label: &str,
-    root: &Path,
-    depth: usize,
-    index_build_ms: f64,
-    runs: usize,
-    metrics: &mut Vec<Value>,
-) {
+fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
     let mut times = Vec::new();
-    for _ in 0..runs.min(9) {
-        // A new index each time: its snapshot has no search index until searched.
+    let mut builds = Vec::new();
+    let mut ratios = Vec::new();
+    for _ in 0..runs.min(15) {
+        // A new index each time (its snapshot has no search index until searched), timed:
+        // each search index build is set against the index build just before it, so a
+        // pair sees the same moment of a noisy machine.
+        let t = Instant::now();
         let index = build(root, depth);
+        let built = ms(t.elapsed());
         let snap = index.snapshot();
         let t = Instant::now();
         std::hint::black_box(snap.search_index());
-        times.push(ms(t.elapsed()));
+        let searched = ms(t.elapsed());
+        times.push(searched);
+        builds.push(built);
+        ratios.push(searched / built);
     }
     let index = build(root, depth);
-    metrics.push(metric(
+    let mut row = metric(
         &format!("search index build, {label} skills"),
         "ms",
         median(times),
-        Some(index_build_ms),
-        "built on a snapshot's first search; floor = the index build it adds to",
-    ));
+        Some(median(builds)),
+        "built on a snapshot's first search; floor = the index build just before it; \
+         ratio = the median of the pairs' ratios",
+    );
+    row["ratio"] = json!(median(ratios));
+    metrics.push(row);
     let snap = index.snapshot();
     let region = Region::new(GLOBAL);
     let search = snap.search_index();

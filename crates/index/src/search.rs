@@ -18,7 +18,7 @@
 //! listed and readers never wait. The next one shares the previous one's postings (parts)
 //! and reads only the records that are new: a record that left is marked removed, and a
 //! query passes over it; once removed documents would be more than a quarter of all, or
-//! the parts pile up, the next index is built afresh. Scores never depend on how an index
+//! the parts pile up ([`MAX_ADDED_PARTS`]), the next index is built afresh. Scores never depend on how an index
 //! came to be: document counts, frequencies and average lengths are over the live
 //! documents only (`an_index_that_followed_changes_scores_as_a_fresh_one`).
 
@@ -523,6 +523,8 @@ pub struct SearchIndex {
     /// Per build chunk, in document order: term → (document, count per field). Shared
     /// with the indexes that followed this one.
     parts: Vec<Arc<Part>>,
+    /// How many parts the fresh build this index descends from made.
+    fresh_parts: usize,
     /// Average field lengths.
     avg: [f32; 4],
     /// Layer precedence, highest first, for ties.
@@ -542,11 +544,12 @@ impl SearchIndex {
             return next;
         }
         let (docs, parts) = tokenize(&records, 0);
-        SearchIndex::new(docs, parts, order)
+        let fresh_parts = parts.len();
+        SearchIndex::new(docs, parts, fresh_parts, order)
     }
 
     /// The index of `records` that shares this one's postings and reads only the records
-    /// it does not hold; `None` when a fresh build is due (see [`MAX_PARTS`]).
+    /// it does not hold; `None` when a fresh build is due (see [`MAX_ADDED_PARTS`]).
     fn follow(&self, records: &[&Arc<SkillRecord>]) -> Option<SearchIndex> {
         // Keyed by the record's address: the same `Arc` is the same record.
         let held: WordMap<usize, usize> = self
@@ -572,17 +575,24 @@ impl SearchIndex {
         }
         let all = docs.len() + new.len();
         let removed = all - records.len();
-        if removed * 4 > all || self.parts.len() + chunks(new.len()) > MAX_PARTS {
+        if removed * 4 > all
+            || self.parts.len() + chunks(new.len()) > self.fresh_parts + MAX_ADDED_PARTS
+        {
             return None;
         }
         let (added, added_parts) = tokenize(&new, docs.len());
         docs.extend(added);
         let mut parts = self.parts.clone();
         parts.extend(added_parts);
-        Some(SearchIndex::new(docs, parts, self.order))
+        Some(SearchIndex::new(docs, parts, self.fresh_parts, self.order))
     }
 
-    fn new(docs: Vec<Doc>, parts: Vec<Arc<Part>>, order: [Layer; 4]) -> SearchIndex {
+    fn new(
+        docs: Vec<Doc>,
+        parts: Vec<Arc<Part>>,
+        fresh_parts: usize,
+        order: [Layer; 4],
+    ) -> SearchIndex {
         // Whole numbers, summed exactly, so the averages do not depend on document order.
         let mut total = [0u64; 4];
         let mut live = 0;
@@ -598,6 +608,7 @@ impl SearchIndex {
             docs,
             live,
             parts,
+            fresh_parts,
             order,
         }
     }
@@ -725,9 +736,12 @@ impl SearchIndex {
     }
 }
 
-/// How many parts an index may have before the next is built afresh: each query looks its
-/// terms up once per part.
-const MAX_PARTS: usize = 32;
+/// How many parts the indexes that follow a fresh build may add to its own before the next
+/// is built afresh: each query looks its terms up once per part. Counted from the fresh
+/// build's parts, which are as many as twice the threads (a fixed cap on all parts made a
+/// large index on a machine of many threads rebuild afresh on every change:
+/// `regression_a_fresh_build_of_many_parts_is_still_followed`).
+const MAX_ADDED_PARTS: usize = 32;
 
 /// How many records one tokenizer reads: a few large chunks, so its stem cache pays off.
 fn chunk_size(records: usize) -> usize {
@@ -841,6 +855,47 @@ mod tests {
         assert_ne!(pack("a1"), pack("a10"));
         assert_eq!(pack("seventeen-letters"), None);
         assert_eq!(pack("ümlaut"), None);
+    }
+
+    fn record(i: usize, description: &str) -> Arc<SkillRecord> {
+        Arc::new(SkillRecord {
+            name: skills_model::SkillName::lenient(&format!("skill-{i}")).expect("a name"),
+            description: description.to_owned(),
+            layer: Layer::Project,
+            plugin: None,
+            path: std::path::PathBuf::from(format!("/skills/skill-{i}/SKILL.md")),
+            frontmatter: Arc::new(skills_model::Frontmatter::default()),
+            body_offset: 0,
+            diagnostics: Arc::from(Vec::new()),
+        })
+    }
+
+    /// Regression: the limit on parts was on all of them, and a fresh build makes up to
+    /// twice as many as the threads: with 17 or more threads and 8,193 or more skills,
+    /// every publication rebuilt the whole index instead of following.
+    #[test]
+    fn regression_a_fresh_build_of_many_parts_is_still_followed() {
+        let order = [
+            Layer::Enterprise,
+            Layer::Personal,
+            Layer::Project,
+            Layer::Plugin,
+        ];
+        let mut records: Vec<Arc<SkillRecord>> =
+            (0..8_500).map(|i| record(i, "Charts reports.")).collect();
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(24)
+            .build()
+            .expect("a pool");
+        pool.install(|| {
+            let first = SearchIndex::build(records.iter(), None, order);
+            assert!(first.parts.len() > 32, "{} parts", first.parts.len());
+            records[0] = record(0, "Deploys releases.");
+            let next = SearchIndex::build(records.iter(), Some(&first), order);
+            assert_eq!(next.parts.len(), first.parts.len() + 1, "followed");
+            assert_eq!(next.docs.len(), first.docs.len() + 1);
+            assert_eq!(next.search("deploy", 5, |_| true).total, 1);
+        });
     }
 
     proptest::proptest! {
