@@ -506,7 +506,7 @@ impl Shared {
         let source = view.as_deref().unwrap_or(root.source.as_ref());
         // Discovery walks nested layouts in parallel: on the reading threads too.
         let mut candidates = self.reading(|| root.source.expected_candidates());
-        let mut entries = Map::with_capacity_and_hasher(candidates.len(), Default::default());
+        let mut entries = Map::with_capacity(candidates.len());
         // Read a chunk at a time, each chunk's results going straight into the map: at
         // 100,000 skills a collected list of them all beside the map was tens of MiB of
         // peak memory. Each candidate is freed once read.

@@ -497,7 +497,7 @@ impl Tokenizer {
 /// A document of the index: its record while the record is in the index's snapshot
 /// (`None` once it left: the document is removed, its postings stay until the next fresh
 /// build), and its field lengths in terms.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Doc {
     record: Option<Arc<SkillRecord>>,
     lens: [u16; 4],

@@ -105,8 +105,7 @@ pub(crate) enum Folders {
 fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize) {
     // Keyed by the path's bytes: resolved paths are spelled one way, and hashing a `Path`
     // walks its components (it was half of this function's time).
-    let mut holder: Map<&std::ffi::OsStr, usize> =
-        Map::with_capacity_and_hasher(records.len(), Default::default());
+    let mut holder: Map<&std::ffi::OsStr, usize> = Map::with_capacity(records.len());
     let mut keep = vec![true; records.len()];
     for (i, r) in records.iter().enumerate() {
         match holder.get(r.path.as_os_str()) {
@@ -251,8 +250,7 @@ impl Snapshot {
                     b.path.as_os_str(),
                 ))
         });
-        let mut by_name: Map<Box<str>, usize> =
-            Map::with_capacity_and_hasher(records.len(), Default::default());
+        let mut by_name: Map<Box<str>, usize> = Map::with_capacity(records.len());
         let mut resolved = Vec::new();
         let mut shadowed = Vec::new();
         let mut winner = 0;
