@@ -187,24 +187,21 @@ impl<'t> Word<'t> {
     }
 }
 
-/// [`words`], each with its [`pack`]ed form; eight bytes at a time when `text` is ASCII
+/// [`words`], each with its [`pack`]ed form; eight bytes at a time while `text` is ASCII
 /// (the common case, and several times faster), lowercasing and packing in the same pass.
+/// Whatever follows the first eight bytes that are not all ASCII goes word by word (from
+/// the start of the word they are in: every byte before it is ASCII, so that is a
+/// character's start).
 fn each_word<'t>(text: &'t str, mut f: impl FnMut(Word<'t>)) {
-    if !text.is_ascii() {
-        for w in words(text) {
-            f(Word {
-                text: w,
-                at: 0,
-                len: w.len(),
-                packed: pack(w),
-            });
-        }
-        return;
-    }
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     let bytes = text.as_bytes();
     let mut i = 0;
     while i < bytes.len() {
-        let (alnum, lower0) = classify8(load8(bytes, i));
+        let x = load8(bytes, i);
+        if x & HIGH != 0 {
+            break;
+        }
+        let (alnum, lower0) = classify8(x);
         if alnum == 0 {
             i += 8;
             continue;
@@ -214,14 +211,22 @@ fn each_word<'t>(text: &'t str, mut f: impl FnMut(Word<'t>)) {
             (lower0, run8(alnum))
         } else {
             i += skip;
-            let (alnum, lower) = classify8(load8(bytes, i));
+            let x = load8(bytes, i);
+            if x & HIGH != 0 {
+                break;
+            }
+            let (alnum, lower) = classify8(x);
             (lower, run8(alnum))
         };
         let mask = |len: usize| u64::MAX.checked_shr(64 - 8 * len as u32).unwrap_or(0);
         let (len, packed) = if len0 < 8 {
             (len0, Some(u128::from(lower0 & mask(len0))))
         } else {
-            let (alnum1, lower1) = classify8(load8(bytes, i + 8));
+            let x = load8(bytes, i + 8);
+            if x & HIGH != 0 {
+                break;
+            }
+            let (alnum1, lower1) = classify8(x);
             let len1 = run8(alnum1);
             if len1 < 8 {
                 let high = u128::from(lower1 & mask(len1)) << 64;
@@ -230,6 +235,9 @@ fn each_word<'t>(text: &'t str, mut f: impl FnMut(Word<'t>)) {
                 let mut end = i + 16;
                 while bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
                     end += 1;
+                }
+                if bytes.get(end).is_some_and(|b| !b.is_ascii()) {
+                    break;
                 }
                 let packed = (end == i + 16).then(|| u128::from(lower1) << 64 | u128::from(lower0));
                 (end - i, packed)
@@ -242,6 +250,14 @@ fn each_word<'t>(text: &'t str, mut f: impl FnMut(Word<'t>)) {
             packed,
         });
         i += len;
+    }
+    for w in words(text.get(i..).unwrap_or_default()) {
+        f(Word {
+            text: w,
+            at: 0,
+            len: w.len(),
+            packed: pack(w),
+        });
     }
 }
 
@@ -258,8 +274,9 @@ fn pack(word: &str) -> Option<u128> {
     Some(u128::from_le_bytes(buf))
 }
 
-/// A packed word and the id of its stem (`None` for a stop word).
-type Recent = (u128, Option<u32>);
+/// A stop word in [`Tokenizer::recent_ids`] (no chunk gives out that many stem ids:
+/// [`Tokenizer::id_of_stem`] stops below it).
+const STOP: u32 = u32::MAX;
 
 /// Slots of [`Tokenizer::recent`].
 const RECENT: usize = 1024;
@@ -335,10 +352,14 @@ struct Tokenizer {
     seen: WordMap<Box<str>, Option<u32>>,
     /// [`seen`](Self::seen) for words that [`pack`] into a `u128`.
     short: WordMap<u128, Option<u32>>,
-    /// The last packed word seen in each of [`RECENT`] slots, with its stem id: most words
-    /// are common ones, found here without hashing. Any other word goes to `short`, so no
-    /// choice of words makes this slower than the map alone.
-    recent: Box<[Option<Recent>; RECENT]>,
+    /// The last packed word seen in each of [`RECENT`] slots (0 for none: no word packs to
+    /// 0), and in [`recent_ids`](Self::recent_ids) its stem id: most words are common ones,
+    /// found here without hashing. Any other word goes to `short`, so no choice of words
+    /// makes this slower than the map alone. Keys and ids apart, so both fit the
+    /// processor's first-level cache (one array of `(u128, Option<u32>)` filled it).
+    recent: Box<[u128; RECENT]>,
+    /// The stem id of each slot's word, [`STOP`] for a stop word.
+    recent_ids: Box<[u32; RECENT]>,
     /// Stem → id, so two words with one stem ("skill", "skills") are one term.
     ids: Stems,
     /// Per stem id: (document, count per field), documents in order.
@@ -358,7 +379,8 @@ impl Tokenizer {
             stemmer: stemmer(),
             seen: WordMap::default(),
             short: WordMap::default(),
-            recent: Box::new([None; RECENT]),
+            recent: Box::new([0; RECENT]),
+            recent_ids: Box::new([STOP; RECENT]),
             ids: Stems::default(),
             postings: Vec::new(),
             lower: String::new(),
@@ -373,10 +395,18 @@ impl Tokenizer {
         if let Some(id) = self.ids.get(stem) {
             return id;
         }
-        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+        let id = u32::try_from(self.postings.len())
+            .unwrap_or(STOP - 1)
+            .min(STOP - 1);
         self.ids.insert(stem, id);
         self.postings.push(Vec::new());
         id
+    }
+
+    /// Keeps `key`'s stem id in its [`recent`](Self::recent) slot.
+    fn remember(&mut self, slot: usize, key: u128, id: Option<u32>) {
+        self.recent[slot] = key;
+        self.recent_ids[slot] = id.unwrap_or(STOP);
     }
 
     /// The id of `word`'s stem, or `None` for a stop word; each word is stemmed once.
@@ -386,14 +416,13 @@ impl Tokenizer {
         // packed into a `u128`, so a lookup neither copies nor follows a pointer.
         if let Some(key) = packed {
             let slot = recent_slot(key);
-            if let Some((k, id)) = self.recent[slot] {
-                if k == key {
-                    return id;
-                }
+            if self.recent[slot] == key {
+                let id = self.recent_ids[slot];
+                return (id != STOP).then_some(id);
             }
-            if let Some(id) = self.short.get(&key) {
-                self.recent[slot] = Some((key, *id));
-                return *id;
+            if let Some(id) = self.short.get(&key).copied() {
+                self.remember(slot, key, id);
+                return id;
             }
         }
         let word = word.as_str();
@@ -425,7 +454,7 @@ impl Tokenizer {
                 match packed {
                     Some(key) => {
                         self.short.insert(key, id);
-                        self.recent[recent_slot(key)] = Some((key, id));
+                        self.remember(recent_slot(key), key, id);
                     }
                     None => {
                         self.seen.insert(lower.as_str().into(), id);
@@ -901,10 +930,12 @@ mod tests {
 
     proptest::proptest! {
         /// The eight-bytes-at-a-time scan finds the words `words` finds, packed as `pack`
-        /// packs them (`None` past 16 bytes).
+        /// packs them (`None` past 16 bytes), also where the text stops being ASCII
+        /// anywhere: at, inside or just after a word, a letter or not.
         #[test]
         fn each_word_is_words_packed(
-            text in "[ -~]{0,200}|[a-zA-Z0-9 ,.-]{0,300}|([a-zA-Z0-9]{0,40}[ .]{1,3}){0,8}"
+            text in "[ -~]{0,200}|[a-zA-Z0-9 ,.-]{0,300}|([a-zA-Z0-9]{0,40}[ .]{1,3}){0,8}\
+                |([a-zA-Z0-9]{0,20}[ .éßΩ€日😀]{1,2}){0,10}|\\PC{0,80}"
         ) {
             let mut got = Vec::new();
             each_word(&text, |w| got.push((w.as_str().to_owned(), w.packed)));
