@@ -324,8 +324,14 @@ impl Stems {
     }
 }
 
-/// (document, count per field) of one stem in one part, documents in order.
-type List = Vec<(u32, [u8; 4])>;
+/// (document, count per field) of one stem in one part, documents in order. Most stems are
+/// in one or two documents (a name's number, a rare word): their lists are held in place,
+/// in the 24 bytes a `Vec` takes for its pointer, capacity and length, and allocate
+/// nothing.
+type List = smallvec::SmallVec<[(u32, [u8; 4]); 2]>;
+
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(std::mem::size_of::<List>() == 24, "a list is as large as a Vec");
 
 /// The postings of one build chunk's documents: its stems by id, and each id's list. A
 /// query looks its terms up in every part, in order, so no list is ever merged or copied.
@@ -399,7 +405,7 @@ impl Tokenizer {
             .unwrap_or(STOP - 1)
             .min(STOP - 1);
         self.ids.insert(stem, id);
-        self.postings.push(Vec::new());
+        self.postings.push(List::new());
         id
     }
 
@@ -666,6 +672,7 @@ impl SearchIndex {
                     + p.lists.capacity() * std::mem::size_of::<List>()
                     + p.lists
                         .iter()
+                        .filter(|l| l.spilled())
                         .map(|l| l.capacity() * std::mem::size_of::<(u32, [u8; 4])>())
                         .sum::<usize>()
             })
