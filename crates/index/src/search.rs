@@ -416,16 +416,28 @@ impl Tokenizer {
     }
 
     /// The id of `word`'s stem, or `None` for a stop word; each word is stemmed once.
+    #[inline(always)]
     fn stem_id(&mut self, word: Word<'_>) -> Option<u32> {
-        let packed = word.packed;
         // Short ASCII words (nearly all of them) are looked up by value: lowercased and
         // packed into a `u128`, so a lookup neither copies nor follows a pointer.
-        if let Some(key) = packed {
+        if let Some(key) = word.packed {
             let slot = recent_slot(key);
             if self.recent[slot] == key {
                 let id = self.recent_ids[slot];
                 return (id != STOP).then_some(id);
             }
+        }
+        self.stem_id_slow(word)
+    }
+
+    /// [`stem_id`](Self::stem_id) for a word not in [`recent`](Self::recent): kept out of
+    /// line, so the scan's loop holds only the common path.
+    #[cold]
+    #[inline(never)]
+    fn stem_id_slow(&mut self, word: Word<'_>) -> Option<u32> {
+        let packed = word.packed;
+        if let Some(key) = packed {
+            let slot = recent_slot(key);
             if let Some(id) = self.short.get(&key).copied() {
                 self.remember(slot, key, id);
                 return id;
