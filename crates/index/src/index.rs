@@ -750,14 +750,20 @@ impl Shared {
             [only] if matches!(only.root.source, RootSource::Folder(_)) => Folders::Distinct,
             _ => Folders::MayRepeat,
         };
-        let snapshot = Snapshot::build(
-            writer.generation,
-            records,
-            diagnostics,
-            &self.config.order,
-            folders,
-        )
-        .with_sources(sources);
+        // On the reading threads, as the scan was: a build that never searches then starts
+        // no other pool (rayon's global one is two more threads beside the readers).
+        let generation = writer.generation;
+        let snapshot = self
+            .reading(|| {
+                Snapshot::build(
+                    generation,
+                    records,
+                    diagnostics,
+                    &self.config.order,
+                    folders,
+                )
+            })
+            .with_sources(sources);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
         let snapshot = Arc::new(snapshot);

@@ -141,7 +141,9 @@ fn drop_lookalikes(
     diagnostics: &mut Vec<PathDiagnostic>,
     rank: &dyn Fn(Layer) -> usize,
 ) {
-    if records.par_iter().all(|r| r.name.is_spec_valid()) {
+    // An empty catalogue (the snapshot before the first scan) asks no thread pool: outside
+    // the index's reading threads that would start rayon's global one.
+    if records.is_empty() || records.par_iter().all(|r| r.name.is_spec_valid()) {
         return;
     }
     let spec: HashSet<&str> = records
