@@ -166,7 +166,7 @@ impl SkillIndexBuilder {
             }),
             subscribers: Mutex::new(Vec::new()),
             config: self.config,
-            readers: read_pool(),
+            readers: crate::pool::start(),
         });
         let mut writer = shared.writer.lock();
         for root in self.roots {
@@ -236,28 +236,13 @@ pub(crate) struct Shared {
     pub(crate) writer: Mutex<Writer>,
     subscribers: Mutex<Vec<Subscriber>>,
     pub(crate) config: Config,
-    /// The threads that read skill files ([`read_pool`]); `None` when they could not be
-    /// started (rayon's global pool reads instead).
-    readers: Option<rayon::ThreadPool>,
+    /// The threads that read skill files and build snapshots ([`crate::pool`]); `None`
+    /// when they could not be started.
+    pub(crate) readers: crate::pool::Readers,
 }
 
 /// How many skill folders a scan reads between two moves of its results into the map.
 const SCAN_CHUNK: usize = 16_384;
-
-/// The index's own reading threads: twice the cores, at least 4 and at most 16. Reads wait
-/// on the disk when the page cache is cold, and more threads keep it busy. Measured on 2
-/// cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold 1,000 skills 65 ms
-/// with 2 threads, 46 ms with 4, 41 ms with 8; warm 12.7, 12.8 and 18.5 ms. Four is as fast
-/// as two when warm and a third faster when cold; eight slows the warm case.
-fn read_pool() -> Option<rayon::ThreadPool> {
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(cores.saturating_mul(2).clamp(4, 16))
-        .thread_name(|i| format!("skills-read-{i}"))
-        .build()
-        .map_err(|e| tracing::warn!(error = %e, "cannot start the reading threads; using rayon's"))
-        .ok()
-}
 
 #[derive(Debug)]
 pub(crate) struct Writer {
@@ -491,12 +476,10 @@ impl SkillIndex {
 }
 
 impl Shared {
-    /// Runs `f` (which reads skill files in parallel) on the index's reading threads.
+    /// Runs `f` (which reads skill files in parallel) on the index's reading threads
+    /// ([`crate::pool::run`]).
     fn reading<R: Send>(&self, f: impl FnOnce() -> R + Send) -> R {
-        match &self.readers {
-            Some(pool) => pool.install(f),
-            None => f(),
-        }
+        crate::pool::run(self.readers.as_deref(), f)
     }
 
     /// Reads one root from scratch (in parallel), keeping last good records from `previous`.
@@ -763,7 +746,8 @@ impl Shared {
                     folders,
                 )
             })
-            .with_sources(sources);
+            .with_sources(sources)
+            .with_readers(self.readers.clone());
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
         let snapshot = Arc::new(snapshot);

@@ -33,6 +33,7 @@ mod error;
 mod events;
 mod index;
 mod load;
+mod pool;
 mod search;
 mod snapshot;
 mod validate;

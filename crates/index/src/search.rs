@@ -331,7 +331,10 @@ impl Stems {
 type List = smallvec::SmallVec<[(u32, [u8; 4]); 2]>;
 
 #[cfg(target_pointer_width = "64")]
-const _: () = assert!(std::mem::size_of::<List>() == 24, "a list is as large as a Vec");
+const _: () = assert!(
+    std::mem::size_of::<List>() == 24,
+    "a list is as large as a Vec"
+);
 
 /// The postings of one build chunk's documents: its stems by id, and each id's list. A
 /// query looks its terms up in every part, in order, so no list is ever merged or copied.
@@ -586,19 +589,20 @@ impl SearchIndex {
         records: impl Iterator<Item = &'r Arc<SkillRecord>>,
         previous: Option<&SearchIndex>,
         order: [Layer; 4],
+        build: Build<'_>,
     ) -> SearchIndex {
         let records: Vec<&Arc<SkillRecord>> = records.collect();
-        if let Some(next) = previous.and_then(|p| p.follow(&records)) {
+        if let Some(next) = previous.and_then(|p| p.follow(&records, build)) {
             return next;
         }
-        let (docs, parts) = tokenize(&records, 0);
+        let (docs, parts) = tokenize(&records, 0, build);
         let fresh_parts = parts.len();
         SearchIndex::new(docs, parts, fresh_parts, order)
     }
 
     /// The index of `records` that shares this one's postings and reads only the records
     /// it does not hold; `None` when a fresh build is due (see [`MAX_ADDED_PARTS`]).
-    fn follow(&self, records: &[&Arc<SkillRecord>]) -> Option<SearchIndex> {
+    fn follow(&self, records: &[&Arc<SkillRecord>], build: Build<'_>) -> Option<SearchIndex> {
         // Keyed by the record's address: the same `Arc` is the same record.
         let held: WordMap<usize, usize> = self
             .docs
@@ -624,11 +628,12 @@ impl SearchIndex {
         let all = docs.len() + new.len();
         let removed = all - records.len();
         if removed * 4 > all
-            || self.parts.len() + chunks(new.len()) > self.fresh_parts + MAX_ADDED_PARTS
+            || self.parts.len() + chunks(new.len(), build.threads)
+                > self.fresh_parts + MAX_ADDED_PARTS
         {
             return None;
         }
-        let (added, added_parts) = tokenize(&new, docs.len());
+        let (added, added_parts) = tokenize(&new, docs.len(), build);
         docs.extend(added);
         let mut parts = self.parts.clone();
         parts.extend(added_parts);
@@ -792,41 +797,76 @@ impl SearchIndex {
 /// `regression_a_fresh_build_of_many_parts_is_still_followed`).
 const MAX_ADDED_PARTS: usize = 32;
 
+/// Where a search index is built: how many threads' worth of chunks it is cut into, and
+/// the pool it runs on.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Build<'p> {
+    /// Twice as many chunks as this (one a core, by [`Build::on`]).
+    pub(crate) threads: usize,
+    /// The index's reading threads (`None`: where the build is asked for). The caller
+    /// of a build holds a lock while it waits (the writer's, when a publication follows
+    /// the search index; the snapshot's `OnceLock` on a first search), so a build never
+    /// runs on a host's rayon pool, whose worker would run the host's other queued jobs
+    /// while it waits (`pool.rs`). On those threads because they are the ones just busy
+    /// with the index build: at 10,000 skills, alternated `gates` runs, a build on rayon's
+    /// global pool right after took up to 70% longer, beside the reading threads still
+    /// spinning, and plain threads started for each build 4% longer.
+    pub(crate) on: Option<&'p rayon::ThreadPool>,
+}
+
+impl<'p> Build<'p> {
+    /// On `pool`, cut for this machine's cores.
+    pub(crate) fn on(pool: Option<&'p rayon::ThreadPool>) -> Build<'p> {
+        Build {
+            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            on: pool,
+        }
+    }
+}
+
 /// How many records one tokenizer reads: a few large chunks, so its stem cache pays off.
-fn chunk_size(records: usize) -> usize {
-    records.div_ceil(rayon::current_num_threads() * 2).max(256)
+fn chunk_size(records: usize, threads: usize) -> usize {
+    records.div_ceil(threads.max(1) * 2).max(256)
 }
 
 /// How many parts [`tokenize`] makes of `records` records.
-fn chunks(records: usize) -> usize {
-    records.div_ceil(chunk_size(records))
+fn chunks(records: usize, threads: usize) -> usize {
+    records.div_ceil(chunk_size(records, threads))
 }
 
 /// The documents of `records`, numbered from `base`, and their postings: one part per
-/// chunk, each chunk read by its own tokenizer in parallel.
-fn tokenize(records: &[&Arc<SkillRecord>], base: usize) -> (Vec<Doc>, Vec<Arc<Part>>) {
-    let chunk = chunk_size(records.len());
-    let read: Vec<(Vec<Doc>, Part)> = records
-        .par_chunks(chunk)
-        .enumerate()
-        .map(|(c, records)| {
-            let mut tokenizer = Tokenizer::new();
-            let first = base + c * chunk;
-            let docs = records
-                .iter()
-                .enumerate()
-                .map(|(i, r)| {
-                    warm_ahead(records, i);
-                    let doc = u32::try_from(first + i).unwrap_or(u32::MAX);
-                    Doc {
-                        lens: tokenizer.doc(doc, r),
-                        record: Some(Arc::clone(r)),
-                    }
-                })
-                .collect();
-            (docs, tokenizer.into_part())
-        })
-        .collect();
+/// chunk (twice as many chunks as `threads`), each chunk read by its own tokenizer, in
+/// parallel on the index's reading threads `on` (see [`Build`]).
+fn tokenize(
+    records: &[&Arc<SkillRecord>],
+    base: usize,
+    Build { threads, on }: Build<'_>,
+) -> (Vec<Doc>, Vec<Arc<Part>>) {
+    let chunk = chunk_size(records.len(), threads);
+    let read_chunk = |(c, records): (usize, &[&Arc<SkillRecord>])| {
+        let mut tokenizer = Tokenizer::new();
+        let first = base + c * chunk;
+        let docs: Vec<Doc> = records
+            .iter()
+            .enumerate()
+            .map(|(i, r)| {
+                warm_ahead(records, i);
+                let doc = u32::try_from(first + i).unwrap_or(u32::MAX);
+                Doc {
+                    lens: tokenizer.doc(doc, r),
+                    record: Some(Arc::clone(r)),
+                }
+            })
+            .collect();
+        (docs, tokenizer.into_part())
+    };
+    let read: Vec<(Vec<Doc>, Part)> = crate::pool::run(on, || {
+        records
+            .par_chunks(chunk)
+            .enumerate()
+            .map(read_chunk)
+            .collect()
+    });
     let mut docs = Vec::with_capacity(records.len());
     let mut parts = Vec::with_capacity(read.len());
     // In chunk order, so documents keep their numbers.
@@ -942,19 +982,18 @@ mod tests {
         ];
         let mut records: Vec<Arc<SkillRecord>> =
             (0..8_500).map(|i| record(i, "Charts reports.")).collect();
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(24)
-            .build()
-            .expect("a pool");
-        pool.install(|| {
-            let first = SearchIndex::build(records.iter(), None, order);
-            assert!(first.parts.len() > 32, "{} parts", first.parts.len());
-            records[0] = record(0, "Deploys releases.");
-            let next = SearchIndex::build(records.iter(), Some(&first), order);
-            assert_eq!(next.parts.len(), first.parts.len() + 1, "followed");
-            assert_eq!(next.docs.len(), first.docs.len() + 1);
-            assert_eq!(next.search("deploy", 5, |_| true).total, 1);
-        });
+        // As on a machine of 24 cores.
+        let build = Build {
+            threads: 24,
+            on: None,
+        };
+        let first = SearchIndex::build(records.iter(), None, order, build);
+        assert!(first.parts.len() > 32, "{} parts", first.parts.len());
+        records[0] = record(0, "Deploys releases.");
+        let next = SearchIndex::build(records.iter(), Some(&first), order, build);
+        assert_eq!(next.parts.len(), first.parts.len() + 1, "followed");
+        assert_eq!(next.docs.len(), first.docs.len() + 1);
+        assert_eq!(next.search("deploy", 5, |_| true).total, 1);
     }
 
     proptest::proptest! {

@@ -56,6 +56,9 @@ pub struct Snapshot {
     /// The search index, built on first use or by the publication that follows a searched
     /// snapshot (see `search.rs`).
     pub(crate) search: OnceLock<Arc<SearchIndex>>,
+    /// The index's reading threads, where its search index is built
+    /// ([`crate::search::Build`]).
+    readers: crate::pool::Readers,
 }
 
 /// A root as the snapshot's readers need it: the prefix its skills' paths start with, its
@@ -281,16 +284,21 @@ impl Snapshot {
             sources: Vec::new(),
             order: *order,
             search: OnceLock::new(),
+            readers: None,
         }
     }
 
     /// The search index of this snapshot's resolved skills, built on first use (and kept
     /// up to date by every later publication once built).
     pub fn search_index(&self) -> Arc<SearchIndex> {
-        Arc::clone(
-            self.search
-                .get_or_init(|| Arc::new(SearchIndex::build(self.skills(), None, self.order))),
-        )
+        Arc::clone(self.search.get_or_init(|| {
+            Arc::new(SearchIndex::build(
+                self.skills(),
+                None,
+                self.order,
+                self.search_build(),
+            ))
+        }))
     }
 
     /// Whether this snapshot's search index is built (commands that never search never
@@ -314,7 +322,8 @@ impl Snapshot {
     /// that changed, when `previous` has one.
     pub(crate) fn follow_search(&self, previous: &Snapshot) {
         if let Some(prev) = previous.search.get() {
-            let built = SearchIndex::build(self.skills(), Some(prev), self.order);
+            let built =
+                SearchIndex::build(self.skills(), Some(prev), self.order, self.search_build());
             let _ = self.search.set(Arc::new(built));
         }
     }
@@ -322,6 +331,17 @@ impl Snapshot {
     pub(crate) fn with_sources(mut self, sources: Vec<RootPlace>) -> Snapshot {
         self.sources = sources;
         self
+    }
+
+    /// This snapshot with the index's reading threads, where it builds its search index.
+    pub(crate) fn with_readers(mut self, readers: crate::pool::Readers) -> Snapshot {
+        self.readers = readers;
+        self
+    }
+
+    /// How this snapshot's search index is built: on the reading threads.
+    fn search_build(&self) -> crate::search::Build<'_> {
+        crate::search::Build::on(self.readers.as_deref())
     }
 
     /// Where a record's files are read: for a source not on disk, that source (the deepest

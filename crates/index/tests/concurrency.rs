@@ -235,3 +235,55 @@ fn concurrent_loads_share_one_cached_body() {
     }
     assert!(Arc::ptr_eq(&cached, &index.load("alpha").unwrap()));
 }
+
+/// A host that calls the index from a worker of its own rayon pool, while another job of
+/// that pool takes the index's writer lock (`roots()`), gets its answer: the index's
+/// parallel work is not waited on from the host's worker, which would run the queued job
+/// under the lock its caller holds. One worker makes the schedule certain: before the
+/// fix, registering, unregistering and reloading here never returned. The channel's bound
+/// only turns such a hang into a failure; nothing is timed. The search index's builds
+/// (first use, and following each publication under the lock) go the same way.
+#[test]
+fn a_host_calling_from_its_rayon_pool_never_deadlocks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (project, plugin) = (tmp.path().join("project"), tmp.path().join("plugin"));
+    write_skill(&project, "deploy", "deploy", "Deploys.");
+    write_skill(&plugin, "lint", "lint", "Lints.");
+    let index = Arc::new(
+        SkillIndex::builder()
+            .root(Layer::Project, &project)
+            .build()
+            .unwrap(),
+    );
+    let (done, finished) = std::sync::mpsc::channel();
+    let ix = Arc::clone(&index);
+    thread::spawn(move || {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .unwrap();
+        pool.install(|| {
+            // Searched first, so every publication below also follows the search index.
+            let calls: [&(dyn Fn() + Sync); 4] = [
+                &|| drop(ix.snapshot().search_index()),
+                &|| drop(ix.register_plugin("acme", &plugin).unwrap()),
+                &|| drop(ix.unregister_plugin("acme").unwrap()),
+                &|| drop(ix.reload_now()),
+            ];
+            for call in calls {
+                rayon::join(call, || ix.roots().len());
+            }
+        });
+        done.send(()).unwrap();
+    });
+    assert!(
+        finished.recv_timeout(Duration::from_secs(300)).is_ok(),
+        "the index deadlocked when called from a host's rayon worker"
+    );
+    let snapshot = index.snapshot();
+    assert_eq!(snapshot.len(), 1);
+    assert!(
+        snapshot.search_index_built(),
+        "followed through every publication"
+    );
+}
