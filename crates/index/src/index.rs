@@ -747,7 +747,7 @@ impl Shared {
                 )
             })
             .with_sources(sources)
-            .with_readers(self.readers.clone());
+            .with_readers(&self.readers);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
         let snapshot = Arc::new(snapshot);

@@ -6,9 +6,15 @@
 //! a lock (the writer's; a snapshot's search index being built), since one of those jobs
 //! may take the same lock again (`a_host_calling_from_its_rayon_pool_never_deadlocks`).
 
-/// The index's reading threads (`None` when they could not be started), shared with its
-/// snapshots, which build their search indexes there.
+/// The index's reading threads (`None` when they could not be started); its snapshots hold
+/// them weakly, to build their search indexes there while the index lives.
 pub(crate) type Readers = Option<std::sync::Arc<rayon::ThreadPool>>;
+
+/// This machine's cores, asked once (the answer reads cgroup files on Linux).
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+}
 
 /// The index's own reading threads: twice the cores, at least 4 and at most 16. Reads wait
 /// on the disk when the page cache is cold, and more threads keep it busy. Measured on 2
@@ -17,7 +23,7 @@ pub(crate) type Readers = Option<std::sync::Arc<rayon::ThreadPool>>;
 /// as two when warm and a third faster when cold; eight slows the warm case. `None` when
 /// they cannot be started (work then runs where it is asked for).
 pub(crate) fn start() -> Readers {
-    let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let cores = cores();
     rayon::ThreadPoolBuilder::new()
         .num_threads(cores.saturating_mul(2).clamp(4, 16))
         .thread_name(|i| format!("skills-read-{i}"))

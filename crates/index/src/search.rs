@@ -818,7 +818,7 @@ impl<'p> Build<'p> {
     /// On `pool`, cut for this machine's cores.
     pub(crate) fn on(pool: Option<&'p rayon::ThreadPool>) -> Build<'p> {
         Build {
-            threads: std::thread::available_parallelism().map_or(1, std::num::NonZero::get),
+            threads: crate::pool::cores(),
             on: pool,
         }
     }

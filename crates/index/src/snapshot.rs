@@ -57,8 +57,9 @@ pub struct Snapshot {
     /// snapshot (see `search.rs`).
     pub(crate) search: OnceLock<Arc<SearchIndex>>,
     /// The index's reading threads, where its search index is built
-    /// ([`crate::search::Build`]).
-    readers: crate::pool::Readers,
+    /// ([`crate::search::Build`]); held weakly, so the threads end with the index even
+    /// while its snapshots live (a build after that runs where it is asked for).
+    readers: std::sync::Weak<rayon::ThreadPool>,
 }
 
 /// A root as the snapshot's readers need it: the prefix its skills' paths start with, its
@@ -284,21 +285,17 @@ impl Snapshot {
             sources: Vec::new(),
             order: *order,
             search: OnceLock::new(),
-            readers: None,
+            readers: std::sync::Weak::new(),
         }
     }
 
     /// The search index of this snapshot's resolved skills, built on first use (and kept
     /// up to date by every later publication once built).
     pub fn search_index(&self) -> Arc<SearchIndex> {
-        Arc::clone(self.search.get_or_init(|| {
-            Arc::new(SearchIndex::build(
-                self.skills(),
-                None,
-                self.order,
-                self.search_build(),
-            ))
-        }))
+        Arc::clone(
+            self.search
+                .get_or_init(|| Arc::new(self.build_search(None))),
+        )
     }
 
     /// Whether this snapshot's search index is built (commands that never search never
@@ -322,8 +319,7 @@ impl Snapshot {
     /// that changed, when `previous` has one.
     pub(crate) fn follow_search(&self, previous: &Snapshot) {
         if let Some(prev) = previous.search.get() {
-            let built =
-                SearchIndex::build(self.skills(), Some(prev), self.order, self.search_build());
+            let built = self.build_search(Some(prev));
             let _ = self.search.set(Arc::new(built));
         }
     }
@@ -334,14 +330,16 @@ impl Snapshot {
     }
 
     /// This snapshot with the index's reading threads, where it builds its search index.
-    pub(crate) fn with_readers(mut self, readers: crate::pool::Readers) -> Snapshot {
-        self.readers = readers;
+    pub(crate) fn with_readers(mut self, readers: &crate::pool::Readers) -> Snapshot {
+        self.readers = readers.as_ref().map(Arc::downgrade).unwrap_or_default();
         self
     }
 
-    /// How this snapshot's search index is built: on the reading threads.
-    fn search_build(&self) -> crate::search::Build<'_> {
-        crate::search::Build::on(self.readers.as_deref())
+    /// Builds a search index on the reading threads, while the index lives.
+    fn build_search(&self, previous: Option<&SearchIndex>) -> SearchIndex {
+        let readers = self.readers.upgrade();
+        let on = crate::search::Build::on(readers.as_deref());
+        SearchIndex::build(self.skills(), previous, self.order, on)
     }
 
     /// Where a record's files are read: for a source not on disk, that source (the deepest
@@ -466,5 +464,39 @@ impl Snapshot {
                 && winner.layer == record.layer
                 && winner.plugin == record.plugin
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use skills_model::Layer;
+
+    use crate::SkillIndex;
+
+    /// A snapshot holds the index's reading threads weakly: they end with the index, not
+    /// with the last snapshot a host keeps (a review found a whole idle pool kept per
+    /// snapshot of an index long gone). A search after that is still answered.
+    #[test]
+    fn regression_a_snapshot_does_not_keep_the_reading_threads() {
+        let tmp = tempfile::tempdir().expect("a temporary folder");
+        let skill = tmp.path().join("deploy");
+        std::fs::create_dir_all(&skill).expect("a folder");
+        std::fs::write(
+            skill.join("SKILL.md"),
+            "---\nname: deploy\ndescription: Deploys releases.\n---\nSteps.\n",
+        )
+        .expect("a skill file");
+        let index = SkillIndex::builder()
+            .root(Layer::Project, tmp.path())
+            .build()
+            .expect("an index");
+        let snapshot = index.snapshot();
+        assert!(
+            snapshot.readers.upgrade().is_some(),
+            "while the index lives"
+        );
+        drop(index);
+        assert!(snapshot.readers.upgrade().is_none(), "gone with the index");
+        assert_eq!(snapshot.search("deploy", 5, |_| true).total, 1);
     }
 }

@@ -44,6 +44,11 @@ pub const MAX_LISTED_FILES: usize = 10_000;
 ///
 /// Paths are relative with `/` separators; `.` and empty components are ignored, and a path
 /// that is absolute or holds `..` names nothing (reads fail with [`ReadError::NotFound`]).
+///
+/// An index calls a source from its own reading threads, while the thread that asked for
+/// the scan waits, and that thread may be a worker of the host's rayon pool, parked for
+/// the scan's length. A source must not wait on work queued on the host's pool: when that
+/// pool's only free worker is the parked one, nothing would ever run it.
 pub trait SkillSource: Send + Sync + std::fmt::Debug {
     /// Skill folders this source holds, by relative folder path (`pdf-tools`, `group/x`), in
     /// path order (component by component, as `Path` orders). The root itself, when it is a
