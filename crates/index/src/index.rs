@@ -238,7 +238,7 @@ pub(crate) struct Shared {
     pub(crate) config: Config,
     /// The threads that read skill files and build snapshots ([`crate::pool`]); `None`
     /// when they could not be started.
-    pub(crate) readers: crate::pool::Readers,
+    readers: crate::pool::Readers,
 }
 
 /// How many skill folders a scan reads between two moves of its results into the map.

@@ -29,7 +29,9 @@ pub(crate) fn start() -> Readers {
         .thread_name(|i| format!("skills-read-{i}"))
         .build()
         .map(std::sync::Arc::new)
-        .map_err(|e| tracing::warn!(error = %e, "cannot start the reading threads; using rayon's"))
+        .map_err(
+            |e| tracing::warn!(error = %e, "cannot start the reading threads; working where asked"),
+        )
         .ok()
 }
 
