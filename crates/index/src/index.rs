@@ -492,14 +492,14 @@ impl Shared {
         let mut entries = Map::with_capacity(candidates.len());
         // Read a chunk at a time, each chunk's results going straight into the map: at
         // 100,000 skills a collected list of them all beside the map was tens of MiB of
-        // peak memory. Each candidate is freed once read.
+        // peak memory. Each candidate is made whole by the thread that reads it (the list
+        // holds a listed folder's name only), and freed there once read.
         let mut read = Vec::new();
         while !candidates.is_empty() {
-            let chunk = candidates.split_off(candidates.len().saturating_sub(SCAN_CHUNK));
-            candidates.shrink_to_fit();
+            let chunk = candidates.split_off_last(SCAN_CHUNK);
             self.reading(|| {
                 chunk
-                    .into_par_iter()
+                    .into_par_candidates()
                     .map(|c| {
                         let dir = crate::check::under(&root.base, &c.dir);
                         let entry = self.read_expected(root, source, &c, previous.get(&dir))?;

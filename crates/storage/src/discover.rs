@@ -10,7 +10,7 @@
 //! anyway. Each candidate carries its resolved path, and a skill folder reached twice is
 //! listed once.
 
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
@@ -141,7 +141,152 @@ pub struct Discovery {
 
 /// Walks `root` for skill directories.
 pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
-    let mut found = Discovery::default();
+    walk(root, options).into_discovery()
+}
+
+/// The folders of one level of the walk, in order: runs of folders named in a listed
+/// folder (their names, not yet joined to its paths), and folders known by whole paths
+/// (the root, a followed link). At the last level of a layered root, where each folder is
+/// taken to hold `SKILL.md`, a scan holds each skill's name until it reads that skill.
+#[derive(Default)]
+pub(crate) struct Level {
+    pub(crate) runs: Vec<Run>,
+    /// The names of the `Children` runs' folders, run after run.
+    pub(crate) names: Vec<OsString>,
+}
+
+/// A run of a [`Level`]'s folders.
+pub(crate) enum Run {
+    /// Folders named in the listed folder `dir` (resolved: `resolved`): the level's names
+    /// from the previous run's end to `end`.
+    Children {
+        dir: PathBuf,
+        resolved: PathBuf,
+        end: usize,
+    },
+    /// One folder: its path as reached and its path with links resolved.
+    Whole { dir: PathBuf, resolved: PathBuf },
+}
+
+impl Level {
+    /// Adds the folders `names` inside the listed folder `dir`.
+    fn push_children(&mut self, dir: PathBuf, resolved: PathBuf, names: Vec<OsString>) {
+        if self.names.is_empty() {
+            // The usual layered root: one listing names every folder of the level.
+            self.names = names;
+        } else {
+            self.names.extend(names);
+        }
+        let end = self.names.len();
+        self.runs.push(Run::Children { dir, resolved, end });
+    }
+
+    fn is_empty(&self) -> bool {
+        self.runs.is_empty()
+    }
+
+    /// Every folder's path as reached and resolved path, in the level's order.
+    pub(crate) fn into_paths(self) -> Vec<(PathBuf, PathBuf)> {
+        let mut paths = Vec::with_capacity(self.names.len() + self.runs.len());
+        let mut names = self.names.into_iter();
+        let mut start = 0;
+        for run in self.runs {
+            match run {
+                Run::Children { dir, resolved, end } => {
+                    paths.extend(
+                        names
+                            .by_ref()
+                            .take(end - start)
+                            .map(|name| (joined(&dir, &name), joined(&resolved, &name))),
+                    );
+                    start = end;
+                }
+                Run::Whole { dir, resolved } => paths.push((dir, resolved)),
+            }
+        }
+        paths
+    }
+}
+
+/// The candidate at a folder of an expected last level: taken to hold `SKILL.md`.
+pub(crate) fn expected(dir: PathBuf, resolved: PathBuf) -> Candidate {
+    Candidate {
+        skill_file: Some(joined(&dir, SKILL_FILE.as_ref())),
+        dir,
+        resolved,
+        misnamed: None,
+    }
+}
+
+/// What a walk found, its last level's folders not yet joined to their paths.
+pub(crate) struct Walked {
+    /// Folders asked about or listed and found to be skills.
+    pub(crate) candidates: Vec<Candidate>,
+    /// Folders taken to hold `SKILL.md` without a call ([`LeafFiles::Expected`]).
+    pub(crate) expected: Level,
+    /// Directories that could not be listed, and why.
+    pub(crate) problems: Vec<(PathBuf, std::io::Error)>,
+    /// Whether a link was followed: then one folder may have been reached twice.
+    pub(crate) links_followed: bool,
+}
+
+impl Walked {
+    /// The walk as [`discover`] reports it: every candidate with its paths, in path order,
+    /// each folder once.
+    pub(crate) fn into_discovery(self) -> Discovery {
+        let mut found = Discovery {
+            candidates: self.candidates,
+            problems: self.problems,
+        };
+        let leaves = self.expected.into_paths();
+        found.candidates.reserve(leaves.len());
+        found.candidates.extend(
+            leaves
+                .into_iter()
+                .map(|(dir, resolved)| expected(dir, resolved)),
+        );
+        // Byte order of the paths: deterministic, and cheaper than comparing components.
+        found
+            .candidates
+            .sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
+        // One folder reached twice (through links): listed once, at a path whose last name
+        // is the folder's real one when there is such a path, else at its first. Without a
+        // link followed, every resolved path is the root's own and unique: nothing to do.
+        if !self.links_followed {
+            return found;
+        }
+        let mut first: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
+        let mut keep = vec![true; found.candidates.len()];
+        for (i, c) in found.candidates.iter().enumerate() {
+            match first.get(&c.resolved) {
+                None => {
+                    first.insert(c.resolved.clone(), i);
+                }
+                Some(&j) => {
+                    let real = |c: &Candidate| c.dir.file_name() == c.resolved.file_name();
+                    if real(c) && !real(&found.candidates[j]) {
+                        keep[j] = false;
+                        first.insert(c.resolved.clone(), i);
+                    } else {
+                        keep[i] = false;
+                    }
+                }
+            }
+        }
+        let mut keep = keep.into_iter();
+        found.candidates.retain(|_| keep.next().unwrap_or(true));
+        found
+    }
+}
+
+/// Walks `root`, leaving the folders of an expected last level unjoined.
+pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
+    let mut found = Walked {
+        candidates: Vec::new(),
+        expected: Level::default(),
+        problems: Vec::new(),
+        links_followed: false,
+    };
     let canonical_root = match std::fs::canonicalize(root) {
         Ok(p) => p,
         Err(e) => {
@@ -158,78 +303,53 @@ pub fn discover(root: &Path, options: &DiscoveryOptions) -> Discovery {
     // `stat` or listing), then the links they hold are followed in order, on this thread
     // (what a link may enter depends on the links entered before it).
     let at = Base::open(root);
-    let mut level = vec![(root.to_path_buf(), canonical_root)];
+    let mut level = Level {
+        runs: vec![Run::Whole {
+            dir: root.to_path_buf(),
+            resolved: canonical_root,
+        }],
+        names: Vec::new(),
+    };
     let mut depth = 0;
     while !level.is_empty() {
-        // Expected leaves cost no call: each is a candidate, built here without a visit.
+        // Expected leaves cost no call: each is a candidate, made whole by its reader.
         if options.skill_file_expected(depth) {
-            found.candidates.reserve(level.len());
-            found
-                .candidates
-                .extend(level.into_iter().map(|(dir, resolved)| Candidate {
-                    skill_file: Some(joined(&dir, SKILL_FILE.as_ref())),
-                    dir,
-                    resolved,
-                    misnamed: None,
-                }));
+            found.expected = level;
             break;
         }
-        let visits: Vec<Visit> = if level.len() < 2 {
-            level
-                .into_iter()
-                .map(|(dir, resolved)| visit(dir, resolved, depth, options, &at))
-                .collect()
+        let folders = level.into_paths();
+        let visit_one = |(dir, resolved)| visit(dir, resolved, depth, options, &at);
+        let visits: Vec<Visit> = if folders.len() < 2 {
+            folders.into_iter().map(visit_one).collect()
         } else {
-            level
-                .into_par_iter()
-                .map(|(dir, resolved)| visit(dir, resolved, depth, options, &at))
-                .collect()
+            folders.into_par_iter().map(visit_one).collect()
         };
-        let mut next = Vec::new();
+        let mut next = Level::default();
         for v in visits {
             found.candidates.extend(v.candidate);
             found.problems.extend(v.problem);
-            next.extend(v.subdirs);
+            let Some((dir, resolved)) = v.folder else {
+                continue;
+            };
+            let mut followed = Vec::new();
             for path in v.links {
-                if let Some(target) = walk.follow(&path, &v.resolved) {
+                if let Some(target) = walk.follow(&path, &resolved) {
                     tracing::debug!(link = %path.display(), target = %target.display(), "following link");
-                    next.push((path, target));
+                    followed.push(Run::Whole {
+                        dir: path,
+                        resolved: target,
+                    });
                 }
             }
+            if !v.subdirs.is_empty() {
+                next.push_children(dir, resolved, v.subdirs);
+            }
+            next.runs.extend(followed);
         }
         level = next;
         depth += 1;
     }
-    // Byte order of the paths: deterministic, and cheaper than comparing components.
-    found
-        .candidates
-        .sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
-    // One folder reached twice (through links): listed once, at a path whose last name is
-    // the folder's real one when there is such a path, else at its first. Without a link
-    // followed, every resolved path is the root's own and unique: nothing to do.
-    if walk.entered.is_empty() {
-        return found;
-    }
-    let mut first: std::collections::HashMap<PathBuf, usize> = std::collections::HashMap::new();
-    let mut keep = vec![true; found.candidates.len()];
-    for (i, c) in found.candidates.iter().enumerate() {
-        match first.get(&c.resolved) {
-            None => {
-                first.insert(c.resolved.clone(), i);
-            }
-            Some(&j) => {
-                let real = |c: &Candidate| c.dir.file_name() == c.resolved.file_name();
-                if real(c) && !real(&found.candidates[j]) {
-                    keep[j] = false;
-                    first.insert(c.resolved.clone(), i);
-                } else {
-                    keep[i] = false;
-                }
-            }
-        }
-    }
-    let mut keep = keep.into_iter();
-    found.candidates.retain(|_| keep.next().unwrap_or(true));
+    found.links_followed = !walk.entered.is_empty();
     found
 }
 
@@ -273,7 +393,7 @@ impl<'r> Base<'r> {
 
 /// `dir.join(name)` in one allocation of the right size (`join` copies `dir`, then grows
 /// the copy for `name`).
-fn joined(dir: &Path, name: &OsStr) -> PathBuf {
+pub(crate) fn joined(dir: &Path, name: &OsStr) -> PathBuf {
     let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.len());
     path.push(dir);
     path.push(name);
@@ -282,12 +402,13 @@ fn joined(dir: &Path, name: &OsStr) -> PathBuf {
 
 /// What one folder holds, as the walk sees it.
 struct Visit {
-    /// The folder, resolved (links found in it are resolved against it).
-    resolved: PathBuf,
+    /// The folder (path as reached, resolved path), when the walk goes on below it: its
+    /// subfolders are named relative to it, and its links resolved against it.
+    folder: Option<(PathBuf, PathBuf)>,
     candidate: Option<Candidate>,
     problem: Option<(PathBuf, std::io::Error)>,
-    /// Folders below it to walk: (logical path, resolved path).
-    subdirs: Vec<(PathBuf, PathBuf)>,
+    /// The names of folders below it to walk.
+    subdirs: Vec<OsString>,
     /// Links below it, to follow or not.
     links: Vec<PathBuf>,
 }
@@ -301,7 +422,7 @@ fn visit(
     at: &Base<'_>,
 ) -> Visit {
     let mut v = Visit {
-        resolved,
+        folder: None,
         candidate: None,
         problem: None,
         subdirs: Vec::new(),
@@ -316,7 +437,7 @@ fn visit(
         if at.exists(&file) {
             v.candidate = Some(Candidate {
                 dir,
-                resolved: v.resolved.clone(),
+                resolved,
                 skill_file: Some(file),
                 misnamed: None,
             });
@@ -324,75 +445,69 @@ fn visit(
         }
     }
     // Each entry's name fetched once, and its type only where the walk may descend (a
-    // filesystem without types in its listings answers that with a `stat`).
-    let wanted = |name: &OsStr| {
-        name != OsStr::new(SKILL_FILE)
-            && !name
-                .to_str()
-                .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
-            && depth < options.max_depth
-            && !skipped(name, options)
-    };
-    let mut entries: Vec<(std::ffi::OsString, Option<std::fs::FileType>)> =
-        match std::fs::read_dir(&dir) {
-            Ok(rd) => rd
-                .filter_map(Result::ok)
-                .map(|entry| {
-                    let name = entry.file_name();
-                    let file_type = if wanted(&name) {
-                        entry.file_type().ok()
-                    } else {
-                        None
-                    };
-                    (name, file_type)
-                })
-                .collect(),
-            Err(e) => {
-                // A directory that vanished mid-scan is not a problem worth reporting.
-                if e.kind() != std::io::ErrorKind::NotFound {
-                    v.problem = Some((dir, e));
-                }
-                return v;
+    // filesystem without types in its listings answers that with a `stat`). Only what the
+    // walk keeps is collected: at 100,000 skills a list of every entry was megabytes.
+    let listing = match std::fs::read_dir(&dir) {
+        Ok(rd) => rd,
+        Err(e) => {
+            // A directory that vanished mid-scan is not a problem worth reporting.
+            if e.kind() != std::io::ErrorKind::NotFound {
+                v.problem = Some((dir, e));
             }
-        };
-    // Names in a folder are unique: no order between equals to keep.
-    entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
+            return v;
+        }
+    };
     let mut skill_file = None;
-    let mut misnamed = None;
-    for (name, file_type) in &entries {
+    let mut misnamed: Option<OsString> = None;
+    for entry in listing.filter_map(Result::ok) {
+        let name = entry.file_name();
         if name == OsStr::new(SKILL_FILE) {
-            skill_file = Some(joined(&dir, name));
+            skill_file = Some(joined(&dir, &name));
             continue;
         }
         if name
             .to_str()
             .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
         {
-            misnamed.get_or_insert_with(|| joined(&dir, name));
+            // The first in name order, as a sorted listing would give.
+            if misnamed.as_ref().is_none_or(|m| name < *m) {
+                misnamed = Some(name);
+            }
             continue;
         }
-        let Some(file_type) = file_type else {
+        if depth >= options.max_depth || skipped(&name, options) {
             continue;
-        };
-        if file_type.is_dir() {
-            v.subdirs
-                .push((joined(&dir, name), joined(&v.resolved, name)));
-        } else if file_type.is_symlink() {
-            v.links.push(joined(&dir, name));
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => v.subdirs.push(name),
+            Ok(t) if t.is_symlink() => v.links.push(joined(&dir, &name)),
+            _ => {}
         }
     }
+    // Names in a folder are unique: no order between equals to keep.
+    v.subdirs.sort_unstable();
+    v.links.sort_unstable();
+    let misnamed = misnamed.map(|name| joined(&dir, &name));
     let is_skill = skill_file.is_some() || misnamed.is_some();
-    if is_skill && (depth > 0 || options.include_root) {
-        v.candidate = Some(Candidate {
-            dir,
-            resolved: v.resolved.clone(),
-            misnamed: if skill_file.is_some() { None } else { misnamed },
-            skill_file,
-        });
-    }
     if is_skill && depth > 0 && !options.descend_into_skills {
         v.subdirs.clear();
         v.links.clear();
+    }
+    let walk_on = !v.subdirs.is_empty() || !v.links.is_empty();
+    let candidate = |dir, resolved| Candidate {
+        dir,
+        resolved,
+        misnamed: if skill_file.is_some() { None } else { misnamed },
+        skill_file,
+    };
+    match (is_skill && (depth > 0 || options.include_root), walk_on) {
+        (true, true) => {
+            v.candidate = Some(candidate(dir.clone(), resolved.clone()));
+            v.folder = Some((dir, resolved));
+        }
+        (true, false) => v.candidate = Some(candidate(dir, resolved)),
+        (false, true) => v.folder = Some((dir, resolved)),
+        (false, false) => {}
     }
     v
 }

@@ -34,5 +34,6 @@ pub use roots::{
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
 pub use source::{
-    EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate, MAX_LISTED_FILES,
+    CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate,
+    MAX_LISTED_FILES,
 };

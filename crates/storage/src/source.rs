@@ -27,12 +27,14 @@ use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::{Component, Path, PathBuf};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
+use crate::discover::{expected, joined, walk, Level, Run, Walked};
 use crate::{
-    discover, read_bounded, Discovery, DiscoveryOptions, LeafFiles, ReadError, SKILL_FILE,
+    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, LeafFiles, ReadError,
+    SKILL_FILE,
 };
 
 /// The deepest a file listing goes below a skill folder.
@@ -84,8 +86,8 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     /// more: folders expected to hold `SKILL.md` that may not. A caller reads each, and
     /// asks [`candidate`](Self::candidate) about a folder whose `SKILL.md` is not found
     /// (the index does). The default is [`candidates`](Self::candidates).
-    fn expected_candidates(&self) -> Vec<SourceCandidate> {
-        self.candidates()
+    fn expected_candidates(&self) -> CandidateList {
+        self.candidates().into()
     }
 
     /// The candidate at one folder (relative path), when it holds a skill file: what
@@ -139,6 +141,118 @@ impl SourceCandidate {
     /// The skill file's path relative to the source's root.
     pub fn file_path(&self) -> String {
         join(&self.dir, &self.file)
+    }
+}
+
+/// The candidates a scan reads ([`SkillSource::expected_candidates`]), held compactly: a
+/// folder named in its parent's listing is held as its name until it is taken, so a scan
+/// of 100,000 skills holds their names, not their paths (the paths are made by the threads
+/// that read each skill, and freed there).
+#[derive(Debug, Default)]
+pub struct CandidateList {
+    /// The listed folders `names` are in.
+    parents: Arc<[ListedParent]>,
+    /// Runs of `names`: each the index of its parent and the end of its names.
+    runs: Vec<(usize, usize)>,
+    /// Folders by name, each taken to hold `SKILL.md`.
+    names: Vec<String>,
+    /// Candidates held whole.
+    whole: Vec<SourceCandidate>,
+}
+
+/// A listed folder of a [`CandidateList`]: its path relative to the source's root, and on
+/// disk with every link resolved.
+#[derive(Debug)]
+struct ListedParent {
+    rel: String,
+    resolved: PathBuf,
+}
+
+impl CandidateList {
+    /// How many candidates the list holds.
+    pub fn len(&self) -> usize {
+        self.names.len() + self.whole.len()
+    }
+
+    /// Whether the list holds no candidate.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Takes up to `n` candidates off the end of the list, as a list of their own.
+    pub fn split_off_last(&mut self, n: usize) -> CandidateList {
+        let whole = self.whole.split_off(self.whole.len().saturating_sub(n));
+        let start = self.names.len().saturating_sub(n - whole.len());
+        let names = self.names.split_off(start);
+        let mut kept = Vec::new();
+        let mut taken = Vec::new();
+        let mut previous = 0;
+        for &(parent, end) in &self.runs {
+            if end <= start {
+                kept.push((parent, end));
+            } else {
+                if previous < start {
+                    kept.push((parent, start));
+                }
+                taken.push((parent, end - start));
+            }
+            previous = end;
+        }
+        self.runs = kept;
+        CandidateList {
+            parents: Arc::clone(&self.parents),
+            runs: taken,
+            names,
+            whole,
+        }
+    }
+
+    /// The candidates, each made whole as it is taken, in parallel.
+    pub fn into_par_candidates(self) -> impl IndexedParallelIterator<Item = SourceCandidate> {
+        let (parents, runs) = (self.parents, self.runs);
+        self.names
+            .into_par_iter()
+            .enumerate()
+            .map(move |(i, name)| named_candidate(&parents, &runs, i, &name))
+            .chain(self.whole.into_par_iter())
+    }
+
+    /// The candidates, each made whole.
+    pub fn into_candidates(self) -> Vec<SourceCandidate> {
+        let (parents, runs) = (self.parents, self.runs);
+        self.names
+            .into_iter()
+            .enumerate()
+            .map(|(i, name)| named_candidate(&parents, &runs, i, &name))
+            .chain(self.whole)
+            .collect()
+    }
+}
+
+impl From<Vec<SourceCandidate>> for CandidateList {
+    fn from(whole: Vec<SourceCandidate>) -> CandidateList {
+        CandidateList {
+            whole,
+            ..CandidateList::default()
+        }
+    }
+}
+
+/// The `i`th named candidate of a [`CandidateList`]: what [`FsSource`] would make of the
+/// same folder found by discovery.
+fn named_candidate(
+    parents: &[ListedParent],
+    runs: &[(usize, usize)],
+    i: usize,
+    name: &str,
+) -> SourceCandidate {
+    let run = runs.partition_point(|&(_, end)| end <= i);
+    let parent = &parents[runs[run].0];
+    SourceCandidate {
+        dir: join(&parent.rel, name),
+        file: SKILL_FILE.to_owned(),
+        misnamed: false,
+        resolved: Some(joined(&parent.resolved, name.as_ref())),
     }
 }
 
@@ -271,13 +385,7 @@ impl FsSource {
 
     /// A walk's folders as candidates of this source, its problems logged.
     fn found_candidates(&self, found: Discovery) -> Vec<SourceCandidate> {
-        for (path, error) in &found.problems {
-            if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
-                tracing::debug!(root = %self.root.display(), "skill root does not exist");
-            } else {
-                tracing::warn!(path = %path.display(), %error, "cannot list a skill folder");
-            }
-        }
+        self.log_problems(&found.problems);
         // Each folder's paths are freed as it is converted: at 100,000 skills the walk's
         // paths beside the converted ones made tens of MiB of peak memory.
         found
@@ -287,47 +395,113 @@ impl FsSource {
             .collect()
     }
 
+    /// Logs the folders a walk could not list (a missing root only at debug level).
+    fn log_problems(&self, problems: &[(PathBuf, std::io::Error)]) {
+        for (path, error) in problems {
+            if error.kind() == std::io::ErrorKind::NotFound && path == &self.root {
+                tracing::debug!(root = %self.root.display(), "skill root does not exist");
+            } else {
+                tracing::warn!(path = %path.display(), %error, "cannot list a skill folder");
+            }
+        }
+    }
+
     /// A discovered folder as a candidate of this source.
-    fn source_candidate(&self, c: crate::Candidate) -> Option<SourceCandidate> {
+    fn source_candidate(&self, c: Candidate) -> Option<SourceCandidate> {
         let file = c.skill_file.as_ref().or(c.misnamed.as_ref())?;
         let file = file.file_name()?.to_str()?.to_owned();
+        let Some(dir) = self.relative(&c.dir) else {
+            if c.dir.to_str().is_none() {
+                tracing::warn!(dir = %c.dir.display(), "skill folder path is not UTF-8, left out");
+            }
+            return None;
+        };
+        Some(SourceCandidate {
+            dir: dir_label(dir),
+            file,
+            misnamed: c.skill_file.is_none(),
+            resolved: Some(c.resolved),
+        })
+    }
+
+    /// A folder reached by a walk of the root, as a path relative to the root (`""` for
+    /// the root itself); `None` when it is not UTF-8 or not below the root.
+    fn relative(&self, dir: &Path) -> Option<String> {
         // The walk joins names to the root as given: a folder right below it is the root's
         // bytes, a separator and a name.
-        let name = crate::read::below(&self.root, &c.dir)
+        let name = crate::read::below(&self.root, dir)
             .filter(|name| {
                 !name.iter().any(|b| *b == b'/' || *b == b'\\') && *name != b"." && *name != b".."
             })
             .and_then(|name| std::str::from_utf8(name).ok());
         if let Some(name) = name {
-            return Some(SourceCandidate {
-                dir: name.to_owned(),
-                file,
-                misnamed: c.skill_file.is_none(),
-                resolved: Some(c.resolved),
-            });
+            return Some(name.to_owned());
         }
-        let rel = c.dir.strip_prefix(&self.root).ok()?;
+        let rel = dir.strip_prefix(&self.root).ok()?;
         let mut parts = Vec::new();
         for part in rel.components() {
             match part {
-                Component::Normal(name) => match name.to_str() {
-                    Some(name) => parts.push(name),
-                    None => {
-                        tracing::warn!(dir = %c.dir.display(), "skill folder path is not UTF-8, left out");
-                        return None;
-                    }
-                },
+                Component::Normal(name) => parts.push(name.to_str()?),
                 Component::CurDir => {}
                 _ => return None,
             }
         }
-        let dir = dir_label(parts.join("/"));
-        Some(SourceCandidate {
-            dir,
-            file,
-            misnamed: c.skill_file.is_none(),
-            resolved: Some(c.resolved),
-        })
+        Some(parts.join("/"))
+    }
+
+    /// The walk's expected folders held by name ([`CandidateList`]). Should a name or a
+    /// listed folder's path not be UTF-8, every candidate is made whole and refused (and
+    /// logged) as discovery's are.
+    fn listed_candidates(&self, walked: Walked) -> CandidateList {
+        self.log_problems(&walked.problems);
+        let mut whole: Vec<SourceCandidate> = walked
+            .candidates
+            .into_iter()
+            .filter_map(|c| self.source_candidate(c))
+            .collect();
+        let Level { runs, names } = walked.expected;
+        let mut parents = Vec::new();
+        let mut named_runs = Vec::new();
+        let mut lean = names.iter().all(|n| n.to_str().is_some());
+        for run in &runs {
+            if let (true, Run::Children { dir, resolved, end }) = (lean, run) {
+                match self.relative(dir) {
+                    Some(rel) => {
+                        named_runs.push((parents.len(), *end));
+                        parents.push(ListedParent {
+                            rel,
+                            resolved: resolved.clone(),
+                        });
+                    }
+                    None => lean = false,
+                }
+            }
+        }
+        if !lean {
+            let level = Level { runs, names };
+            whole.extend(
+                level
+                    .into_paths()
+                    .into_iter()
+                    .filter_map(|(dir, resolved)| self.source_candidate(expected(dir, resolved))),
+            );
+            return whole.into();
+        }
+        for run in runs {
+            if let Run::Whole { dir, resolved } = run {
+                whole.extend(self.source_candidate(expected(dir, resolved)));
+            }
+        }
+        CandidateList {
+            parents: parents.into(),
+            runs: named_runs,
+            // In place: a name and a `String` are the same size, and each name is UTF-8.
+            names: names
+                .into_iter()
+                .filter_map(|n| n.into_string().ok())
+                .collect(),
+            whole,
+        }
     }
 
     fn resolve(&self, path: &str) -> Option<PathBuf> {
@@ -358,9 +532,14 @@ impl SkillSource for FsSource {
 
     /// Folders at the walk's last level come unasked ([`LeafFiles::Expected`]): the
     /// layered-root layout then costs one listing of the root and no call per skill.
-    fn expected_candidates(&self) -> Vec<SourceCandidate> {
+    fn expected_candidates(&self) -> CandidateList {
         let options = self.options.clone().with_leaf_files(LeafFiles::Expected);
-        self.found_candidates(discover(&self.root, &options))
+        let walked = walk(&self.root, &options);
+        if walked.links_followed {
+            // One folder may have been reached twice: discovery keeps each once.
+            return self.found_candidates(walked.into_discovery()).into();
+        }
+        self.listed_candidates(walked)
     }
 
     fn candidate(&self, dir: &str) -> Option<SourceCandidate> {
@@ -1010,6 +1189,119 @@ mod tests {
         let mut buf = Vec::new();
         assert_eq!(memory.read_prefix("good/SKILL.md", 0, &mut buf).unwrap(), 1);
         assert!(buf.is_empty());
+    }
+
+    /// A scan's list holds listed folders by name; each candidate it gives is the one
+    /// discovery's whole paths give, for every layout a root may have: flat, nested to any
+    /// level the options allow, links followed, names no source can address.
+    #[test]
+    fn a_candidate_list_gives_what_discovery_gives() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("a/SKILL.md", b"a"),
+                ("b/skill.md", b"b"),
+                ("empty/x.md", b"e"),
+                ("g/one/SKILL.md", b"1"),
+                ("g/two/SKILL.md", b"2"),
+                ("g-h/three/SKILL.md", b"3"),
+                ("o/r/skills/deep/SKILL.md", b"d"),
+                ("back\\slash/SKILL.md", b"s"),
+                (".hidden/SKILL.md", b"h"),
+                ("node_modules/n/SKILL.md", b"n"),
+            ],
+        );
+        let outside = tmp.path().join("outside");
+        on_disk(&outside, &[("ext/SKILL.md", b"x")]);
+        let sorted = |mut list: Vec<SourceCandidate>| {
+            list.sort_by(|a, b| a.dir.cmp(&b.dir));
+            list
+        };
+        let compare = |what: &str| {
+            for depth in [1, 2, 3, 4] {
+                let options = DiscoveryOptions::roots().with_max_depth(depth);
+                let source = FsSource::new(root.clone(), options.clone());
+                let expected = options.with_leaf_files(LeafFiles::Expected);
+                let whole = source.found_candidates(discover(&root, &expected));
+                let listed = source.expected_candidates();
+                assert_eq!(listed.len(), whole.len(), "{what}, depth {depth}");
+                assert_eq!(
+                    sorted(listed.into_candidates()),
+                    sorted(whole),
+                    "{what}, depth {depth}"
+                );
+            }
+        };
+        compare("plain folders");
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            std::os::unix::fs::symlink(&outside, root.join("linked")).unwrap();
+            compare("a link followed");
+            std::fs::remove_file(root.join("linked")).unwrap();
+            // A name that is not UTF-8 is left out, as discovery leaves it out; where the
+            // filesystem refuses such names, the case is the plain one again.
+            let bad = root.join(std::ffi::OsStr::from_bytes(b"bad-\xff"));
+            if std::fs::create_dir(&bad).is_ok() {
+                std::fs::write(bad.join(SKILL_FILE), "x").unwrap();
+                compare("a name that is not UTF-8");
+                let nested = root.join("g").join(std::ffi::OsStr::from_bytes(b"\xfe"));
+                std::fs::create_dir(&nested).unwrap();
+                std::fs::write(nested.join(SKILL_FILE), "x").unwrap();
+                compare("a nested name that is not UTF-8");
+            }
+        }
+    }
+
+    /// Chunks taken off a list's end, read in any order, are the list: runs of names under
+    /// several folders are cut wherever a chunk ends.
+    #[test]
+    fn a_candidate_list_splits_into_its_candidates() {
+        let parents: Arc<[ListedParent]> = ["", "g", "o/r"]
+            .into_iter()
+            .map(|rel| ListedParent {
+                rel: rel.into(),
+                resolved: Path::new("/real").join(rel),
+            })
+            .collect();
+        let names: Vec<String> = (0..10).map(|i| format!("s{i}")).collect();
+        let whole = vec![SourceCandidate {
+            dir: "linked".into(),
+            file: SKILL_FILE.into(),
+            misnamed: false,
+            resolved: Some("/elsewhere/linked".into()),
+        }];
+        let list = || CandidateList {
+            parents: Arc::clone(&parents),
+            runs: vec![(0, 3), (1, 4), (2, 10)],
+            names: names.clone(),
+            whole: whole.clone(),
+        };
+        let all = list().into_candidates();
+        assert_eq!(all.len(), 11);
+        assert_eq!(all[0].dir, "s0");
+        assert_eq!(all[3].dir, "g/s3");
+        assert_eq!(all[4].dir, "o/r/s4");
+        assert_eq!(all[4].resolved.as_deref(), Some(Path::new("/real/o/r/s4")));
+        assert_eq!(all[10].dir, "linked");
+        for chunk in [1, 2, 3, 4, 7, 11, 50] {
+            let mut rest = list();
+            let mut chunks = Vec::new();
+            while !rest.is_empty() {
+                chunks.push(rest.split_off_last(chunk));
+            }
+            let mut again = Vec::new();
+            for taken in chunks.into_iter().rev() {
+                again.extend(taken.into_par_candidates().collect::<Vec<_>>());
+            }
+            let sorted = |mut v: Vec<SourceCandidate>| {
+                v.sort_by(|a, b| a.dir.cmp(&b.dir));
+                v
+            };
+            assert_eq!(sorted(again), sorted(all.clone()), "chunks of {chunk}");
+        }
     }
 
     #[test]
