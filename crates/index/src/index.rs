@@ -583,8 +583,8 @@ impl Shared {
         } else {
             report.diagnostics.into()
         };
-        let mut file = report.file;
-        file.shrink_to_fit();
+        // Made to its size by the check: moved into the record when there is one.
+        let mut file = Some(report.file);
         let record = report.parsed.and_then(|parsed| {
             if self.config.strict && !parsed.is_valid() {
                 return None;
@@ -596,7 +596,7 @@ impl Shared {
                 description,
                 layer: root.root.layer,
                 plugin: root.plugin.clone(),
-                path: file.clone(),
+                path: file.take()?,
                 frontmatter,
                 body_offset: parsed.body_offset,
                 diagnostics: Arc::clone(&diagnostics),
@@ -616,10 +616,7 @@ impl Shared {
             (None, None) => (None, diagnostics),
         };
         // The file is the record's path whenever there is a record: keep one copy.
-        let file = match &record {
-            Some(r) if r.path == file => None,
-            _ => Some(file),
-        };
+        let file = file.filter(|file| record.as_ref().is_none_or(|r| r.path != *file));
         Entry {
             record,
             file,

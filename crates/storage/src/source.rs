@@ -23,6 +23,7 @@
 //! assert!(source.read("../etc/passwd", 1 << 20).is_err());
 //! ```
 
+use std::borrow::Cow;
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::fmt;
@@ -269,12 +270,23 @@ pub(crate) fn join(rel: &str, name: &str) -> String {
 /// root is `""`), or `None` when it is absolute, holds `..`, a backslash or a NUL, or a
 /// component the platform would read as more than a plain name (a Windows drive).
 fn normalize(path: &str) -> Option<String> {
+    normalized(path).map(Cow::into_owned)
+}
+
+/// [`normalize`], borrowing `path` when it is in canonical form already (a scan's every
+/// read asks with such a path).
+fn normalized(path: &str) -> Option<Cow<'_, str>> {
     if path.starts_with('/') || path.contains(['\\', '\0']) {
         return None;
     }
-    let mut out = String::with_capacity(path.len());
+    let mut out: Option<String> = None;
+    let mut end = 0;
     for part in path.split('/') {
+        let start = end;
+        end = start + part.len() + 1;
         if part.is_empty() || part == "." {
+            // The first part left out: from here on the canonical form is a copy.
+            out.get_or_insert_with(|| path[..start.saturating_sub(1)].to_owned());
             continue;
         }
         let mut components = Path::new(part).components();
@@ -284,12 +296,14 @@ fn normalize(path: &str) -> Option<String> {
         ) {
             return None;
         }
-        if !out.is_empty() {
-            out.push('/');
+        if let Some(out) = &mut out {
+            if !out.is_empty() {
+                out.push('/');
+            }
+            out.push_str(part);
         }
-        out.push_str(part);
     }
-    Some(out)
+    Some(out.map_or(Cow::Borrowed(path), Cow::Owned))
 }
 
 /// Path order: component by component, as `Path` compares (`a/x` before `a-b/x`).
@@ -353,7 +367,7 @@ impl FsSource {
         #[cfg(unix)]
         if let Some(dir) = &self.dir {
             use std::os::fd::AsFd;
-            let Some(rel) = normalize(path) else {
+            let Some(rel) = normalized(path) else {
                 return Some(Err(ReadError::NotFound));
             };
             // The root itself (`.`) is no file: the whole path says what it is.
@@ -362,7 +376,7 @@ impl FsSource {
                 let full = || self.resolve(path);
                 return Some(crate::read::read_prefix_at(
                     dir.as_fd(),
-                    Path::new(&rel),
+                    Path::new(&*rel),
                     full,
                     max,
                     buf,
