@@ -88,20 +88,26 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
     if name.is_empty() {
         return Some("it is empty");
     }
-    if name.chars().count() > MAX_NAME_LEN {
+    let bytes = name.as_bytes();
+    let allowed = bytes
+        .iter()
+        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+    // A name of allowed bytes only is ASCII: as many characters as bytes.
+    let chars = if allowed {
+        bytes.len()
+    } else {
+        name.chars().count()
+    };
+    if chars > MAX_NAME_LEN {
         return Some("it is over 64 characters");
     }
-    let bytes = name.as_bytes();
-    if !bytes
-        .iter()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
-    {
+    if !allowed {
         return Some("only lowercase ASCII letters, digits and hyphens are allowed");
     }
     if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
         return Some("it must not start or end with a hyphen");
     }
-    if name.contains("--") {
+    if bytes.windows(2).any(|pair| pair == b"--") {
         return Some("it must not contain consecutive hyphens");
     }
     None

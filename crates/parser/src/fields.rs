@@ -308,8 +308,7 @@ impl FieldReader<'_> {
             self.error(Rule::NameRequired, "`name` is empty".into(), key);
             return None;
         }
-        let chars = text.chars().count();
-        if chars > MAX_NAME_LEN {
+        if let Some(chars) = chars_over(text, MAX_NAME_LEN) {
             let message = format!("`name` is {chars} characters; the limit is {MAX_NAME_LEN}");
             self.error(Rule::NameMaxLength, message, value);
         } else if let Some(problem) = spec_name_problem(text) {
@@ -366,8 +365,7 @@ impl FieldReader<'_> {
             );
             return None;
         }
-        let chars = text.chars().count();
-        if chars > MAX_DESCRIPTION_LEN {
+        if let Some(chars) = chars_over(text, MAX_DESCRIPTION_LEN) {
             let message = format!(
                 "`description` is {chars} characters; the limit is {MAX_DESCRIPTION_LEN}: move detail into the body"
             );
@@ -406,11 +404,10 @@ impl FieldReader<'_> {
             return None;
         }
         let text = self.plain_string(Rule::CompatibilityType, "compatibility", value)?;
-        let chars = text.chars().count();
-        if chars == 0 {
+        if text.is_empty() {
             let message = "`compatibility` is empty: remove it or say what the skill needs".into();
             self.error(Rule::CompatibilityMinLength, message, value);
-        } else if chars > MAX_COMPATIBILITY_LEN {
+        } else if let Some(chars) = chars_over(&text, MAX_COMPATIBILITY_LEN) {
             let message = format!(
                 "`compatibility` is {chars} characters; the limit is {MAX_COMPATIBILITY_LEN}"
             );
@@ -888,4 +885,13 @@ impl FieldReader<'_> {
         }
         scenarios
     }
+}
+
+/// How many characters `text` has, when that is over `limit`; counted only when its bytes
+/// are over it (characters never outnumber bytes).
+fn chars_over(text: &str, limit: usize) -> Option<usize> {
+    if text.len() <= limit {
+        return None;
+    }
+    Some(text.chars().count()).filter(|chars| *chars > limit)
 }

@@ -296,7 +296,9 @@ impl SkillParser {
 fn swallowed_body(yaml: &str) -> Option<Diagnostic> {
     // A heading starts a line with `#`; nearly no frontmatter has one, and then nothing
     // below needs its lines.
-    if !yaml.starts_with('#') && memchr::memmem::find(yaml.as_bytes(), b"\n#").is_none() {
+    let bytes = yaml.as_bytes();
+    let heading = |i: usize| bytes.get(i + 1) == Some(&b'#');
+    if !yaml.starts_with('#') && !memchr::memchr_iter(b'\n', bytes).any(heading) {
         return None;
     }
     let lines: Vec<&str> = yaml.lines().collect();
