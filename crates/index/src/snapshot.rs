@@ -234,10 +234,6 @@ impl Snapshot {
         if folders == Folders::MayRepeat {
             hold_once(&mut records, &rank);
         }
-        drop_lookalikes(&mut records, &mut diagnostics, &rank);
-        // In the byte order of their paths (a file's own findings keep theirs): the parallel
-        // load finishes folders in any order, and listings must not change from run to run.
-        diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
         // Grouped by name; inside a group the winner first: layer, then priority (higher
         // first), then path. A qualified name is found by scanning its name's group, so no
         // second map (and no qualified-name strings) is kept.
@@ -258,6 +254,13 @@ impl Snapshot {
                     b.path.as_os_str(),
                 ))
         });
+        // After the sort, which has just read every name: the lookalike pass reads each once
+        // more, and before the sort that was a cache miss or two per record. Removing
+        // records keeps the others' order.
+        drop_lookalikes(&mut records, &mut diagnostics, &rank);
+        // In the byte order of their paths (a file's own findings keep theirs): the parallel
+        // load finishes folders in any order, and listings must not change from run to run.
+        diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
         let mut by_name: Map<Box<str>, usize> = Map::with_capacity(records.len());
         let mut resolved = Vec::new();
         let mut shadowed = Vec::new();
