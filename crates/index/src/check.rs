@@ -205,7 +205,8 @@ pub(crate) fn check(
         Some(resolved) => resolved.clone(),
         None => under(base, &candidate.dir),
     };
-    let file = joined(&dir, candidate.file.as_ref());
+    // One allocation of the right size: a record holds its file's path as long as it lives.
+    let file = under(&dir, &candidate.file);
     let mut diagnostics = Vec::new();
     if candidate.misnamed {
         diagnostics.push(Diagnostic::error(
@@ -279,17 +280,8 @@ pub(crate) fn check(
     }
 }
 
-/// `dir/name` in one allocation of the right size (`join` copies `dir`, then grows the
-/// copy): a record holds its file's path as long as it lives.
-fn joined(dir: &Path, name: &Path) -> PathBuf {
-    let mut path = PathBuf::with_capacity(dir.as_os_str().len() + 1 + name.as_os_str().len());
-    path.push(dir);
-    path.push(name);
-    path
-}
-
-/// A folder of a source on the record side: `base` joined with the relative folder (`.`
-/// is `base` itself).
+/// `base` joined with a relative path of a source (`/`-separated; `.` is `base` itself): a
+/// folder or a file on the record side.
 pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
     // One allocation of the right size: a record holds this path as long as it lives.
     let mut dir = PathBuf::with_capacity(base.as_os_str().len() + 1 + rel.len());

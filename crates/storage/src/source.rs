@@ -149,6 +149,25 @@ impl SourceCandidate {
 /// folder named in its parent's listing is held as its name until it is taken, so a scan
 /// of 100,000 skills holds their names, not their paths (the paths are made by the threads
 /// that read each skill, and freed there).
+///
+/// ```
+/// use skills_storage::{DiscoveryOptions, FsSource, SkillSource};
+///
+/// let root = tempfile::tempdir().unwrap();
+/// for name in ["a", "b", "c"] {
+///     std::fs::create_dir(root.path().join(name)).unwrap();
+/// }
+/// let source = FsSource::new(root.path().to_path_buf(), DiscoveryOptions::roots());
+/// let mut list = source.expected_candidates();
+/// assert_eq!(list.len(), 3);
+/// // Read a chunk at a time: each candidate is made whole as it is taken.
+/// let chunk = list.split_off_last(2);
+/// assert_eq!((chunk.len(), list.len()), (2, 1));
+/// let mut dirs: Vec<String> = chunk.into_candidates().into_iter().map(|c| c.dir).collect();
+/// dirs.extend(list.into_candidates().into_iter().map(|c| c.dir));
+/// dirs.sort();
+/// assert_eq!(dirs, ["a", "b", "c"]);
+/// ```
 #[derive(Debug, Default)]
 pub struct CandidateList {
     /// The listed folders `names` are in.
