@@ -4,6 +4,8 @@
 //! the wrong type keeps its source text, `allowed-tools` may be a list), and every departure
 //! from the specification is a diagnostic.
 
+use std::borrow::Cow;
+
 use skills_model::{
     spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
     Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, Scope, Security, Severity,
@@ -90,9 +92,12 @@ fn raw(node: &Node<'_>) -> RawValue {
         Kind::Scalar(s) if s.resolve() == ScalarType::Null && s.plain => RawValue::Null,
         Kind::Scalar(s) => RawValue::Scalar(s.text.to_string()),
         Kind::Seq(items) => RawValue::Seq(items.iter().map(raw).collect()),
-        Kind::Map(entries) => {
-            RawValue::Map(entries.iter().map(|(k, v)| (key_text(k), raw(v))).collect())
-        }
+        Kind::Map(entries) => RawValue::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (key_text(k).into_owned(), raw(v)))
+                .collect(),
+        ),
     }
 }
 
@@ -118,10 +123,11 @@ fn single_script(command: &str) -> Option<String> {
     ok.then(|| c.to_owned())
 }
 
-fn key_text(node: &Node<'_>) -> String {
+/// A key's text, borrowed from the node (read for every key of every skill).
+fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
     match &node.kind {
-        Kind::Scalar(s) => s.text.to_string(),
-        _ => format!("<{}>", shape(node)),
+        Kind::Scalar(s) => Cow::Borrowed(&s.text),
+        _ => Cow::Owned(format!("<{}>", shape(node))),
     }
 }
 
@@ -186,9 +192,9 @@ impl FieldReader<'_> {
         let mut description_seen = false;
         for (key, value) in entries {
             let key_name = key_text(key);
-            let is_spec = SPEC_FIELDS.contains(&key_name.as_str());
+            let is_spec = SPEC_FIELDS.contains(&&*key_name);
             if !is_spec {
-                let message = if EXTENSION_FIELDS.contains(&key_name.as_str()) {
+                let message = if EXTENSION_FIELDS.contains(&&*key_name) {
                     format!("`{key_name}` is not an Agent Skills specification field (read as an extension)")
                 } else {
                     format!("unknown field `{key_name}`: not in the Agent Skills specification; kept as data")
@@ -200,7 +206,7 @@ impl FieldReader<'_> {
                     key,
                 );
             }
-            match key_name.as_str() {
+            match &*key_name {
                 "name" => {
                     name_seen = true;
                     fm.name = self.name(key, value).map(Into::into);
@@ -252,7 +258,7 @@ impl FieldReader<'_> {
                     let fields = fm.claude_code.get_or_insert_with(Default::default);
                     self.claude_code_field(&key_name, value, fields);
                 }
-                _ => fm.extra.push((key_name, raw(value))),
+                _ => fm.extra.push((key_name.into_owned(), raw(value))),
             }
         }
         // A missing field has no place in the file.
@@ -434,7 +440,7 @@ impl FieldReader<'_> {
             }
             match scalar(v) {
                 Some((text, ScalarType::Str)) => {
-                    map.insert(key, text.to_owned());
+                    map.insert(key.into_owned(), text.to_owned());
                 }
                 Some((text, ty)) => {
                     let message = format!(
@@ -443,7 +449,7 @@ impl FieldReader<'_> {
                     );
                     self.error(Rule::MetadataValueType, message, v);
                     if ty != ScalarType::Null {
-                        map.insert(key, text.to_owned());
+                        map.insert(key.into_owned(), text.to_owned());
                     }
                 }
                 None => {
@@ -563,7 +569,7 @@ impl FieldReader<'_> {
         };
         let mut hooks = Hooks::default();
         for (k, v) in entries {
-            match key_text(k).as_str() {
+            match &*key_text(k) {
                 "pre" => hooks.pre.extend(self.ext_list("hooks.pre", v)),
                 "post" => hooks.post.extend(self.ext_list("hooks.post", v)),
                 event if event.starts_with(|c: char| c.is_ascii_uppercase()) => {
@@ -726,7 +732,7 @@ impl FieldReader<'_> {
         };
         let mut scope = Scope::default();
         for (k, v) in entries {
-            match key_text(k).as_str() {
+            match &*key_text(k) {
                 "agents" => scope.agents = self.ext_list("scope.agents", v),
                 "tenants" => scope.tenants = self.ext_list("scope.tenants", v),
                 "environments" => scope.environments = self.ext_list("scope.environments", v),
@@ -743,7 +749,7 @@ impl FieldReader<'_> {
         };
         let mut s = Security::default();
         for (k, v) in entries {
-            match key_text(k).as_str() {
+            match &*key_text(k) {
                 "capabilities" => s.capabilities = self.ext_list("security.capabilities", v),
                 "requiresNetwork" => {
                     s.requires_network = self.ext_bool("security.requiresNetwork", v)
@@ -815,7 +821,7 @@ impl FieldReader<'_> {
         };
         let mut c = Composition::default();
         for (k, v) in entries {
-            match key_text(k).as_str() {
+            match &*key_text(k) {
                 "dependencies" => {
                     let Kind::Seq(items) = &v.kind else {
                         self.ext_warning("composition.dependencies", "a list", v);
@@ -874,7 +880,7 @@ impl FieldReader<'_> {
             };
             let mut scenario = TestScenario::default();
             for (k, v) in e {
-                match key_text(k).as_str() {
+                match &*key_text(k) {
                     "name" => scenario.name = text(v),
                     "input" | "prompt" => scenario.input = text(v),
                     "expected" | "expect" => scenario.expected = text(v),
