@@ -38,10 +38,8 @@ pub fn supervise(args: &[OsString]) -> i32 {
         return STOPPED;
     };
     become_subreaper();
-    let child = Command::new(program)
-        .args(rest)
-        .stdin(Stdio::null())
-        .spawn();
+    let child =
+        crate::script::spawn_when_not_busy(Command::new(program).args(rest).stdin(Stdio::null()));
     let mut child = match child {
         Ok(c) => c,
         // The host reports a failed start from the exit code: 127, as a shell would.

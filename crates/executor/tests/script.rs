@@ -8,6 +8,7 @@ use std::fs;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -250,6 +251,80 @@ fn executable_without_extension_runs_directly() {
         output.stderr
     );
     assert_eq!(output.exit_code, Some(0));
+}
+
+/// A `tracing` subscriber that, at the runner's first "busy" event, says so on `busy` and
+/// then waits on `go`: the test closes the file between the two, so the retry after the
+/// event finds it closed whatever the machine's load.
+struct AtFirstBusy {
+    busy: std::sync::Mutex<Option<(mpsc::Sender<()>, mpsc::Receiver<()>)>>,
+}
+
+impl tracing::Subscriber for AtFirstBusy {
+    fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+        true
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Message(String);
+        impl tracing::field::Visit for Message {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                if field.name() == "message" {
+                    self.0 = format!("{value:?}");
+                }
+            }
+        }
+        let mut message = Message(String::new());
+        event.record(&mut message);
+        if !message.0.contains("busy being written") {
+            return;
+        }
+        let first = self.busy.lock().unwrap().take();
+        if let Some((busy, go)) = first {
+            busy.send(()).unwrap();
+            go.recv().unwrap();
+        }
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+/// CI failed once with "Text file busy": a test wrote its script while another test's
+/// thread forked, and the forked child held the file open for writing until it exec'd, so
+/// the script could not start at that moment. A start of a program busy being written is
+/// made again once the file is closed; here the file is held open for writing until the
+/// runner has met it busy.
+#[test]
+fn regression_a_script_busy_being_written_starts_once_it_is_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(dir.path(), "tool", "#!/bin/sh\necho started\n", 0o755);
+    let writer = fs::OpenOptions::new().write(true).open(&script).unwrap();
+    let (busy_tx, busy) = mpsc::channel();
+    let (go, go_rx) = mpsc::channel();
+    let args = Vec::new();
+    thread::scope(|s| {
+        let runner = s.spawn(|| {
+            let subscriber = AtFirstBusy {
+                busy: std::sync::Mutex::new(Some((busy_tx, go_rx))),
+            };
+            let _default = tracing::subscriber::set_default(subscriber);
+            run_script(&request(&script, &args))
+        });
+        // The runner found the file busy (a start that was not refused would end the
+        // thread and drop the sender: this fails then instead of waiting).
+        busy.recv().expect("the start was refused as busy");
+        drop(writer);
+        go.send(()).unwrap();
+        let output = runner
+            .join()
+            .unwrap()
+            .expect("the script starts once closed");
+        assert_eq!(output.stdout, "started\n", "stderr: {}", output.stderr);
+    });
 }
 
 #[test]
