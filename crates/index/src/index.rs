@@ -712,14 +712,37 @@ impl Shared {
         let mut records = Vec::new();
         let mut diagnostics = Vec::new();
         for root in &writer.roots {
+            // A last good record kept for a folder whose skill file is now another, and
+            // unreadable (a link pointed elsewhere): its file may be read live through
+            // another folder of the root, or kept by another such folder too.
+            let mut last_good = Vec::new();
             for entry in root.entries.values() {
-                if let Some(r) = &entry.record {
-                    records.push(Arc::clone(r));
+                match (&entry.record, &entry.file) {
+                    (Some(r), Some(_)) => last_good.push(r),
+                    (Some(r), None) => records.push(Arc::clone(r)),
+                    (None, _) => {}
                 }
                 diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
                     path: entry.file().to_path_buf(),
                     diagnostic: d.clone(),
                 }));
+            }
+            if !last_good.is_empty() {
+                // One file, one record: a live one wins, else the first kept by path.
+                let live: std::collections::HashSet<&Path> = root
+                    .entries
+                    .values()
+                    .filter(|e| e.file.is_none())
+                    .filter_map(|e| e.record.as_ref().map(|r| r.path.as_path()))
+                    .collect();
+                last_good.sort_by(|a, b| a.path.cmp(&b.path));
+                last_good.dedup_by(|a, b| a.path == b.path);
+                records.extend(
+                    last_good
+                        .into_iter()
+                        .filter(|r| !live.contains(r.path.as_path()))
+                        .map(Arc::clone),
+                );
             }
         }
         writer.generation += 1;

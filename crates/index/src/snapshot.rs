@@ -238,10 +238,9 @@ impl Snapshot {
         // first), then path. A qualified name is found by scanning its name's group, so no
         // second map (and no qualified-name strings) is kept.
         // On every core: at 10,000 skills this sort was the largest serial part of a build.
-        // Unstable, so without a merge buffer. Records equal in all four keys are one file
-        // held twice (a root's last good record kept beside a live one read at the same
-        // path through another link); they come from a map in no fixed order, so the
-        // stable sort gave them none either.
+        // Unstable, so without a merge buffer: no two records share a path (one file is one
+        // record: `hold_once` across roots, the publication within one), so no two are
+        // equal and the order is the stable sort's.
         records.par_sort_unstable_by(|a, b| {
             (
                 a.name.as_str(),

@@ -135,3 +135,37 @@ fn a_shadowed_entry_names_its_winner_by_path() {
     assert_eq!(shadowed.winner_path, winner.path);
     assert_ne!(shadowed.winner_path, shadowed.record.path);
 }
+
+/// A review found one file held twice in one root: a link's folder became unreadable, so
+/// its last good record stayed, while a new link read the same file live; the snapshot
+/// held the skill twice at one path, one shadowing the other in no fixed order. One file
+/// is one record: the live one.
+#[test]
+fn regression_a_last_good_record_yields_to_the_same_file_read_live() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    let out = tmp.path().join("out");
+    std::fs::create_dir_all(&root).unwrap();
+    skill(&out.join("x"), "x");
+    // A folder whose `SKILL.md` cannot be read (a directory).
+    std::fs::create_dir_all(out.join("y/SKILL.md")).unwrap();
+    let (a, c) = (root.join("x"), root.join("c"));
+    link(&out.join("x"), &a);
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .build()
+        .unwrap();
+    assert_eq!(index.snapshot().len(), 1);
+    std::fs::remove_file(&a).unwrap();
+    link(&out.join("y"), &a);
+    link(&out.join("x"), &c);
+    index.apply_changed_paths(&[a, c]);
+    let snap = index.snapshot();
+    assert_eq!(snap.len(), 1);
+    assert!(snap.shadowed().is_empty(), "{:?}", snap.shadowed());
+    let kept = snap.get("x").unwrap();
+    assert_eq!(
+        kept.path,
+        std::fs::canonicalize(out.join("x/SKILL.md")).unwrap()
+    );
+}
