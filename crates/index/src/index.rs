@@ -716,9 +716,9 @@ impl Shared {
             // unreadable (a link pointed elsewhere): its file may be read live through
             // another folder of the root, or kept by another such folder too.
             let mut last_good = Vec::new();
-            for entry in root.entries.values() {
+            for (dir, entry) in &root.entries {
                 match (&entry.record, &entry.file) {
-                    (Some(r), Some(_)) => last_good.push(r),
+                    (Some(r), Some(_)) => last_good.push((r, dir)),
                     (Some(r), None) => records.push(Arc::clone(r)),
                     (None, _) => {}
                 }
@@ -728,20 +728,21 @@ impl Shared {
                 }));
             }
             if !last_good.is_empty() {
-                // One file, one record: a live one wins, else the first kept by path.
+                // One file, one record: a live one wins, else the one kept for the folder
+                // first in path order.
                 let live: std::collections::HashSet<&Path> = root
                     .entries
                     .values()
                     .filter(|e| e.file.is_none())
                     .filter_map(|e| e.record.as_ref().map(|r| r.path.as_path()))
                     .collect();
-                last_good.sort_by(|a, b| a.path.cmp(&b.path));
-                last_good.dedup_by(|a, b| a.path == b.path);
+                last_good.sort_by(|a, b| (&a.0.path, a.1).cmp(&(&b.0.path, b.1)));
+                last_good.dedup_by(|a, b| a.0.path == b.0.path);
                 records.extend(
                     last_good
                         .into_iter()
-                        .filter(|r| !live.contains(r.path.as_path()))
-                        .map(Arc::clone),
+                        .filter(|(r, _)| !live.contains(r.path.as_path()))
+                        .map(|(r, _)| Arc::clone(r)),
                 );
             }
         }
