@@ -121,14 +121,18 @@ fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
 /// The name a skill directory is known by: its last component, resolved through `.` and
 /// links when the path itself has none.
 pub fn dir_name(dir: &Path) -> String {
-    let literal = dir.file_name().and_then(|n| n.to_str());
-    match literal {
-        Some(name) if name != "." && name != ".." => name.to_owned(),
-        _ => std::fs::canonicalize(dir)
+    match dir.file_name().and_then(|n| n.to_str()).and_then(literal) {
+        Some(name) => name.to_owned(),
+        None => std::fs::canonicalize(dir)
             .ok()
             .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
             .unwrap_or_default(),
     }
+}
+
+/// A folder's last component when it names the folder itself (not empty, `.` or `..`).
+fn literal(name: &str) -> Option<&str> {
+    (!name.is_empty() && name != "." && name != "..").then_some(name)
 }
 
 /// How much of a `SKILL.md` the index reads first: enough for almost every frontmatter.
@@ -219,9 +223,9 @@ pub(crate) fn check(
     }
     // The folder's own name: the relative path's last component, or for the root of the
     // source (`.`) the name the path reached resolves to.
-    let name = match candidate.dir.rsplit('/').next() {
-        Some(last) if !last.is_empty() && last != "." && last != ".." => Cow::Borrowed(last),
-        _ => Cow::Owned(dir_name(&under(base, &candidate.dir))),
+    let name = match candidate.dir.rsplit('/').next().and_then(literal) {
+        Some(last) => Cow::Borrowed(last),
+        None => Cow::Owned(dir_name(&under(base, &candidate.dir))),
     };
     let at = At {
         source,
