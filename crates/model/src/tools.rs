@@ -242,6 +242,15 @@ impl ToolRules {
     }
 }
 
+impl IntoIterator for ToolRules {
+    type Item = ToolRule;
+    type IntoIter = std::vec::IntoIter<ToolRule>;
+
+    fn into_iter(self) -> Self::IntoIter {
+        self.0.into_iter()
+    }
+}
+
 impl FromIterator<ToolRule> for ToolRules {
     fn from_iter<I: IntoIterator<Item = ToolRule>>(iter: I) -> ToolRules {
         ToolRules(iter.into_iter().collect())

@@ -217,24 +217,29 @@ fn flow_seq(value: &str, line: u32, col: usize) -> Option<Node<'_>> {
 /// A plain scalar whose meaning cannot depend on YAML's finer rules: it starts with no
 /// indicator, holds no `: ` or ` #`, and ends with no `:`.
 fn safe_plain(value: &str) -> bool {
-    let first = value.as_bytes()[0];
-    if b"-?:,[]{}#&*!|>'\"%@`~".contains(&first) {
+    let bytes = value.as_bytes();
+    if b"-?:,[]{}#&*!|>'\"%@`~".contains(&bytes[0]) || bytes.ends_with(b":") {
         return false;
     }
-    !value
-        .as_bytes()
-        .windows(2)
-        .any(|w| w == b": " || w == b" #")
-        && !value.ends_with(':')
+    // `: ` and ` #`, looked for from each `:` and `#` rather than at every pair of bytes.
+    !memchr::memchr2_iter(b':', b'#', bytes).any(|i| {
+        if bytes[i] == b':' {
+            bytes.get(i + 1) == Some(&b' ')
+        } else {
+            i > 0 && bytes[i - 1] == b' '
+        }
+    })
 }
 
 /// Whether `value` holds a [`special`] character; ASCII text (the common case) is judged
 /// by bytes, without decoding a character.
 fn has_special(value: &str) -> bool {
-    if value.bytes().all(|b| (0x20..0x7f).contains(&b)) {
-        return false;
-    }
-    value.chars().any(special)
+    // One pass with no early exit, which compiles to vector code: is any byte outside
+    // printable ASCII?
+    let unusual = value
+        .bytes()
+        .fold(false, |seen, b| seen | !(0x20..0x7f).contains(&b));
+    unusual && value.chars().any(special)
 }
 
 /// Control characters, and the characters YAML treats as line breaks or byte-order marks.

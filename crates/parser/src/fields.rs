@@ -476,7 +476,12 @@ impl FieldReader<'_> {
         for piece in pieces {
             let Some(source) = text(piece) else { continue };
             let (rules, errors) = ToolRules::parse_lenient(&source);
-            all.extend(rules.rules().iter().cloned());
+            // Moved, not cloned: one piece (the usual scalar) keeps its list as it is.
+            if all.is_empty() {
+                all = rules.into_iter().collect();
+            } else {
+                all.extend(rules);
+            }
             for error in errors {
                 let message = format!("`{field}`: {error}");
                 self.push(Rule::ToolRuleSyntax, Severity::Warning, message, piece);

@@ -281,7 +281,13 @@ pub(crate) fn join(rel: &str, name: &str) -> String {
     if rel.is_empty() || rel == "." {
         name.to_owned()
     } else {
-        format!("{rel}/{name}")
+        // Not `format!`: its machinery was about 4% of an index build, where this runs
+        // once per skill.
+        let mut path = String::with_capacity(rel.len() + 1 + name.len());
+        path.push_str(rel);
+        path.push('/');
+        path.push_str(name);
+        path
     }
 }
 
