@@ -3,7 +3,11 @@
 //! else (`benches/support/plain_floor.rs`). The bench runs it beside `skillctl list` on the
 //! same files, alternated.
 //!
-//! `cargo run --release --example floor -- DIR [DEPTH] [THREADS]`
+//! `cargo run --release --example floor -- DIR [DEPTH] [THREADS] [checked]`
+//!
+//! With `checked`, it also makes the two calls the index makes around each read so that it
+//! never opens a device (a `stat` before the open, an `fstat` after it): the checked floor
+//! process, reported beside the floor process.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -13,15 +17,20 @@ mod plain_floor;
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(root) = args.next() else {
-        eprintln!("usage: floor DIR [DEPTH] [THREADS]");
+        eprintln!("usage: floor DIR [DEPTH] [THREADS] [checked]");
         std::process::exit(2);
     };
     let depth = args.next().and_then(|d| d.parse().ok()).unwrap_or(1);
-    if let Some(threads) = args.next().and_then(|t| t.parse().ok()) {
+    // THREADS is a number, or absent (`0`: rayon's default).
+    if let Some(threads) = args.next().and_then(|t| t.parse().ok()).filter(|t| *t > 0) {
         let _ = rayon::ThreadPoolBuilder::new()
             .num_threads(threads)
             .build_global();
     }
-    let bytes = plain_floor::floor(std::path::Path::new(&root), depth);
+    let root = std::path::Path::new(&root);
+    let bytes = match args.next().as_deref() {
+        Some("checked") => plain_floor::floor_with(root, depth, plain_floor::Checks::Stat),
+        _ => plain_floor::floor(root, depth),
+    };
     println!("{bytes}");
 }
