@@ -12,7 +12,7 @@ use rayon::prelude::*;
 use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
 use skills_storage::{
-    DiscoveryOptions, FsSource, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
+    DiscoveryOptions, FileSeen, FsSource, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
 };
 
 use crate::check::Reading;
@@ -499,10 +499,11 @@ impl Shared {
             let chunk = candidates.split_off_last(SCAN_CHUNK);
             self.reading(|| {
                 chunk
-                    .into_par_candidates()
-                    .map(|c| {
+                    .into_par_seen()
+                    .map(|(c, seen)| {
                         let dir = crate::check::under(&root.base, &c.dir);
-                        let entry = self.read_expected(root, source, &c, previous.get(&dir))?;
+                        let entry =
+                            self.read_expected(root, source, (&c, seen), previous.get(&dir))?;
                         Some((dir, entry))
                     })
                     .collect_into_vec(&mut read);
@@ -519,10 +520,10 @@ impl Shared {
         &self,
         root: &RootState,
         source: &dyn SkillSource,
-        candidate: &SourceCandidate,
+        (candidate, seen): (&SourceCandidate, FileSeen),
         previous: Option<&Entry>,
     ) -> Option<Entry> {
-        let report = self.report_of(root, source, candidate);
+        let report = self.report_of(root, source, candidate, seen);
         let missing = report.parsed.is_none()
             && report
                 .diagnostics
@@ -532,7 +533,7 @@ impl Shared {
             return Some(self.entry_from(root, report, previous));
         }
         let found = source.candidate(&candidate.dir)?;
-        let report = self.report_of(root, source, &found);
+        let report = self.report_of(root, source, &found, FileSeen::Unasked);
         Some(self.entry_from(root, report, previous))
     }
 
@@ -542,17 +543,18 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report = self.report_of(root, root.source.as_ref(), candidate);
+        let report = self.report_of(root, root.source.as_ref(), candidate, FileSeen::Unasked);
         self.entry_from(root, report, previous)
     }
 
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
-    /// Codex policy applied.
+    /// Codex policy applied; `seen` is what discovery saw of its skill file.
     fn report_of(
         &self,
         root: &RootState,
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
+        seen: FileSeen,
     ) -> SkillReport {
         let mut report = crate::check::check(
             source,
@@ -560,7 +562,7 @@ impl Shared {
             candidate,
             &self.config.parser,
             self.config.file_limit,
-            Reading::Metadata,
+            Reading::Metadata(seen),
         );
         if let Some(parsed) = &mut report.parsed {
             crate::load::apply_codex_policy(

@@ -130,6 +130,23 @@ pub struct Candidate {
     pub misnamed: Option<PathBuf>,
 }
 
+/// What discovery saw of a candidate's skill file before it is read: a reader may spare
+/// the file a question discovery has answered ([`SkillSource::read_prefix_seen`]).
+///
+/// [`SkillSource::read_prefix_seen`]: crate::SkillSource::read_prefix_seen
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum FileSeen {
+    /// Not asked about (taken to be there), or seen as something a read must ask about
+    /// itself (a link, whose target discovery did not look at).
+    #[default]
+    Unasked,
+    /// A regular file and no link, as `lstat` saw it: a read may open it without asking
+    /// again, provided the open follows no link, so that only this same kind of file (or
+    /// one put in its place, which the read's `fstat` still checks) is opened.
+    Regular,
+}
+
 /// What a walk found.
 #[derive(Debug, Default)]
 pub struct Discovery {
@@ -222,6 +239,8 @@ pub(crate) fn expected(dir: PathBuf, resolved: PathBuf) -> Candidate {
 pub(crate) struct Walked {
     /// Folders asked about or listed and found to be skills.
     pub(crate) candidates: Vec<Candidate>,
+    /// What was seen of each of `candidates`' skill files, in their order.
+    pub(crate) seen: Vec<FileSeen>,
     /// Folders taken to hold `SKILL.md` without a call ([`LeafFiles::Expected`]).
     pub(crate) expected: Level,
     /// Directories that could not be listed, and why.
@@ -283,6 +302,7 @@ impl Walked {
 pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
     let mut found = Walked {
         candidates: Vec::new(),
+        seen: Vec::new(),
         expected: Level::default(),
         problems: Vec::new(),
         links_followed: false,
@@ -326,7 +346,10 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
         };
         let mut next = Level::default();
         for v in visits {
-            found.candidates.extend(v.candidate);
+            if let Some(candidate) = v.candidate {
+                found.candidates.push(candidate);
+                found.seen.push(v.seen);
+            }
             found.problems.extend(v.problem);
             let Some((dir, resolved)) = v.folder else {
                 continue;
@@ -372,9 +395,16 @@ impl<'r> Base<'r> {
         }
     }
 
-    /// Whether something is at `path` (links not followed): `symlink_metadata`, through the
-    /// handle when `path` is the root's bytes, a separator and more.
-    fn exists(&self, path: &Path) -> bool {
+    /// What is at `path` (links not followed; `None` for nothing): `symlink_metadata`,
+    /// through the handle when `path` is the root's bytes, a separator and more.
+    fn seen(&self, path: &Path) -> Option<FileSeen> {
+        let seen = |regular: bool| {
+            if regular {
+                FileSeen::Regular
+            } else {
+                FileSeen::Unasked
+            }
+        };
         #[cfg(unix)]
         if let Some(dir) = self
             .dir
@@ -384,10 +414,17 @@ impl<'r> Base<'r> {
             use std::os::unix::ffi::OsStrExt;
             if let Some(rel) = crate::read::below(self.root, path) {
                 let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
+                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .ok()
+                    .map(|st| {
+                        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
+                        seen(kind == rustix::fs::FileType::RegularFile)
+                    });
             }
         }
-        std::fs::symlink_metadata(path).is_ok()
+        std::fs::symlink_metadata(path)
+            .ok()
+            .map(|meta| seen(meta.file_type().is_file()))
     }
 }
 
@@ -406,6 +443,8 @@ struct Visit {
     /// subfolders are named relative to it, and its links resolved against it.
     folder: Option<(PathBuf, PathBuf)>,
     candidate: Option<Candidate>,
+    /// What was seen of the candidate's skill file.
+    seen: FileSeen,
     problem: Option<(PathBuf, std::io::Error)>,
     /// The names of folders below it to walk.
     subdirs: Vec<OsString>,
@@ -424,6 +463,7 @@ fn visit(
     let mut v = Visit {
         folder: None,
         candidate: None,
+        seen: FileSeen::Unasked,
         problem: None,
         subdirs: Vec::new(),
         links: Vec::new(),
@@ -434,13 +474,15 @@ fn visit(
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
         let file = joined(&dir, SKILL_FILE.as_ref());
-        if at.exists(&file) {
+        if let Some(seen) = at.seen(&file) {
             v.candidate = Some(Candidate {
                 dir,
                 resolved,
                 skill_file: Some(file),
                 misnamed: None,
             });
+            // Passed on, so the read need not ask again (nothing is asked twice).
+            v.seen = seen;
             return v;
         }
     }

@@ -24,8 +24,8 @@ mod scaffold;
 mod source;
 
 pub use discover::{
-    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles, MAX_ROOT_DEPTH,
-    SKILL_FILE, SKIPPED_NAMES,
+    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, FileSeen, LeafFiles,
+    MAX_ROOT_DEPTH, SKILL_FILE, SKIPPED_NAMES,
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{

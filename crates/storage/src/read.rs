@@ -144,28 +144,42 @@ pub(crate) fn walkable(len: usize) -> bool {
     len < usize::try_from(libc::PATH_MAX).unwrap_or(4096)
 }
 
+/// What a read below a folder's handle knows of its file beside the relative path: what
+/// discovery saw of it, and its whole path, made only when the read falls back to it.
+pub(crate) struct Seen<F> {
+    pub(crate) seen: crate::FileSeen,
+    pub(crate) full: F,
+}
+
 /// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
-/// only `rel`, not the folder's whole path again. Anything but a regular file found and
-/// opened there is read again by `full()` (the same file's whole path) through
+/// only `rel`, not the folder's whole path again. A file discovery saw as a regular file
+/// and no link ([`FileSeen::Regular`](crate::FileSeen::Regular)) is opened without the
+/// `stat`, by an open that follows no link, so nothing is asked twice; whatever it finds
+/// is still checked by the `fstat` on the open file. Anything else, or should that open
+/// fail (a link or nothing there now), is asked about first. Anything but a regular file
+/// found and opened there is read again by `full` (the same file's whole path) through
 /// [`read_prefix`], so every refusal and error is the one the whole path gives.
 #[cfg(unix)]
 pub(crate) fn read_prefix_at(
     dir: std::os::fd::BorrowedFd<'_>,
     rel: &Path,
-    full: impl FnOnce() -> Option<std::path::PathBuf>,
+    Seen { seen, full }: Seen<impl FnOnce() -> Option<std::path::PathBuf>>,
     max: u64,
     buf: &mut Vec<u8>,
 ) -> Result<u64, ReadError> {
     use rustix::fs::{statat, AtFlags, FileType, Mode, OFlags};
-    let regular = statat(dir, rel, AtFlags::empty())
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
-    let opened = regular
-        .then(|| {
-            // As `open_nonblocking`: a FIFO swapped in after the check must not block.
-            let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            rustix::fs::openat(dir, rel, flags, Mode::empty()).ok()
-        })
+    // As `open_nonblocking`: a FIFO swapped in after the check must not block.
+    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let seen_regular = (seen == crate::FileSeen::Regular)
+        .then(|| rustix::fs::openat(dir, rel, flags | OFlags::NOFOLLOW, Mode::empty()).ok())
         .flatten();
+    let opened = seen_regular.or_else(|| {
+        let regular = statat(dir, rel, AtFlags::empty())
+            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+        regular
+            .then(|| rustix::fs::openat(dir, rel, flags, Mode::empty()).ok())
+            .flatten()
+    });
     match opened {
         Some(fd) => {
             buf.clear();

@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 use crate::discover::{expected, joined, walk, Level, Run, Walked};
 use crate::{
-    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, LeafFiles, ReadError,
+    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, FileSeen, LeafFiles, ReadError,
     SKILL_FILE,
 };
 
@@ -122,6 +122,19 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
         );
         Ok(size)
     }
+    /// [`read_prefix`](Self::read_prefix) of a skill file discovery saw as `seen` (what
+    /// [`CandidateList::into_par_seen`] gives with each candidate): a source may spare the
+    /// read a question discovery answered. The same as `read_prefix` by default.
+    fn read_prefix_seen(
+        &self,
+        path: &str,
+        seen: FileSeen,
+        max: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<u64, ReadError> {
+        let _ = seen;
+        self.read_prefix(path, max, buf)
+    }
 }
 
 /// A skill folder of a source and the file it is known by.
@@ -176,8 +189,8 @@ pub struct CandidateList {
     runs: Vec<(usize, usize)>,
     /// Folders by name, each taken to hold `SKILL.md`.
     names: Vec<String>,
-    /// Candidates held whole.
-    whole: Vec<SourceCandidate>,
+    /// Candidates held whole, each with what discovery saw of its skill file.
+    whole: Vec<(SourceCandidate, FileSeen)>,
 }
 
 /// A listed folder of a [`CandidateList`]: its path relative to the source's root, and on
@@ -229,11 +242,22 @@ impl CandidateList {
 
     /// The candidates, each made whole as it is taken, in parallel.
     pub fn into_par_candidates(self) -> impl IndexedParallelIterator<Item = SourceCandidate> {
+        self.into_par_seen().map(|(candidate, _)| candidate)
+    }
+
+    /// [`into_par_candidates`](Self::into_par_candidates), each with what discovery saw of
+    /// its skill file: what a scan hands to [`SkillSource::read_prefix_seen`].
+    pub fn into_par_seen(self) -> impl IndexedParallelIterator<Item = (SourceCandidate, FileSeen)> {
         let (parents, runs) = (self.parents, self.runs);
         self.names
             .into_par_iter()
             .enumerate()
-            .map(move |(i, name)| named_candidate(&parents, &runs, i, &name))
+            .map(move |(i, name)| {
+                (
+                    named_candidate(&parents, &runs, i, &name),
+                    FileSeen::Unasked,
+                )
+            })
             .chain(self.whole.into_par_iter())
     }
 
@@ -244,7 +268,7 @@ impl CandidateList {
             .into_iter()
             .enumerate()
             .map(|(i, name)| named_candidate(&parents, &runs, i, &name))
-            .chain(self.whole)
+            .chain(self.whole.into_iter().map(|(candidate, _)| candidate))
             .collect()
     }
 }
@@ -252,7 +276,7 @@ impl CandidateList {
 impl From<Vec<SourceCandidate>> for CandidateList {
     fn from(whole: Vec<SourceCandidate>) -> CandidateList {
         CandidateList {
-            whole,
+            whole: whole.into_iter().map(|c| (c, FileSeen::Unasked)).collect(),
             ..CandidateList::default()
         }
     }
@@ -386,6 +410,7 @@ impl FsSource {
     fn read_prefix_fast(
         &self,
         path: &str,
+        seen: FileSeen,
         max: u64,
         buf: &mut Vec<u8>,
     ) -> Option<Result<u64, ReadError>> {
@@ -402,13 +427,13 @@ impl FsSource {
                 return Some(crate::read::read_prefix_at(
                     dir.as_fd(),
                     Path::new(&*rel),
-                    full,
+                    crate::read::Seen { seen, full },
                     max,
                     buf,
                 ));
             }
         }
-        let _ = (path, max, buf);
+        let _ = (path, seen, max, buf);
         None
     }
 
@@ -493,10 +518,11 @@ impl FsSource {
     /// logged) as discovery's are.
     fn listed_candidates(&self, walked: Walked) -> CandidateList {
         self.log_problems(&walked.problems);
-        let mut whole: Vec<SourceCandidate> = walked
+        let mut whole: Vec<(SourceCandidate, FileSeen)> = walked
             .candidates
             .into_iter()
-            .filter_map(|c| self.source_candidate(c))
+            .zip(walked.seen)
+            .filter_map(|(c, seen)| Some((self.source_candidate(c)?, seen)))
             .collect();
         let Level { runs, names } = walked.expected;
         let mut parents = Vec::new();
@@ -522,13 +548,22 @@ impl FsSource {
                 level
                     .into_paths()
                     .into_iter()
-                    .filter_map(|(dir, resolved)| self.source_candidate(expected(dir, resolved))),
+                    .filter_map(|(dir, resolved)| {
+                        Some((
+                            self.source_candidate(expected(dir, resolved))?,
+                            FileSeen::Unasked,
+                        ))
+                    }),
             );
-            return whole.into();
+            return CandidateList {
+                whole,
+                ..CandidateList::default()
+            };
         }
         for run in runs {
             if let Run::Whole { dir, resolved } = run {
-                whole.extend(self.source_candidate(expected(dir, resolved)));
+                let candidate = self.source_candidate(expected(dir, resolved));
+                whole.extend(candidate.map(|c| (c, FileSeen::Unasked)));
             }
         }
         CandidateList {
@@ -595,7 +630,20 @@ impl SkillSource for FsSource {
     }
 
     fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
-        if let Some(read) = self.read_prefix_fast(path, max, buf) {
+        self.read_prefix_seen(path, FileSeen::Unasked, max, buf)
+    }
+
+    /// Through a scan's handle, a file discovery saw as a regular file is opened without a
+    /// `stat` first, by an open that follows no link; should that open fail, the file is
+    /// read as any other (see `read_prefix_at`).
+    fn read_prefix_seen(
+        &self,
+        path: &str,
+        seen: FileSeen,
+        max: u64,
+        buf: &mut Vec<u8>,
+    ) -> Result<u64, ReadError> {
+        if let Some(read) = self.read_prefix_fast(path, seen, max, buf) {
             return read;
         }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
@@ -604,7 +652,7 @@ impl SkillSource for FsSource {
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::new();
-        if let Some(read) = self.read_prefix_fast(path, limit, &mut buf) {
+        if let Some(read) = self.read_prefix_fast(path, FileSeen::Unasked, limit, &mut buf) {
             return crate::read::bounded(read?, buf, limit);
         }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
@@ -1076,6 +1124,155 @@ mod tests {
         }
     }
 
+    /// A file discovery saw as a regular file is opened without a second `stat`, by an open
+    /// that follows no link; whatever is there by the time it is read (the same file, a
+    /// link to a device or to a file outside, a FIFO, a folder, nothing), the read gives
+    /// what a read by the whole path gives, and a FIFO never blocks it.
+    #[cfg(unix)]
+    #[test]
+    fn a_file_seen_as_regular_reads_and_refuses_as_whole_paths_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("ok/SKILL.md", b"---\nname: ok\n---\n"),
+                ("dir/SKILL.md/inner", b"x"),
+                ("big/SKILL.md", &[b'a'; 64]),
+            ],
+        );
+        std::fs::write(tmp.path().join("outside.md"), "outside").unwrap();
+        std::os::unix::fs::symlink(root.join("ok/SKILL.md"), root.join("ok/link.md")).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", root.join("ok/device.md")).unwrap();
+        std::os::unix::fs::symlink(tmp.path().join("outside.md"), root.join("ok/out.md")).unwrap();
+        std::os::unix::fs::symlink(root.join("nothing"), root.join("ok/dangling.md")).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(root.join("ok/fifo.md"))
+            .status()
+            .unwrap()
+            .success());
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        let outcome = |r: Result<u64, ReadError>, buf: &[u8]| match r {
+            Ok(size) => format!("{size} {buf:?}"),
+            Err(e) => format!("{} {e}", e.code()),
+        };
+        for (path, max) in [
+            ("ok/SKILL.md", 100),
+            ("ok/SKILL.md", 3),
+            ("ok/link.md", 100),
+            ("ok/out.md", 100),
+            ("ok/device.md", 100),
+            ("ok/dangling.md", 100),
+            ("ok/fifo.md", 100),
+            ("dir/SKILL.md", 100),
+            ("missing/SKILL.md", 100),
+            ("big/SKILL.md", 10),
+        ] {
+            let (mut a, mut b) = (Vec::new(), Vec::new());
+            let by_path = outcome(source.read_prefix(path, max, &mut a), &a);
+            let seen = view.read_prefix_seen(path, FileSeen::Regular, max, &mut b);
+            assert_eq!(outcome(seen, &b), by_path, "{path}");
+        }
+    }
+
+    /// No read opens what is not a regular file, however discovery saw it: a FIFO behind a
+    /// link (a device behind one is refused by the same code; a FIFO is what a test can
+    /// watch) is never opened, as `inotify` tells: it reports the open of a regular file
+    /// beside it, and the FIFO's own open once the test opens it.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_fifo_behind_a_link_is_never_opened_however_it_was_seen() {
+        use rustix::fs::inotify;
+        use std::os::unix::fs::OpenOptionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let out = tmp.path().join("out");
+        on_disk(&out, &[("regular.md", b"---\nname: r\n---\n")]);
+        assert!(std::process::Command::new("mkfifo")
+            .arg(out.join("fifo"))
+            .status()
+            .unwrap()
+            .success());
+        for (dir, target) in [("f", "fifo"), ("r", "regular.md")] {
+            std::fs::create_dir_all(root.join(dir)).unwrap();
+            std::os::unix::fs::symlink(out.join(target), root.join(dir).join("SKILL.md")).unwrap();
+        }
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        let watch =
+            inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC).unwrap();
+        inotify::add_watch(&watch, &out, inotify::WatchFlags::OPEN).unwrap();
+        let opened = || {
+            let mut buf = [std::mem::MaybeUninit::uninit(); 4096];
+            let mut events = inotify::Reader::new(&watch, &mut buf);
+            let mut names = Vec::new();
+            while let Ok(event) = events.next() {
+                let name = event.file_name().map(|n| n.to_string_lossy().into_owned());
+                names.extend(name);
+            }
+            names
+        };
+        for seen in [FileSeen::Unasked, FileSeen::Regular] {
+            let mut buf = Vec::new();
+            let fifo = view.read_prefix_seen("f/SKILL.md", seen, 100, &mut buf);
+            assert!(
+                matches!(fifo, Err(ReadError::NotRegular("a FIFO"))),
+                "{seen:?}"
+            );
+            let regular = view.read_prefix_seen("r/SKILL.md", seen, 100, &mut buf);
+            assert!(regular.is_ok(), "{seen:?}");
+            assert_eq!(opened(), ["regular.md"], "{seen:?}");
+        }
+        // The watch would have seen the FIFO opened.
+        let fifo = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(out.join("fifo"))
+            .unwrap();
+        drop(fifo);
+        assert_eq!(opened(), ["fifo"]);
+    }
+
+    /// Discovery passes on what its `lstat` saw of each skill file it asked about: a
+    /// regular file is `Regular`, a link (whose target it did not look at) `Unasked`, and
+    /// so is a folder at the walk's last level, which nobody asked about.
+    #[cfg(unix)]
+    #[test]
+    fn discovery_passes_on_what_it_saw_of_a_skill_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("flat/SKILL.md", b"f"),
+                ("g/plain/SKILL.md", b"p"),
+                ("g/plain/real.md", b"r"),
+                ("g/deeper/leaf/SKILL.md", b"l"),
+            ],
+        );
+        std::fs::create_dir_all(root.join("g/linked")).unwrap();
+        std::os::unix::fs::symlink(root.join("g/plain/real.md"), root.join("g/linked/SKILL.md"))
+            .unwrap();
+        let options = DiscoveryOptions::roots().with_max_depth(3);
+        let source = FsSource::new(root.clone(), options);
+        let mut seen: Vec<(String, FileSeen)> = source
+            .expected_candidates()
+            .into_par_seen()
+            .map(|(c, seen)| (c.dir, seen))
+            .collect();
+        seen.sort_by(|a, b| a.0.cmp(&b.0));
+        assert_eq!(
+            seen,
+            [
+                ("flat".to_owned(), FileSeen::Regular),
+                ("g/deeper/leaf".to_owned(), FileSeen::Unasked),
+                ("g/linked".to_owned(), FileSeen::Unasked),
+                ("g/plain".to_owned(), FileSeen::Regular),
+            ]
+        );
+    }
+
     /// A read through a scan's handle walked only the relative path, so a file whose whole
     /// path is too long for the kernel (`PATH_MAX`) was read through a view and refused by
     /// every whole-path read (the validator's, the watcher's). A view now reads such a path
@@ -1316,7 +1513,7 @@ mod tests {
             parents: Arc::clone(&parents),
             runs: vec![(0, 3), (1, 4), (2, 10)],
             names: names.clone(),
-            whole: whole.clone(),
+            whole: CandidateList::from(whole.clone()).whole,
         };
         let all = list().into_candidates();
         assert_eq!(all.len(), 11);
