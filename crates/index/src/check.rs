@@ -57,15 +57,25 @@ fn read_metadata(
     limit: u64,
     parser: &SkillParser,
 ) -> Result<(Vec<u8>, Option<skills_parser::ParsedSkill>), ReadError> {
-    thread_local! {
-        /// Each reading thread reads every prefix into one buffer: a buffer a skill, made
-        /// and freed, was about a tenth of a build under the system allocator.
-        static PREFIX: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-    }
     PREFIX.with(|buf| match buf.try_borrow_mut() {
         Ok(mut buf) => read_metadata_into(at, limit, parser, &mut buf),
         Err(_) => read_metadata_into(at, limit, parser, &mut Vec::new()),
     })
+}
+
+thread_local! {
+    /// Each reading thread reads every prefix into one buffer: a buffer a skill, made and
+    /// freed, was about a tenth of a build under the system allocator.
+    static PREFIX: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Frees this thread's prefix buffer (a scan's scratch), once the scan is over.
+pub(crate) fn release_scratch() {
+    PREFIX.with(|buf| {
+        if let Ok(mut buf) = buf.try_borrow_mut() {
+            *buf = Vec::new();
+        }
+    });
 }
 
 /// [`read_metadata`] through `buf`.
