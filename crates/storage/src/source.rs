@@ -1068,13 +1068,12 @@ mod tests {
         check_source(source.for_scan().unwrap().as_ref());
     }
 
-    /// Every read through a scan's handle ends as the same read by the whole path: the
-    /// same bytes, or the same refusal with the same code and description.
+    /// A root under `tmp` holding what reads must tell apart: a skill file, a folder named
+    /// `SKILL.md`, a large file, and under `ok/` links to the skill file, to a device, to a
+    /// file outside the root and to nothing, and a FIFO.
     #[cfg(unix)]
-    #[test]
-    fn a_scan_view_reads_and_refuses_as_whole_paths_do() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("root");
+    fn reads_tree(tmp: &Path) -> PathBuf {
+        let root = tmp.join("root");
         on_disk(
             &root,
             &[
@@ -1083,74 +1082,31 @@ mod tests {
                 ("big/SKILL.md", &[b'a'; 64]),
             ],
         );
-        std::fs::write(tmp.path().join("outside.md"), "outside").unwrap();
-        std::os::unix::fs::symlink(root.join("ok/SKILL.md"), root.join("ok/link.md")).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", root.join("ok/device.md")).unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("outside.md"), root.join("ok/out.md")).unwrap();
-        let fifo = root.join("ok/fifo.md");
-        assert!(std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap()
-            .success());
-        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
-        let view = source.for_scan().unwrap();
-        let outcome = |r: Result<u64, ReadError>, buf: &[u8]| match r {
-            Ok(size) => format!("{size} {buf:?}"),
-            Err(e) => format!("{} {e}", e.code()),
+        std::fs::write(tmp.join("outside.md"), "outside").unwrap();
+        let link = |target: &Path, name: &str| {
+            std::os::unix::fs::symlink(target, root.join("ok").join(name)).unwrap();
         };
-        for (path, max) in [
-            ("ok/SKILL.md", 100),
-            ("ok/SKILL.md", 3),
-            ("ok/link.md", 100),
-            ("ok/out.md", 100),
-            ("ok/device.md", 100),
-            ("ok/fifo.md", 100),
-            ("dir/SKILL.md", 100),
-            ("missing/SKILL.md", 100),
-            ("../outside.md", 100),
-            (".", 100),
-            ("big/SKILL.md", 10),
-        ] {
-            let (mut a, mut b) = (Vec::new(), Vec::new());
-            let by_path = outcome(source.read_prefix(path, max, &mut a), &a);
-            let by_view = outcome(view.read_prefix(path, max, &mut b), &b);
-            assert_eq!(by_view, by_path, "{path}");
-            let whole = |s: &dyn SkillSource| match s.read(path, 32) {
-                Ok(bytes) => format!("{bytes:?}"),
-                Err(e) => e.code().to_owned(),
-            };
-            assert_eq!(whole(view.as_ref()), whole(&source), "{path}");
-        }
-    }
-
-    /// A file discovery saw as a regular file is opened without a second `stat`, by an open
-    /// that follows no link; whatever is there by the time it is read (the same file, a
-    /// link to a device or to a file outside, a FIFO, a folder, nothing), the read gives
-    /// what a read by the whole path gives, and a FIFO never blocks it.
-    #[cfg(unix)]
-    #[test]
-    fn a_file_seen_as_regular_reads_and_refuses_as_whole_paths_do() {
-        let tmp = tempfile::tempdir().unwrap();
-        let root = tmp.path().join("root");
-        on_disk(
-            &root,
-            &[
-                ("ok/SKILL.md", b"---\nname: ok\n---\n"),
-                ("dir/SKILL.md/inner", b"x"),
-                ("big/SKILL.md", &[b'a'; 64]),
-            ],
-        );
-        std::fs::write(tmp.path().join("outside.md"), "outside").unwrap();
-        std::os::unix::fs::symlink(root.join("ok/SKILL.md"), root.join("ok/link.md")).unwrap();
-        std::os::unix::fs::symlink("/dev/zero", root.join("ok/device.md")).unwrap();
-        std::os::unix::fs::symlink(tmp.path().join("outside.md"), root.join("ok/out.md")).unwrap();
-        std::os::unix::fs::symlink(root.join("nothing"), root.join("ok/dangling.md")).unwrap();
+        link(&root.join("ok/SKILL.md"), "link.md");
+        link(Path::new("/dev/zero"), "device.md");
+        link(&tmp.join("outside.md"), "out.md");
+        link(&root.join("nothing"), "dangling.md");
         assert!(std::process::Command::new("mkfifo")
             .arg(root.join("ok/fifo.md"))
             .status()
             .unwrap()
             .success());
+        root
+    }
+
+    /// Every read through a scan's handle ends as the same read by the whole path: the
+    /// same bytes, or the same refusal with the same code and description. So does one of
+    /// a file discovery saw as a regular file (opened without a second `stat`, by an open
+    /// that follows no link), whatever is there by the time it is read.
+    #[cfg(unix)]
+    #[test]
+    fn a_scan_view_reads_and_refuses_as_whole_paths_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = reads_tree(tmp.path());
         let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
         let view = source.for_scan().unwrap();
         let outcome = |r: Result<u64, ReadError>, buf: &[u8]| match r {
@@ -1167,12 +1123,21 @@ mod tests {
             ("ok/fifo.md", 100),
             ("dir/SKILL.md", 100),
             ("missing/SKILL.md", 100),
+            ("../outside.md", 100),
+            (".", 100),
             ("big/SKILL.md", 10),
         ] {
             let (mut a, mut b) = (Vec::new(), Vec::new());
             let by_path = outcome(source.read_prefix(path, max, &mut a), &a);
+            let by_view = outcome(view.read_prefix(path, max, &mut b), &b);
+            assert_eq!(by_view, by_path, "{path}");
             let seen = view.read_prefix_seen(path, FileSeen::Regular, max, &mut b);
-            assert_eq!(outcome(seen, &b), by_path, "{path}");
+            assert_eq!(outcome(seen, &b), by_path, "{path}, seen as a regular file");
+            let whole = |s: &dyn SkillSource| match s.read(path, 32) {
+                Ok(bytes) => format!("{bytes:?}"),
+                Err(e) => e.code().to_owned(),
+            };
+            assert_eq!(whole(view.as_ref()), whole(&source), "{path}");
         }
     }
 
