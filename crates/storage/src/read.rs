@@ -154,11 +154,13 @@ pub(crate) struct Seen<F> {
 /// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
 /// only `rel`, not the folder's whole path again. A file discovery saw as a regular file
 /// and no link ([`FileSeen::Regular`](crate::FileSeen::Regular)) is opened without the
-/// `stat`, by an open that follows no link, so nothing is asked twice; whatever it finds
+/// `stat`, by an open that follows no link in any component ([`open_no_links`]), so
+/// nothing is asked twice; whatever it finds
 /// is still checked by the `fstat` on the open file. Anything else, or should that open
-/// fail (a link or nothing there now), is asked about first. Anything but a regular file
-/// found and opened there is read again by `full` (the same file's whole path) through
-/// [`read_prefix`], so every refusal and error is the one the whole path gives.
+/// fail (a link or nothing there now), is asked about first. What is opened and is no
+/// regular file is refused by its `fstat`; what is not opened is read by `full` (the same
+/// file's whole path) through [`read_prefix`], so every refusal and error is the one the
+/// whole path gives.
 #[cfg(unix)]
 pub(crate) fn read_prefix_at(
     dir: std::os::fd::BorrowedFd<'_>,
@@ -171,7 +173,7 @@ pub(crate) fn read_prefix_at(
     // As `open_nonblocking`: a FIFO swapped in after the check must not block.
     let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let seen_regular = (seen == crate::FileSeen::Regular)
-        .then(|| rustix::fs::openat(dir, rel, flags | OFlags::NOFOLLOW, Mode::empty()).ok())
+        .then(|| open_no_links(dir, rel, flags))
         .flatten();
     let opened = seen_regular.or_else(|| {
         let regular = statat(dir, rel, AtFlags::empty())
@@ -186,6 +188,29 @@ pub(crate) fn read_prefix_at(
             read_opened(File::from(fd), max, buf)
         }
         None => read_prefix(&full().ok_or(ReadError::NotFound)?, max, buf),
+    }
+}
+
+/// Opens `rel` below `dir` through no link at all, in any component: discovery's walk
+/// reached the file through none, so a folder on the way swapped for a link since is
+/// refused, not followed (`openat2` with `RESOLVE_NO_SYMLINKS`). `None` on any failure,
+/// and where the system has no such open: the caller then asks about the file first.
+#[cfg(unix)]
+fn open_no_links(
+    dir: std::os::fd::BorrowedFd<'_>,
+    rel: &Path,
+    flags: rustix::fs::OFlags,
+) -> Option<std::os::fd::OwnedFd> {
+    #[cfg(target_os = "linux")]
+    {
+        use rustix::fs::{Mode, ResolveFlags};
+        let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
+        rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve).ok()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (dir, rel, flags);
+        None
     }
 }
 

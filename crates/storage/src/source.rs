@@ -1163,6 +1163,16 @@ mod tests {
             std::fs::create_dir_all(root.join(dir)).unwrap();
             std::os::unix::fs::symlink(out.join(target), root.join(dir).join("SKILL.md")).unwrap();
         }
+        // A folder on the way that is a link (swapped in after discovery saw a regular
+        // file there), to a folder whose `s/SKILL.md` is a FIFO.
+        let deep = tmp.path().join("deep");
+        std::fs::create_dir_all(deep.join("s")).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(deep.join("s/SKILL.md"))
+            .status()
+            .unwrap()
+            .success());
+        std::os::unix::fs::symlink(&deep, root.join("g")).unwrap();
         let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
         let view = source.for_scan().unwrap();
         let watch =
@@ -1185,6 +1195,14 @@ mod tests {
                 matches!(fifo, Err(ReadError::NotRegular("a FIFO"))),
                 "{seen:?}"
             );
+            let deep_watch =
+                inotify::add_watch(&watch, deep.join("s"), inotify::WatchFlags::OPEN).unwrap();
+            let fifo = view.read_prefix_seen("g/s/SKILL.md", seen, 100, &mut buf);
+            assert!(
+                matches!(fifo, Err(ReadError::NotRegular("a FIFO"))),
+                "{seen:?}"
+            );
+            inotify::remove_watch(&watch, deep_watch).unwrap();
             let regular = view.read_prefix_seen("r/SKILL.md", seen, 100, &mut buf);
             assert!(regular.is_ok(), "{seen:?}");
             assert_eq!(opened(), ["regular.md"], "{seen:?}");
