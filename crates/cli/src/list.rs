@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use skills_model::SkillRecord;
 
-use crate::out::{sorted_keys, RecordView, Seq, ShadowedView};
+use crate::out::{sorted_keys, Object, RecordView, Seq, ShadowedView};
 use crate::roots::RootArgs;
 use crate::validate::Format;
 
@@ -78,26 +78,25 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
     let mut out = crate::stdout();
     match args.format {
         Format::Json => {
-            // Written as it is serialised: no tree of the whole answer is built.
-            #[derive(serde::Serialize)]
-            struct Doc<S, H, D> {
-                diagnostics: D,
-                generation: u64,
-                shadowed: H,
-                skills: S,
-            }
-            let doc = Doc {
-                diagnostics: sorted_keys(snap.diagnostics().iter()),
-                generation: snap.generation(),
-                shadowed: Seq::new(
+            // Written as it is serialised: no tree of the whole answer is built. The
+            // records, most of it, are serialised on two threads (`Object::array_field`).
+            let skills: Vec<&Arc<SkillRecord>> = snap.skills().filter(|r| keep(r)).collect();
+            let mut doc = Object::new(&mut out);
+            doc.field("diagnostics", &sorted_keys(snap.diagnostics().iter()))?;
+            doc.field("generation", &snap.generation())?;
+            doc.field(
+                "shadowed",
+                &Seq::new(
                     snap.shadowed()
                         .iter()
                         .filter(|s| keep(&s.record))
                         .map(ShadowedView::of),
                 ),
-                skills: Seq::new(snap.skills().filter(|r| keep(r)).map(|r| RecordView::of(r))),
-            };
-            serde_json::to_writer_pretty(&mut out, &doc)?;
+            )?;
+            doc.array_field("skills", &skills, |r, element| {
+                element.write(&RecordView::of(r))
+            })?;
+            doc.end()?;
             writeln!(out)?;
         }
         Format::Human => {

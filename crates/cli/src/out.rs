@@ -97,3 +97,281 @@ impl<'a> ShadowedView<'a> {
         }
     }
 }
+
+/// serde_json's pretty printer (two spaces a level) started `depth` levels down: a value
+/// serialised with it is the bytes the pretty printer writes for that value at that depth
+/// of a document, so the parts of one document can be serialised apart (on two threads)
+/// and written in order. The unit tests hold it to the pretty printer's output.
+struct PrettyAt {
+    depth: usize,
+    has_value: bool,
+}
+
+/// The indentation of `depth` levels.
+fn indent(out: &mut (impl std::io::Write + ?Sized), depth: usize) -> std::io::Result<()> {
+    const SPACES: &[u8; 64] = b"                                                                ";
+    let mut left = depth * 2;
+    while left > 0 {
+        let n = left.min(SPACES.len());
+        out.write_all(&SPACES[..n])?;
+        left -= n;
+    }
+    Ok(())
+}
+
+impl serde_json::ser::Formatter for PrettyAt {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            indent(w, self.depth)?;
+        }
+        w.write_all(b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(w, self.depth)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        w.write_all(b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            w.write_all(b"\n")?;
+            indent(w, self.depth)?;
+        }
+        w.write_all(b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        w: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        w.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(w, self.depth)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
+        w.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+}
+
+/// Serialises `value` pretty-printed as it would be `depth` levels down in a document.
+fn write_at<W: std::io::Write, T: Serialize + ?Sized>(
+    out: W,
+    depth: usize,
+    value: &T,
+) -> serde_json::Result<()> {
+    let mut ser = serde_json::Serializer::with_formatter(
+        out,
+        PrettyAt {
+            depth,
+            has_value: false,
+        },
+    );
+    value.serialize(&mut ser)
+}
+
+/// A JSON object written a field at a time, the bytes serde_json's pretty printer gives
+/// for a struct of those fields in that order: for documents with a field too large to
+/// serialise on one thread ([`Object::array_field`]).
+pub(crate) struct Object<'w, W: std::io::Write> {
+    out: &'w mut W,
+    first: bool,
+}
+
+impl<'w, W: std::io::Write> Object<'w, W> {
+    pub(crate) fn new(out: &'w mut W) -> Object<'w, W> {
+        Object { out, first: true }
+    }
+
+    /// `"key": ` on its line, after the comma the field before needs. Keys are the
+    /// program's own names: nothing in them needs escaping (debug builds check).
+    fn key(&mut self, key: &str) -> std::io::Result<()> {
+        debug_assert!(key
+            .bytes()
+            .all(|b| b.is_ascii_graphic() && b != b'"' && b != b'\\'));
+        self.out
+            .write_all(if self.first { b"{\n  \"" } else { b",\n  \"" })?;
+        self.first = false;
+        self.out.write_all(key.as_bytes())?;
+        self.out.write_all(b"\": ")
+    }
+
+    /// A field serialised on this thread.
+    pub(crate) fn field<T: Serialize + ?Sized>(
+        &mut self,
+        key: &str,
+        value: &T,
+    ) -> anyhow::Result<()> {
+        self.key(key)?;
+        write_at(&mut *self.out, 1, value)?;
+        Ok(())
+    }
+
+    /// A field whose value is the array of what `write` writes of each of `items` (through
+    /// the [`Element`] it is given), serialised a run of
+    /// items at a time by this thread and one other in turn and written in order: with one
+    /// thread idle, serialising `list`'s records was the largest serial part of its run at
+    /// 10,000 skills. At most a few runs are held at once, whatever the number of items.
+    pub(crate) fn array_field<T: Sync>(
+        &mut self,
+        key: &str,
+        items: &[T],
+        write: impl Fn(&T, Element<'_>) -> serde_json::Result<()> + Sync,
+    ) -> anyhow::Result<()> {
+        self.key(key)?;
+        if items.is_empty() {
+            self.out.write_all(b"[]")?;
+            return Ok(());
+        }
+        self.out.write_all(b"[")?;
+        let runs: Vec<&[T]> = items.chunks(ARRAY_RUN).collect();
+        // Each element on its line, two levels down (the document, then the array).
+        let render = |first: bool, run: &[T], buf: &mut Vec<u8>| -> serde_json::Result<()> {
+            buf.clear();
+            for (i, item) in run.iter().enumerate() {
+                buf.extend_from_slice(if first && i == 0 { b"\n" } else { b",\n" });
+                indent(buf, 2).map_err(serde_json::Error::io)?;
+                write(item, Element(buf))?;
+            }
+            Ok(())
+        };
+        let out = &mut *self.out;
+        std::thread::scope(|scope| -> anyhow::Result<()> {
+            let (done, take) =
+                std::sync::mpsc::sync_channel::<(Vec<u8>, serde_json::Result<()>)>(1);
+            let (spare, spares) = std::sync::mpsc::channel::<Vec<u8>>();
+            let runs = &runs;
+            let render = &render;
+            // The other thread takes the odd runs; if it cannot be started, this one
+            // serialises them too.
+            let helper = (runs.len() > 1)
+                .then(|| {
+                    std::thread::Builder::new()
+                        .name("skillctl-json".into())
+                        .spawn_scoped(scope, move || {
+                            for run in runs.iter().skip(1).step_by(2) {
+                                let mut buf = spares.try_recv().unwrap_or_default();
+                                let result = render(false, run, &mut buf);
+                                if done.send((buf, result)).is_err() {
+                                    return;
+                                }
+                            }
+                        })
+                        .ok()
+                })
+                .flatten();
+            let mut mine = Vec::new();
+            for (n, run) in runs.iter().enumerate() {
+                if n % 2 == 1 && helper.is_some() {
+                    let (buf, result) = take.recv()?;
+                    result?;
+                    out.write_all(&buf)?;
+                    // The helper may have stopped: a spare it never takes is dropped here.
+                    let _ = spare.send(buf);
+                } else {
+                    render(n == 0, run, &mut mine)?;
+                    out.write_all(&mine)?;
+                }
+            }
+            Ok(())
+        })?;
+        self.out.write_all(b"\n  ]")?;
+        Ok(())
+    }
+
+    /// The closing brace (an object with no field is `{}`, as the pretty printer writes it).
+    pub(crate) fn end(self) -> std::io::Result<()> {
+        self.out.write_all(if self.first { b"{}" } else { b"\n}" })
+    }
+}
+
+/// Where one element of an [`Object::array_field`] is written.
+pub(crate) struct Element<'b>(&'b mut Vec<u8>);
+
+impl Element<'_> {
+    /// Writes the element: `value`, pretty-printed at its depth.
+    pub(crate) fn write<V: Serialize + ?Sized>(self, value: &V) -> serde_json::Result<()> {
+        write_at(self.0, 2, value)
+    }
+}
+
+/// Items a run of [`Object::array_field`] serialises: about 150 KiB of `list`'s records.
+const ARRAY_RUN: usize = 256;
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::Object;
+
+    /// Objects written a field at a time, with a large array serialised on two threads, are
+    /// the bytes serde_json's pretty printer writes for the whole document: for arrays of
+    /// none, one, a run less one, a run, a run and one, and several runs of items; items
+    /// nested, empty, escaped and not ASCII.
+    #[test]
+    fn an_object_written_in_parts_is_the_pretty_printers_bytes() {
+        let item = |i: usize| {
+            json!({
+                "description": format!("line \"{i}\"\n\ttab \u{7} é 日"),
+                "empty": {}, "none": [], "n": i, "neg": -1.5, "null": null,
+                "nested": {"a": [1, {"b": [[], {}]}], "t": true},
+                "tags": ["x", "y"],
+            })
+        };
+        for n in [0, 1, 255, 256, 257, 3 * 256 + 5] {
+            let items: Vec<serde_json::Value> = (0..n).map(item).collect();
+            let head = json!({"b": [{"c": []}], "e": []});
+            let want = serde_json::to_vec_pretty(&json!({
+                "a": head, "generation": 7, "skills": items,
+            }))
+            .expect("serialised");
+            let mut got = Vec::new();
+            let mut doc = Object::new(&mut got);
+            doc.field("a", &head).expect("written");
+            doc.field("generation", &7).expect("written");
+            doc.array_field("skills", &items, |v, e| e.write(v))
+                .expect("written");
+            doc.end().expect("written");
+            assert_eq!(
+                String::from_utf8_lossy(&got),
+                String::from_utf8_lossy(&want),
+                "{n} items"
+            );
+        }
+        let mut got = Vec::new();
+        Object::new(&mut got).end().expect("written");
+        assert_eq!(
+            got,
+            serde_json::to_vec_pretty(&json!({})).expect("serialised")
+        );
+    }
+}

@@ -18,7 +18,7 @@ use skills_storage::{
 use crate::check::Reading;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
-use crate::{IndexError, Map, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
 
 #[derive(Debug, Clone)]
@@ -262,7 +262,7 @@ pub(crate) struct RootState {
     /// The plugin id, shared by its records.
     plugin: Option<Arc<str>>,
     /// Skill folder → what was last read there.
-    entries: Map<PathBuf, Entry>,
+    entries: Entries,
 }
 
 impl RootState {
@@ -287,7 +287,7 @@ impl RootState {
             root,
             base,
             source,
-            entries: Map::default(),
+            entries: Entries::default(),
         }
     }
 
@@ -313,6 +313,76 @@ struct Entry {
     /// The file, when it is not the record's path.
     file: Option<PathBuf>,
     diagnostics: Arc<[Diagnostic]>,
+}
+
+/// Skill folder → what was last read there: a hash table whose hashes a scan takes on the
+/// reading threads, beside each folder's read. At 10,000 skills, hashing every folder's
+/// path on the scan's own thread after the reads was about a twentieth of a build with
+/// one core idle. Keyed as [`crate::Map`] is (the standard library's keyed SipHash over the
+/// path, compared as paths), so no collisions can be computed ahead.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Entries {
+    table: hashbrown::HashTable<(PathBuf, Entry)>,
+    keys: std::hash::RandomState,
+}
+
+impl Entries {
+    fn with_capacity(capacity: usize) -> Entries {
+        Entries {
+            table: hashbrown::HashTable::with_capacity(capacity),
+            keys: std::hash::RandomState::new(),
+        }
+    }
+
+    /// The hash of `dir` in this table.
+    fn hash(&self, dir: &Path) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.keys, dir)
+    }
+
+    fn get(&self, dir: &Path) -> Option<&Entry> {
+        if self.table.is_empty() {
+            return None;
+        }
+        self.table
+            .find(self.hash(dir), |(d, _)| d == dir)
+            .map(|(_, e)| e)
+    }
+
+    fn insert(&mut self, dir: PathBuf, entry: Entry) {
+        let hash = self.hash(&dir);
+        self.insert_hashed(hash, dir, entry);
+    }
+
+    /// Inserts `dir` with its [`hash`](Self::hash), taken where it was read; an entry
+    /// already there is replaced.
+    fn insert_hashed(&mut self, hash: u64, dir: PathBuf, entry: Entry) {
+        let keys = &self.keys;
+        match self.table.entry(
+            hash,
+            |(d, _)| *d == dir,
+            |(d, _)| std::hash::BuildHasher::hash_one(keys, d.as_path()),
+        ) {
+            hashbrown::hash_table::Entry::Occupied(mut held) => held.get_mut().1 = entry,
+            hashbrown::hash_table::Entry::Vacant(room) => {
+                room.insert((dir, entry));
+            }
+        }
+    }
+
+    fn remove(&mut self, dir: &Path) {
+        let hash = self.hash(dir);
+        if let Ok(held) = self.table.find_entry(hash, |(d, _)| d == dir) {
+            held.remove();
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = (&PathBuf, &Entry)> {
+        self.table.iter().map(|(d, e)| (d, e))
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Entry> {
+        self.table.iter().map(|(_, e)| e)
+    }
 }
 
 impl Entry {
@@ -376,7 +446,7 @@ impl SkillIndex {
                 });
             }
             let mut state = RootState::new(SkillRoot::plugin(id, root), self.shared.config.depth);
-            state.entries = self.shared.scan_root(&state, &Map::default());
+            state.entries = self.shared.scan_root(&state, &Entries::default());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
         }
@@ -483,13 +553,14 @@ impl Shared {
     }
 
     /// Reads one root from scratch (in parallel), keeping last good records from `previous`.
-    fn scan_root(&self, root: &RootState, previous: &Map<PathBuf, Entry>) -> Map<PathBuf, Entry> {
+    fn scan_root(&self, root: &RootState, previous: &Entries) -> Entries {
         // The scan reads through the source's scan view (for a folder: a handle on it).
         let view = root.source.for_scan();
         let source = view.as_deref().unwrap_or(root.source.as_ref());
         // Discovery walks nested layouts in parallel: on the reading threads too.
         let mut candidates = self.reading(|| root.source.expected_candidates());
-        let mut entries = Map::with_capacity(candidates.len());
+        let mut entries = Entries::with_capacity(candidates.len());
+        let table = entries.keys.clone();
         // Read a chunk at a time, each chunk's results going straight into the map: at
         // 100,000 skills a collected list of them all beside the map was tens of MiB of
         // peak memory. Each candidate is made whole by the thread that reads it (the list
@@ -504,11 +575,14 @@ impl Shared {
                         let dir = crate::check::under(&root.base, &c.dir);
                         let entry =
                             self.read_expected(root, source, (&c, seen), previous.get(&dir))?;
-                        Some((dir, entry))
+                        let hash = std::hash::BuildHasher::hash_one(&table, dir.as_path());
+                        Some((hash, dir, entry))
                     })
                     .collect_into_vec(&mut read);
             });
-            entries.extend(read.drain(..).flatten());
+            for (hash, dir, entry) in read.drain(..).flatten() {
+                entries.insert_hashed(hash, dir, entry);
+            }
         }
         // The scan's scratch goes with it: each reading thread's prefix buffer, kept until
         // the next scan, was up to 33 KiB beside the index (the bench counted it as the
@@ -724,7 +798,7 @@ impl Shared {
             // unreadable (a link pointed elsewhere): its file may be read live through
             // another folder of the root, or kept by another such folder too.
             let mut last_good = Vec::new();
-            for (dir, entry) in &root.entries {
+            for (dir, entry) in root.entries.iter() {
                 match (&entry.record, &entry.file) {
                     (Some(r), Some(_)) => last_good.push((r, dir)),
                     (Some(r), None) => records.push(Arc::clone(r)),
