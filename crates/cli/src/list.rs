@@ -80,7 +80,6 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
         Format::Json => {
             // Written as it is serialised: no tree of the whole answer is built. The
             // records, most of it, are serialised on two threads (`Object::array_field`).
-            let skills: Vec<&Arc<SkillRecord>> = snap.skills().filter(|r| keep(r)).collect();
             let mut doc = Object::new(&mut out);
             doc.field("diagnostics", &sorted_keys(snap.diagnostics().iter()))?;
             doc.field("generation", &snap.generation())?;
@@ -93,7 +92,7 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
                         .map(ShadowedView::of),
                 ),
             )?;
-            doc.array_field("skills", &skills, |r, element| {
+            doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
                 element.write(&RecordView::of(r))
             })?;
             doc.end()?;

@@ -237,23 +237,24 @@ impl<'w, W: std::io::Write> Object<'w, W> {
     }
 
     /// A field whose value is the array of what `write` writes of each of `items` (through
-    /// the [`Element`] it is given), serialised a run of
-    /// items at a time by this thread and one other in turn and written in order: with one
-    /// thread idle, serialising `list`'s records was the largest serial part of its run at
-    /// 10,000 skills. At most a few runs are held at once, whatever the number of items.
-    pub(crate) fn array_field<T: Sync>(
+    /// the [`Element`] it is given), serialised a run of items at a time by this thread and
+    /// one other, two runs at once, and written in order: with one thread idle, serialising
+    /// `list`'s records was the largest serial part of its run at 10,000 skills. The items
+    /// are taken a run at a time, and at most four runs' output is held at once, whatever
+    /// their number.
+    pub(crate) fn array_field<T: Send>(
         &mut self,
         key: &str,
-        items: &[T],
+        items: impl Iterator<Item = T>,
         write: impl Fn(&T, Element<'_>) -> serde_json::Result<()> + Sync,
     ) -> anyhow::Result<()> {
         self.key(key)?;
-        if items.is_empty() {
+        let mut items = items.peekable();
+        if items.peek().is_none() {
             self.out.write_all(b"[]")?;
             return Ok(());
         }
         self.out.write_all(b"[")?;
-        let runs: Vec<&[T]> = items.chunks(ARRAY_RUN).collect();
         // Each element on its line, two levels down (the document, then the array).
         let render = |first: bool, run: &[T], buf: &mut Vec<u8>| -> serde_json::Result<()> {
             buf.clear();
@@ -266,42 +267,67 @@ impl<'w, W: std::io::Write> Object<'w, W> {
         };
         let out = &mut *self.out;
         std::thread::scope(|scope| -> anyhow::Result<()> {
+            let (hand, work) = std::sync::mpsc::sync_channel::<Vec<T>>(2);
             let (done, take) =
                 std::sync::mpsc::sync_channel::<(Vec<u8>, serde_json::Result<()>)>(1);
             let (spare, spares) = std::sync::mpsc::channel::<Vec<u8>>();
-            let runs = &runs;
             let render = &render;
-            // The other thread takes the odd runs; if it cannot be started, this one
-            // serialises them too.
-            let helper = (runs.len() > 1)
-                .then(|| {
-                    std::thread::Builder::new()
-                        .name("skillctl-json".into())
-                        .spawn_scoped(scope, move || {
-                            for run in runs.iter().skip(1).step_by(2) {
-                                let mut buf = spares.try_recv().unwrap_or_default();
-                                let result = render(false, run, &mut buf);
-                                if done.send((buf, result)).is_err() {
-                                    return;
-                                }
-                            }
-                        })
-                        .ok()
+            // If the other thread cannot be started, this one serialises every run.
+            let helper = std::thread::Builder::new()
+                .name("skillctl-json".into())
+                .spawn_scoped(scope, move || {
+                    for run in work {
+                        let mut buf = spares.try_recv().unwrap_or_else(|_| run_buffer());
+                        let result = render(false, &run, &mut buf);
+                        if done.send((buf, result)).is_err() {
+                            return;
+                        }
+                    }
                 })
-                .flatten();
-            let mut mine = Vec::new();
-            for (n, run) in runs.iter().enumerate() {
-                if n % 2 == 1 && helper.is_some() {
-                    let (buf, result) = take.recv()?;
+                .ok();
+            let hand = helper.is_some().then_some(hand);
+            // Runs go in pairs: the first serialised here, the second by the other thread,
+            // which is handed the next pair's second before this thread waits for the one
+            // it holds, so it never waits for work (in lock step, waking it for each pair
+            // cost about what the second thread saved).
+            let next_pair = |items: &mut std::iter::Peekable<_>| {
+                let ours: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
+                let theirs: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
+                match &hand {
+                    Some(to) if !theirs.is_empty() => match to.send(theirs) {
+                        Ok(()) => (ours, true, Vec::new()),
+                        Err(back) => (ours, false, back.0),
+                    },
+                    _ => (ours, false, theirs),
+                }
+            };
+            let mut mine = run_buffer();
+            let mut first = true;
+            let mut pair = next_pair(&mut items);
+            while !pair.0.is_empty() {
+                let (ours, handed, left) = pair;
+                render(first, &ours, &mut mine)?;
+                first = false;
+                pair = next_pair(&mut items);
+                out.write_all(&mine)?;
+                if handed {
+                    // It stops early only by a panic, which the scope passes on; the run it
+                    // held is not written, and the command fails.
+                    let (buf, result) = take
+                        .recv()
+                        .map_err(|_| anyhow::anyhow!("the thread serialising records stopped"))?;
                     result?;
                     out.write_all(&buf)?;
-                    // The helper may have stopped: a spare it never takes is dropped here.
+                    // A spare the other thread never takes is dropped with it.
                     let _ = spare.send(buf);
-                } else {
-                    render(n == 0, run, &mut mine)?;
+                }
+                if !left.is_empty() {
+                    render(false, &left, &mut mine)?;
                     out.write_all(&mine)?;
                 }
             }
+            // The other thread ends when no further run can come.
+            drop(hand);
             Ok(())
         })?;
         self.out.write_all(b"\n  ]")?;
@@ -324,8 +350,16 @@ impl Element<'_> {
     }
 }
 
-/// Items a run of [`Object::array_field`] serialises: about 150 KiB of `list`'s records.
-const ARRAY_RUN: usize = 256;
+/// Items a run of [`Object::array_field`] serialises: about 40 KiB of `list`'s records.
+const ARRAY_RUN: usize = 128;
+
+/// A buffer for one run, made at the size of a run of `list`'s longest records (1 KiB
+/// each): grown from nothing, each buffer in use left its smaller sizes with the
+/// allocator (with runs of 256, and the records collected first, the peak memory of `list`
+/// at 100,000 skills grew by about 2.5 MiB; as it is, by about half of one).
+fn run_buffer() -> Vec<u8> {
+    Vec::with_capacity(ARRAY_RUN * 1024)
+}
 
 #[cfg(test)]
 mod tests {
@@ -335,7 +369,8 @@ mod tests {
 
     /// Objects written a field at a time, with a large array serialised on two threads, are
     /// the bytes serde_json's pretty printer writes for the whole document: for arrays of
-    /// none, one, a run less one, a run, a run and one, and several runs of items; items
+    /// none, one, a run less one, a run, a run and one, two runs (one for each thread), two
+    /// and one, and several runs of items; items
     /// nested, empty, escaped and not ASCII.
     #[test]
     fn an_object_written_in_parts_is_the_pretty_printers_bytes() {
@@ -347,7 +382,18 @@ mod tests {
                 "tags": ["x", "y"],
             })
         };
-        for n in [0, 1, 255, 256, 257, 3 * 256 + 5] {
+        let run = super::ARRAY_RUN;
+        for n in [
+            0,
+            1,
+            run - 1,
+            run,
+            run + 1,
+            2 * run,
+            2 * run + 1,
+            3 * run + 5,
+            8 * run,
+        ] {
             let items: Vec<serde_json::Value> = (0..n).map(item).collect();
             let head = json!({"b": [{"c": []}], "e": []});
             let want = serde_json::to_vec_pretty(&json!({
@@ -358,7 +404,7 @@ mod tests {
             let mut doc = Object::new(&mut got);
             doc.field("a", &head).expect("written");
             doc.field("generation", &7).expect("written");
-            doc.array_field("skills", &items, |v, e| e.write(v))
+            doc.array_field("skills", items.iter(), |v, e| e.write(v))
                 .expect("written");
             doc.end().expect("written");
             assert_eq!(

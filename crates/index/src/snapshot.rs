@@ -215,17 +215,6 @@ fn drop_lookalikes(
     });
 }
 
-/// The first 16 bytes of `name` as one big-endian number, zero-padded: where two prefixes
-/// differ, the numbers are in the names' byte order (a shorter name is padded with zeros,
-/// which sort first, as a name sorts before its extensions); where they are equal, the
-/// names must still be compared whole.
-fn name_prefix(name: &str) -> u128 {
-    let mut bytes = [0u8; 16];
-    let take = name.len().min(16);
-    bytes[..take].copy_from_slice(&name.as_bytes()[..take]);
-    u128::from_be_bytes(bytes)
-}
-
 impl Snapshot {
     /// Resolves precedence over `records`. `order` ranks layers (index 0 wins).
     pub(crate) fn build(
@@ -252,31 +241,20 @@ impl Snapshot {
         // Unstable, so without a merge buffer: no two records share a path (one file is one
         // record: `hold_once` across roots, the publication within one), so no two are
         // equal and the order is the stable sort's.
-        // Each record sorted with its name's first bytes beside it (see `name_prefix`): most
-        // comparisons end there, without following two records' pointers to their names
-        // (at 10,000 skills, alternated builds, about a twentieth of the sort's time
-        // measured as cache misses went).
-        let mut keyed: Vec<(u128, Arc<SkillRecord>)> = records
-            .into_iter()
-            .map(|r| (name_prefix(r.name.as_str()), r))
-            .collect();
-        keyed.par_sort_unstable_by(|(ka, a), (kb, b)| {
-            ka.cmp(kb).then_with(|| {
-                (
-                    a.name.as_str(),
-                    rank(a.layer),
-                    std::cmp::Reverse(a.frontmatter.priority),
-                    a.path.as_os_str(),
-                )
-                    .cmp(&(
-                        b.name.as_str(),
-                        rank(b.layer),
-                        std::cmp::Reverse(b.frontmatter.priority),
-                        b.path.as_os_str(),
-                    ))
-            })
+        records.par_sort_unstable_by(|a, b| {
+            (
+                a.name.as_str(),
+                rank(a.layer),
+                std::cmp::Reverse(a.frontmatter.priority),
+                a.path.as_os_str(),
+            )
+                .cmp(&(
+                    b.name.as_str(),
+                    rank(b.layer),
+                    std::cmp::Reverse(b.frontmatter.priority),
+                    b.path.as_os_str(),
+                ))
         });
-        let mut records: Vec<Arc<SkillRecord>> = keyed.into_iter().map(|(_, r)| r).collect();
         // After the sort, which has just read every name: the lookalike pass reads each once
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
@@ -526,24 +504,5 @@ mod tests {
         drop(index);
         assert!(snapshot.readers.upgrade().is_none(), "gone with the index");
         assert_eq!(snapshot.search("deploy", 5, |_| true).total, 1);
-    }
-
-    proptest::proptest! {
-        /// Two names whose prefixes differ are in the order of the prefixes, as the sort
-        /// trusts them to be: also names of one, two or many bytes apart, names that are
-        /// prefixes of others, and names with a NUL or bytes past ASCII at the cut.
-        #[test]
-        fn names_whose_prefixes_differ_are_in_their_order(
-            a in "[a-c]{0,20}|[a\\x00\\x7f-\\u{ff}]{0,18}|\\PC{0,24}",
-            b in "[a-c]{0,20}|[a\\x00\\x7f-\\u{ff}]{0,18}|\\PC{0,24}",
-        ) {
-            let (pa, pb) = (super::name_prefix(&a), super::name_prefix(&b));
-            if pa != pb {
-                proptest::prop_assert_eq!(pa.cmp(&pb), a.as_bytes().cmp(b.as_bytes()));
-            }
-            if a == b {
-                proptest::prop_assert_eq!(pa, pb);
-            }
-        }
     }
 }
