@@ -318,12 +318,38 @@ struct Entry {
 /// Skill folder → what was last read there: a hash table whose hashes a scan takes on the
 /// reading threads, beside each folder's read. At 10,000 skills, hashing every folder's
 /// path on the scan's own thread after the reads was about a twentieth of a build with
-/// one core idle. Keyed as [`crate::Map`] is (the standard library's keyed SipHash over the
-/// path, compared as paths), so no collisions can be computed ahead.
+/// one core idle. Keyed as [`crate::Map`] is (the standard library's keyed SipHash over
+/// the path, compared as paths), so no collisions can be computed ahead.
+///
+/// A folder is not held apart from its entry when it is the folder of the entry's file
+/// (nearly always): the key is read from the file's path, and the copy of the folder's
+/// path each skill held (about 60 bytes of heap and an allocation) is not kept.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Entries {
-    table: hashbrown::HashTable<(PathBuf, Entry)>,
+    table: hashbrown::HashTable<Held>,
     keys: std::hash::RandomState,
+}
+
+/// An entry of [`Entries`] and its folder, when that is not its file's folder.
+#[derive(Debug, Clone)]
+struct Held {
+    dir: Option<PathBuf>,
+    entry: Entry,
+}
+
+impl Held {
+    fn new(dir: PathBuf, entry: Entry) -> Held {
+        let dir = (entry.file().parent() != Some(dir.as_path())).then_some(dir);
+        Held { dir, entry }
+    }
+
+    /// The skill folder: the key.
+    fn dir(&self) -> &Path {
+        match &self.dir {
+            Some(dir) => dir,
+            None => self.entry.file().parent().unwrap_or(Path::new("")),
+        }
+    }
 }
 
 impl Entries {
@@ -344,44 +370,47 @@ impl Entries {
             return None;
         }
         self.table
-            .find(self.hash(dir), |(d, _)| d == dir)
-            .map(|(_, e)| e)
+            .find(self.hash(dir), |held| held.dir() == dir)
+            .map(|held| &held.entry)
     }
 
     fn insert(&mut self, dir: PathBuf, entry: Entry) {
         let hash = self.hash(&dir);
-        self.insert_hashed(hash, dir, entry);
+        self.insert_hashed(hash, Held::new(dir, entry));
     }
 
-    /// Inserts `dir` with its [`hash`](Self::hash), taken where it was read; an entry
-    /// already there is replaced.
-    fn insert_hashed(&mut self, hash: u64, dir: PathBuf, entry: Entry) {
+    /// Inserts an entry with the [`hash`](Self::hash) of its folder, both taken where it
+    /// was read (so a folder's path not kept is freed there too); an entry already there is
+    /// replaced.
+    fn insert_hashed(&mut self, hash: u64, new: Held) {
         let keys = &self.keys;
         match self.table.entry(
             hash,
-            |(d, _)| *d == dir,
-            |(d, _)| std::hash::BuildHasher::hash_one(keys, d.as_path()),
+            |held| held.dir() == new.dir(),
+            |held| std::hash::BuildHasher::hash_one(keys, held.dir()),
         ) {
-            hashbrown::hash_table::Entry::Occupied(mut held) => held.get_mut().1 = entry,
+            hashbrown::hash_table::Entry::Occupied(mut held) => *held.get_mut() = new,
             hashbrown::hash_table::Entry::Vacant(room) => {
-                room.insert((dir, entry));
+                room.insert(new);
             }
         }
     }
 
     fn remove(&mut self, dir: &Path) {
         let hash = self.hash(dir);
-        if let Ok(held) = self.table.find_entry(hash, |(d, _)| d == dir) {
+        if let Ok(held) = self.table.find_entry(hash, |held| held.dir() == dir) {
             held.remove();
         }
     }
 
-    fn iter(&self) -> impl Iterator<Item = (&PathBuf, &Entry)> {
-        self.table.iter().map(|(d, e)| (d, e))
+    /// Each entry, with its folder found only when asked for ([`Held::dir`] reads it from
+    /// the file's path).
+    fn iter(&self) -> impl Iterator<Item = &Held> {
+        self.table.iter()
     }
 
     fn values(&self) -> impl Iterator<Item = &Entry> {
-        self.table.iter().map(|(_, e)| e)
+        self.table.iter().map(|held| &held.entry)
     }
 }
 
@@ -572,16 +601,15 @@ impl Shared {
                 chunk
                     .into_par_seen()
                     .map(|(c, seen)| {
-                        let dir = crate::check::under(&root.base, &c.dir);
-                        let entry =
-                            self.read_expected(root, source, (&c, seen), previous.get(&dir))?;
+                        let (dir, entry) =
+                            self.read_expected(root, source, (&c, seen), previous)?;
                         let hash = std::hash::BuildHasher::hash_one(&table, dir.as_path());
-                        Some((hash, dir, entry))
+                        Some((hash, Held::new(dir, entry)))
                     })
                     .collect_into_vec(&mut read);
             });
-            for (hash, dir, entry) in read.drain(..).flatten() {
-                entries.insert_hashed(hash, dir, entry);
+            for (hash, held) in read.drain(..).flatten() {
+                entries.insert_hashed(hash, held);
             }
         }
         // The scan's scratch goes with it: each reading thread's prefix buffer, kept until
@@ -593,28 +621,36 @@ impl Shared {
         entries
     }
 
-    /// [`read_entry`](Self::read_entry) of an expected candidate: when its `SKILL.md` is
-    /// not there, the folder is asked about alone, as discovery would have (a misnamed
-    /// `skill.md` is read; a folder with no skill file is no entry).
+    /// [`read_entry`](Self::read_entry) of an expected candidate, with its folder (the key
+    /// of its entry): when its `SKILL.md` is not there, the folder is asked about alone, as
+    /// discovery would have (a misnamed `skill.md` is read; a folder with no skill file is
+    /// no entry). The folder is the check's own (its report's `dir`) wherever that is the
+    /// folder as reached, so it is made once.
     fn read_expected(
         &self,
         root: &RootState,
         source: &dyn SkillSource,
         (candidate, seen): (&SourceCandidate, FileSeen),
-        previous: Option<&Entry>,
-    ) -> Option<Entry> {
-        let report = self.report_of(root, source, candidate, seen);
+        previous: &Entries,
+    ) -> Option<(PathBuf, Entry)> {
+        let mut report = self.report_of(root, source, candidate, seen);
+        let dir = match candidate.resolved {
+            None => std::mem::take(&mut report.dir),
+            Some(_) => crate::check::under(&root.base, &candidate.dir),
+        };
         let missing = report.parsed.is_none()
             && report
                 .diagnostics
                 .iter()
                 .any(|d| d.rule == Rule::FileMissing);
         if !missing || candidate.misnamed {
-            return Some(self.entry_from(root, report, previous));
+            let entry = self.entry_from(root, report, previous.get(&dir));
+            return Some((dir, entry));
         }
         let found = source.candidate(&candidate.dir)?;
         let report = self.report_of(root, source, &found, FileSeen::Unasked);
-        Some(self.entry_from(root, report, previous))
+        let entry = self.entry_from(root, report, previous.get(&dir));
+        Some((dir, entry))
     }
 
     fn read_entry(
@@ -798,9 +834,10 @@ impl Shared {
             // unreadable (a link pointed elsewhere): its file may be read live through
             // another folder of the root, or kept by another such folder too.
             let mut last_good = Vec::new();
-            for (dir, entry) in root.entries.iter() {
+            for held in root.entries.iter() {
+                let entry = &held.entry;
                 match (&entry.record, &entry.file) {
-                    (Some(r), Some(_)) => last_good.push((r, dir)),
+                    (Some(r), Some(_)) => last_good.push((r, held.dir())),
                     (Some(r), None) => records.push(Arc::clone(r)),
                     (None, _) => {}
                 }
@@ -893,5 +930,66 @@ impl Drop for SkillIndex {
         if let Some(w) = self.watcher.take() {
             w.stop();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::{Path, PathBuf};
+    use std::sync::Arc;
+
+    use super::{Entries, Entry};
+
+    fn entry(file: &str) -> Entry {
+        Entry {
+            record: None,
+            file: Some(PathBuf::from(file)),
+            diagnostics: Arc::from(Vec::new()),
+        }
+    }
+
+    /// A folder is found, replaced and removed by its path whether the table reads it from
+    /// the entry's file (its folder) or holds it apart (a file elsewhere, or none); only
+    /// the second kind holds a copy.
+    #[test]
+    fn entries_are_found_by_folder_held_apart_or_not() {
+        // (folder, the entry's file, whether the folder is held apart)
+        let table = [
+            ("/r/a", "/r/a/SKILL.md", false),
+            ("/r/b", "/r/b/skill.md", false),
+            ("/r/c", "/elsewhere/c/SKILL.md", true),
+            ("/r/d", "", true),
+            ("/r/e/f", "/r/e/f/SKILL.md", false),
+            ("/r/e", "/r/e", true),
+        ];
+        let mut entries = Entries::with_capacity(1);
+        for (dir, file, _) in table {
+            entries.insert(PathBuf::from(dir), entry(file));
+        }
+        for (dir, file, apart) in table {
+            let found = entries.get(Path::new(dir)).expect("found by its folder");
+            assert_eq!(found.file(), Path::new(file), "{dir}");
+            let held = entries
+                .iter()
+                .find(|h| h.dir() == Path::new(dir))
+                .expect("listed");
+            assert_eq!(held.dir.is_some(), apart, "{dir}");
+        }
+        assert_eq!(entries.iter().count(), table.len());
+        // Replaced in place: the folder kept, the file changed, and the other way round.
+        entries.insert(PathBuf::from("/r/a"), entry("/elsewhere/a/SKILL.md"));
+        entries.insert(PathBuf::from("/r/c"), entry("/r/c/SKILL.md"));
+        assert_eq!(entries.iter().count(), table.len());
+        let a = entries.get(Path::new("/r/a")).expect("still there");
+        assert_eq!(a.file(), Path::new("/elsewhere/a/SKILL.md"));
+        let c = entries.get(Path::new("/r/c")).expect("still there");
+        assert_eq!(c.file(), Path::new("/r/c/SKILL.md"));
+        entries.remove(Path::new("/r/e"));
+        assert!(entries.get(Path::new("/r/e")).is_none());
+        assert!(
+            entries.get(Path::new("/r/e/f")).is_some(),
+            "its subfolder stays"
+        );
+        assert!(entries.get(Path::new("/r")).is_none());
     }
 }
