@@ -36,6 +36,45 @@ pub struct Shadowed {
     pub winner_path: PathBuf,
 }
 
+/// Bare name → the index of the record that wins it: a table of indices whose keys are the
+/// records' own names, so no name is copied (a `Box<str>` a skill, about 40 bytes of heap
+/// and an allocation each, made on one thread). Keyed as [`Map`] is (the standard
+/// library's keyed SipHash): names come from skill folders.
+#[derive(Debug, Default)]
+struct Names {
+    table: hashbrown::HashTable<usize>,
+    keys: std::hash::RandomState,
+}
+
+impl Names {
+    fn with_capacity(capacity: usize) -> Names {
+        Names {
+            table: hashbrown::HashTable::with_capacity(capacity),
+            keys: std::hash::RandomState::new(),
+        }
+    }
+
+    fn hash(&self, name: &str) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.keys, name)
+    }
+
+    /// Adds `records[i]`, whose name is not in the table yet.
+    fn insert_new(&mut self, records: &[Arc<SkillRecord>], i: usize) {
+        let hash = self.hash(records[i].name.as_str());
+        let keys = &self.keys;
+        self.table.insert_unique(hash, i, |&j| {
+            std::hash::BuildHasher::hash_one(keys, records[j].name.as_str())
+        });
+    }
+
+    /// The index of the record that wins `name`.
+    fn get(&self, records: &[Arc<SkillRecord>], name: &str) -> Option<usize> {
+        self.table
+            .find(self.hash(name), |&i| records[i].name.as_str() == name)
+            .copied()
+    }
+}
+
 /// One published state of the index.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -44,7 +83,7 @@ pub struct Snapshot {
     records: Vec<Arc<SkillRecord>>,
     /// Indices of the winners, sorted by name.
     resolved: Vec<usize>,
-    by_name: Map<Box<str>, usize>,
+    by_name: Names,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<PathDiagnostic>,
     /// Bodies loaded on demand for this generation, one slot per record.
@@ -262,7 +301,7 @@ impl Snapshot {
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
         diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
-        let mut by_name: Map<Box<str>, usize> = Map::with_capacity(records.len());
+        let mut by_name = Names::with_capacity(records.len());
         let mut resolved = Vec::new();
         let mut shadowed = Vec::new();
         let mut winner = 0;
@@ -270,7 +309,7 @@ impl Snapshot {
             if i == 0 || records[i - 1].name != record.name {
                 winner = i;
                 resolved.push(i);
-                by_name.insert(record.name.as_str().into(), i);
+                by_name.insert_new(&records, i);
             } else {
                 shadowed.push(Shadowed {
                     record: Arc::clone(record),
@@ -434,9 +473,9 @@ impl Snapshot {
 
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
         let Some((prefix, bare)) = name.split_once(':') else {
-            return self.by_name.get(name).copied();
+            return self.by_name.get(&self.records, name);
         };
-        let start = *self.by_name.get(bare)?;
+        let start = self.by_name.get(&self.records, bare)?;
         self.records[start..]
             .iter()
             .take_while(|r| r.name.as_str() == bare)
@@ -464,12 +503,14 @@ impl Snapshot {
 
     /// Whether the record (by path, layer and plugin) wins its name.
     pub(crate) fn wins(&self, record: &SkillRecord) -> bool {
-        self.by_name.get(record.name.as_str()).is_some_and(|i| {
-            let winner = &self.records[*i];
-            winner.path == record.path
-                && winner.layer == record.layer
-                && winner.plugin == record.plugin
-        })
+        self.by_name
+            .get(&self.records, record.name.as_str())
+            .is_some_and(|i| {
+                let winner = &self.records[i];
+                winner.path == record.path
+                    && winner.layer == record.layer
+                    && winner.plugin == record.plugin
+            })
     }
 }
 
