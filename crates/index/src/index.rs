@@ -306,13 +306,80 @@ impl RootState {
     }
 }
 
+/// What was last read in one skill folder. Small (32 bytes), since the entries table has a
+/// slot of this size for every skill and more: what few entries have is boxed apart.
 #[derive(Debug, Clone)]
 struct Entry {
     /// The last good record (kept when a later edit breaks the file).
     record: Option<Arc<SkillRecord>>,
-    /// The file, when it is not the record's path.
-    file: Option<PathBuf>,
     diagnostics: Arc<[Diagnostic]>,
+    apart: Option<Box<Apart>>,
+}
+
+/// The paths an [`Entry`] holds apart from its record, when it has any.
+#[derive(Debug, Clone, Default)]
+struct Apart {
+    /// The file, when it is not the record's path (no record, or a last good one kept
+    /// from elsewhere).
+    file: Option<PathBuf>,
+    /// The skill folder, when it is not the folder of the entry's file (set by
+    /// [`Entries`], whose key it is).
+    dir: Option<PathBuf>,
+}
+
+impl Entry {
+    fn new(
+        record: Option<Arc<SkillRecord>>,
+        file: Option<PathBuf>,
+        diagnostics: Arc<[Diagnostic]>,
+    ) -> Entry {
+        Entry {
+            record,
+            diagnostics,
+            apart: file.map(|file| {
+                Box::new(Apart {
+                    file: Some(file),
+                    dir: None,
+                })
+            }),
+        }
+    }
+
+    /// The file, when it is not the record's path.
+    fn file_apart(&self) -> Option<&Path> {
+        self.apart.as_ref()?.file.as_deref()
+    }
+
+    /// The skill file the entry's diagnostics are about.
+    fn file(&self) -> &Path {
+        match (self.file_apart(), &self.record) {
+            (Some(f), _) => f,
+            (None, Some(r)) => &r.path,
+            (None, None) => Path::new(""),
+        }
+    }
+
+    /// This entry as the entry of folder `dir`: the folder is held only when it is not
+    /// the folder of the file.
+    fn at(mut self, dir: PathBuf) -> Entry {
+        if let Some(apart) = self.apart.as_mut() {
+            apart.dir = None;
+        }
+        if self.file().parent() != Some(dir.as_path()) {
+            self.apart.get_or_insert_with(Box::default).dir = Some(dir);
+        } else if self.apart.as_ref().is_some_and(|a| a.file.is_none()) {
+            self.apart = None;
+        }
+        self
+    }
+
+    /// The skill folder: the entry's key in [`Entries`].
+    fn dir(&self) -> &Path {
+        match self.apart.as_ref().and_then(|a| a.dir.as_deref()) {
+            Some(dir) => dir,
+            None => self.file().parent().unwrap_or(Path::new("")),
+        }
+    }
 }
 
 /// Skill folder → what was last read there: a hash table whose hashes a scan takes on the
@@ -326,30 +393,8 @@ struct Entry {
 /// path each skill held (about 60 bytes of heap and an allocation) is not kept.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Entries {
-    table: hashbrown::HashTable<Held>,
+    table: hashbrown::HashTable<Entry>,
     keys: std::hash::RandomState,
-}
-
-/// An entry of [`Entries`] and its folder, when that is not its file's folder.
-#[derive(Debug, Clone)]
-struct Held {
-    dir: Option<PathBuf>,
-    entry: Entry,
-}
-
-impl Held {
-    fn new(dir: PathBuf, entry: Entry) -> Held {
-        let dir = (entry.file().parent() != Some(dir.as_path())).then_some(dir);
-        Held { dir, entry }
-    }
-
-    /// The skill folder: the key.
-    fn dir(&self) -> &Path {
-        match &self.dir {
-            Some(dir) => dir,
-            None => self.entry.file().parent().unwrap_or(Path::new("")),
-        }
-    }
 }
 
 impl Entries {
@@ -369,25 +414,23 @@ impl Entries {
         if self.table.is_empty() {
             return None;
         }
-        self.table
-            .find(self.hash(dir), |held| held.dir() == dir)
-            .map(|held| &held.entry)
+        self.table.find(self.hash(dir), |e| e.dir() == dir)
     }
 
     fn insert(&mut self, dir: PathBuf, entry: Entry) {
         let hash = self.hash(&dir);
-        self.insert_hashed(hash, Held::new(dir, entry));
+        self.insert_hashed(hash, entry.at(dir));
     }
 
-    /// Inserts an entry with the [`hash`](Self::hash) of its folder, both taken where it
-    /// was read (so a folder's path not kept is freed there too); an entry already there is
-    /// replaced.
-    fn insert_hashed(&mut self, hash: u64, new: Held) {
+    /// Inserts an entry (made [`Entry::at`] its folder) with the [`hash`](Self::hash) of
+    /// its folder, both done where it was read (so a folder's path not kept is freed there
+    /// too); an entry already there is replaced.
+    fn insert_hashed(&mut self, hash: u64, new: Entry) {
         let keys = &self.keys;
         match self.table.entry(
             hash,
-            |held| held.dir() == new.dir(),
-            |held| std::hash::BuildHasher::hash_one(keys, held.dir()),
+            |e| e.dir() == new.dir(),
+            |e| std::hash::BuildHasher::hash_one(keys, e.dir()),
         ) {
             hashbrown::hash_table::Entry::Occupied(mut held) => *held.get_mut() = new,
             hashbrown::hash_table::Entry::Vacant(room) => {
@@ -398,31 +441,22 @@ impl Entries {
 
     fn remove(&mut self, dir: &Path) {
         let hash = self.hash(dir);
-        if let Ok(held) = self.table.find_entry(hash, |held| held.dir() == dir) {
+        if let Ok(held) = self.table.find_entry(hash, |e| e.dir() == dir) {
             held.remove();
         }
     }
 
-    /// Each entry, with its folder found only when asked for ([`Held::dir`] reads it from
-    /// the file's path).
-    fn iter(&self) -> impl Iterator<Item = &Held> {
+    /// Each entry; its folder is [`Entry::dir`], read from its file's path when asked for.
+    fn iter(&self) -> impl Iterator<Item = &Entry> {
         self.table.iter()
     }
-
-    fn values(&self) -> impl Iterator<Item = &Entry> {
-        self.table.iter().map(|held| &held.entry)
-    }
 }
 
-impl Entry {
-    fn file(&self) -> &Path {
-        match (&self.file, &self.record) {
-            (Some(f), _) => f,
-            (None, Some(r)) => &r.path,
-            (None, None) => Path::new(""),
-        }
-    }
-}
+#[cfg(target_pointer_width = "64")]
+const _: () = assert!(
+    std::mem::size_of::<Entry>() == 32,
+    "an entry stays small: the table holds a slot of it for every skill and more"
+);
 
 impl SkillIndex {
     /// A builder with no roots.
@@ -604,12 +638,12 @@ impl Shared {
                         let (dir, entry) =
                             self.read_expected(root, source, (&c, seen), previous)?;
                         let hash = std::hash::BuildHasher::hash_one(&table, dir.as_path());
-                        Some((hash, Held::new(dir, entry)))
+                        Some((hash, entry.at(dir)))
                     })
                     .collect_into_vec(&mut read);
             });
-            for (hash, held) in read.drain(..).flatten() {
-                entries.insert_hashed(hash, held);
+            for (hash, entry) in read.drain(..).flatten() {
+                entries.insert_hashed(hash, entry);
             }
         }
         // The scan's scratch goes with it: each reading thread's prefix buffer, kept until
@@ -735,11 +769,7 @@ impl Shared {
         };
         // The file is the record's path whenever there is a record: keep one copy.
         let file = file.filter(|file| record.as_ref().is_none_or(|r| r.path != *file));
-        Entry {
-            record,
-            file,
-            diagnostics,
-        }
+        Entry::new(record, file, diagnostics)
     }
 
     pub(crate) fn rescan_all(&self, writer: &mut Writer) {
@@ -834,10 +864,9 @@ impl Shared {
             // unreadable (a link pointed elsewhere): its file may be read live through
             // another folder of the root, or kept by another such folder too.
             let mut last_good = Vec::new();
-            for held in root.entries.iter() {
-                let entry = &held.entry;
-                match (&entry.record, &entry.file) {
-                    (Some(r), Some(_)) => last_good.push((r, held.dir())),
+            for entry in root.entries.iter() {
+                match (&entry.record, entry.file_apart()) {
+                    (Some(r), Some(_)) => last_good.push((r, entry.dir())),
                     (Some(r), None) => records.push(Arc::clone(r)),
                     (None, _) => {}
                 }
@@ -851,8 +880,8 @@ impl Shared {
                 // first in path order.
                 let live: std::collections::HashSet<&Path> = root
                     .entries
-                    .values()
-                    .filter(|e| e.file.is_none())
+                    .iter()
+                    .filter(|e| e.file_apart().is_none())
                     .filter_map(|e| e.record.as_ref().map(|r| r.path.as_path()))
                     .collect();
                 last_good.sort_by(|a, b| (&a.0.path, a.1).cmp(&(&b.0.path, b.1)));
@@ -941,11 +970,7 @@ mod tests {
     use super::{Entries, Entry};
 
     fn entry(file: &str) -> Entry {
-        Entry {
-            record: None,
-            file: Some(PathBuf::from(file)),
-            diagnostics: Arc::from(Vec::new()),
-        }
+        Entry::new(None, Some(PathBuf::from(file)), Arc::from(Vec::new()))
     }
 
     /// A folder is found, replaced and removed by its path whether the table reads it from
@@ -973,7 +998,8 @@ mod tests {
                 .iter()
                 .find(|h| h.dir() == Path::new(dir))
                 .expect("listed");
-            assert_eq!(held.dir.is_some(), apart, "{dir}");
+            let held_apart = held.apart.as_ref().is_some_and(|a| a.dir.is_some());
+            assert_eq!(held_apart, apart, "{dir}");
         }
         assert_eq!(entries.iter().count(), table.len());
         // Replaced in place: the folder kept, the file changed, and the other way round.
