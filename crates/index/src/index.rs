@@ -18,7 +18,7 @@ use skills_storage::{
 use crate::check::Reading;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
-use crate::{IndexError, SkillReport, DEFAULT_SKILL_FILE_LIMIT};
+use crate::{IndexError, SkillReport, Table, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
 
 #[derive(Debug, Clone)]
@@ -392,33 +392,22 @@ impl Entry {
 /// (nearly always): the key is read from the file's path, and the copy of the folder's
 /// path each skill held (about 60 bytes of heap and an allocation) is not kept.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct Entries {
-    table: hashbrown::HashTable<Entry>,
-    keys: std::hash::RandomState,
-}
+pub(crate) struct Entries(Table<Entry>);
 
 impl Entries {
     fn with_capacity(capacity: usize) -> Entries {
-        Entries {
-            table: hashbrown::HashTable::with_capacity(capacity),
-            keys: std::hash::RandomState::new(),
-        }
-    }
-
-    /// The hash of `dir` in this table.
-    fn hash(&self, dir: &Path) -> u64 {
-        std::hash::BuildHasher::hash_one(&self.keys, dir)
+        Entries(Table::with_capacity(capacity))
     }
 
     fn get(&self, dir: &Path) -> Option<&Entry> {
-        if self.table.is_empty() {
+        if self.0.slots.is_empty() {
             return None;
         }
-        self.table.find(self.hash(dir), |e| e.dir() == dir)
+        self.0.slots.find(self.0.keys.hash(dir), |e| e.dir() == dir)
     }
 
     fn insert(&mut self, dir: PathBuf, entry: Entry) {
-        let hash = self.hash(&dir);
+        let hash = self.0.keys.hash(dir.as_path());
         self.insert_hashed(hash, entry.at(dir));
     }
 
@@ -426,12 +415,8 @@ impl Entries {
     /// its folder, both done where it was read (so a folder's path not kept is freed there
     /// too); an entry already there is replaced.
     fn insert_hashed(&mut self, hash: u64, new: Entry) {
-        let keys = &self.keys;
-        match self.table.entry(
-            hash,
-            |e| e.dir() == new.dir(),
-            |e| std::hash::BuildHasher::hash_one(keys, e.dir()),
-        ) {
+        let Table { slots, keys } = &mut self.0;
+        match slots.entry(hash, |e| e.dir() == new.dir(), |e| keys.hash(e.dir())) {
             hashbrown::hash_table::Entry::Occupied(mut held) => *held.get_mut() = new,
             hashbrown::hash_table::Entry::Vacant(room) => {
                 room.insert(new);
@@ -440,15 +425,15 @@ impl Entries {
     }
 
     fn remove(&mut self, dir: &Path) {
-        let hash = self.hash(dir);
-        if let Ok(held) = self.table.find_entry(hash, |e| e.dir() == dir) {
+        let hash = self.0.keys.hash(dir);
+        if let Ok(held) = self.0.slots.find_entry(hash, |e| e.dir() == dir) {
             held.remove();
         }
     }
 
     /// Each entry; its folder is [`Entry::dir`], read from its file's path when asked for.
     fn iter(&self) -> impl Iterator<Item = &Entry> {
-        self.table.iter()
+        self.0.slots.iter()
     }
 }
 
@@ -623,7 +608,7 @@ impl Shared {
         // Discovery walks nested layouts in parallel: on the reading threads too.
         let mut candidates = self.reading(|| root.source.expected_candidates());
         let mut entries = Entries::with_capacity(candidates.len());
-        let table = entries.keys.clone();
+        let keys = entries.0.keys.clone();
         // Read a chunk at a time, each chunk's results going straight into the map: at
         // 100,000 skills a collected list of them all beside the map was tens of MiB of
         // peak memory. Each candidate is made whole by the thread that reads it (the list
@@ -637,7 +622,7 @@ impl Shared {
                     .map(|(c, seen)| {
                         let (dir, entry) =
                             self.read_expected(root, source, (&c, seen), previous)?;
-                        let hash = std::hash::BuildHasher::hash_one(&table, dir.as_path());
+                        let hash = keys.hash(dir.as_path());
                         Some((hash, entry.at(dir)))
                     })
                     .collect_into_vec(&mut read);

@@ -52,3 +52,37 @@ pub use validate::{validate_paths, Validation};
 /// source, so no collisions can be computed ahead. (The search's per-word maps trade
 /// some of that for speed: see `search::WordState`.)
 type Map<K, V> = std::collections::HashMap<K, V>;
+
+/// A hash table whose entries hold their own keys (a folder read from a file's path, a
+/// name read from a record), so no key is copied beside them; hashed as [`Map`] is.
+#[derive(Debug, Clone)]
+struct Table<T> {
+    slots: hashbrown::HashTable<T>,
+    keys: Keys,
+}
+
+impl<T> Default for Table<T> {
+    fn default() -> Table<T> {
+        Table::with_capacity(0)
+    }
+}
+
+impl<T> Table<T> {
+    fn with_capacity(capacity: usize) -> Table<T> {
+        Table {
+            slots: hashbrown::HashTable::with_capacity(capacity),
+            keys: Keys(std::hash::RandomState::new()),
+        }
+    }
+}
+
+/// The keys of a [`Table`]'s hash, drawn from the system's random source.
+#[derive(Debug, Clone)]
+struct Keys(std::hash::RandomState);
+
+impl Keys {
+    /// The hash of `key` in the table of these keys.
+    fn hash<K: std::hash::Hash + ?Sized>(&self, key: &K) -> u64 {
+        std::hash::BuildHasher::hash_one(&self.0, key)
+    }
+}

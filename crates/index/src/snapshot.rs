@@ -12,7 +12,7 @@ use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, Skil
 use skills_storage::SkillSource;
 
 use crate::search::{SearchIndex, SearchOutcome};
-use crate::Map;
+use crate::{Map, Table};
 
 /// A diagnostic and the `SKILL.md` (or folder) it concerns.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -41,36 +41,27 @@ pub struct Shadowed {
 /// and an allocation each, made on one thread). Keyed as [`Map`] is (the standard
 /// library's keyed SipHash): names come from skill folders.
 #[derive(Debug, Default)]
-struct Names {
-    table: hashbrown::HashTable<usize>,
-    keys: std::hash::RandomState,
-}
+struct Names(Table<usize>);
 
 impl Names {
     fn with_capacity(capacity: usize) -> Names {
-        Names {
-            table: hashbrown::HashTable::with_capacity(capacity),
-            keys: std::hash::RandomState::new(),
-        }
-    }
-
-    fn hash(&self, name: &str) -> u64 {
-        std::hash::BuildHasher::hash_one(&self.keys, name)
+        Names(Table::with_capacity(capacity))
     }
 
     /// Adds `records[i]`, whose name is not in the table yet.
     fn insert_new(&mut self, records: &[Arc<SkillRecord>], i: usize) {
-        let hash = self.hash(records[i].name.as_str());
-        let keys = &self.keys;
-        self.table.insert_unique(hash, i, |&j| {
-            std::hash::BuildHasher::hash_one(keys, records[j].name.as_str())
-        });
+        let Table { slots, keys } = &mut self.0;
+        let hash = keys.hash(records[i].name.as_str());
+        slots.insert_unique(hash, i, |&j| keys.hash(records[j].name.as_str()));
     }
 
     /// The index of the record that wins `name`.
     fn get(&self, records: &[Arc<SkillRecord>], name: &str) -> Option<usize> {
-        self.table
-            .find(self.hash(name), |&i| records[i].name.as_str() == name)
+        self.0
+            .slots
+            .find(self.0.keys.hash(name), |&i| {
+                records[i].name.as_str() == name
+            })
             .copied()
     }
 }
