@@ -323,7 +323,13 @@ impl<'w, W: std::io::Write> Object<'w, W> {
             let mut pair = next_pair(&mut items);
             while !pair.0.is_empty() {
                 let (ours, handed, left) = pair;
-                render(first, &ours, &mut mine)?;
+                // What rendered before a record that fails is written before the error
+                // is returned, as a writer serialising record by record would have.
+                let result = render(first, &ours, &mut mine);
+                if result.is_err() {
+                    out.write_all(&mine)?;
+                    result?;
+                }
                 first = false;
                 pair = next_pair(&mut items);
                 out.write_all(&mine)?;
@@ -333,14 +339,15 @@ impl<'w, W: std::io::Write> Object<'w, W> {
                     let (buf, result) = take
                         .recv()
                         .map_err(|_| anyhow::anyhow!("the thread serialising records stopped"))?;
-                    result?;
                     out.write_all(&buf)?;
+                    result?;
                     // A spare the other thread never takes is dropped with it.
                     let _ = spare.send(buf);
                 }
                 if !left.is_empty() {
-                    render(false, &left, &mut mine)?;
+                    let result = render(false, &left, &mut mine);
                     out.write_all(&mine)?;
+                    result?;
                 }
             }
             // The other thread ends when no further run can come.
@@ -436,5 +443,36 @@ mod tests {
             got,
             serde_json::to_vec_pretty(&json!({})).expect("serialised")
         );
+    }
+
+    /// Regression: when an item fails to serialise, every item before it is written (and
+    /// nothing after), whichever thread's run it falls in, as a writer serialising item by
+    /// item would leave it; the runs rendered before it are not held back.
+    #[test]
+    fn regression_items_before_one_that_fails_are_written() {
+        let run = super::ARRAY_RUN;
+        let n = 3 * run + 5;
+        let items: Vec<serde_json::Value> = (0..n).map(|i| json!({"n": i})).collect();
+        let whole = serde_json::to_vec_pretty(&json!({"skills": items})).expect("serialised");
+        for bad in [0, 1, run - 1, run, run + 1, 2 * run + 3, 3 * run + 4] {
+            let mut got = Vec::new();
+            let mut doc = Object::new(&mut got);
+            let result = doc.array_field("skills", items.iter().enumerate(), |(i, v), e| {
+                if *i == bad {
+                    Err(serde::ser::Error::custom("unwritable"))
+                } else {
+                    e.write(v)
+                }
+            });
+            let err = result.expect_err("an item failed").to_string();
+            assert!(err.contains("unwritable"), "{err}");
+            assert!(whole.starts_with(&got), "item {bad}: not a prefix");
+            assert!(
+                got.ends_with(b"\n    "),
+                "item {bad}: does not stop at the item"
+            );
+            let written = String::from_utf8_lossy(&got).matches("\"n\": ").count();
+            assert_eq!(written, bad, "items written before item {bad}");
+        }
     }
 }
