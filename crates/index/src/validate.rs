@@ -76,17 +76,17 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
     }
     // Checked in parallel, where the caller's work runs (discovery's walk runs there too),
     // in the order found: one thread checking every skill was most of a run's time (at
-    // 10,000 skills, half its samples; the walk before it was already parallel).
+    // 10,000 skills, half its samples; the walk before it was already parallel). Nothing
+    // waits for every thread of that pool (a validation reads whole files, in no thread's
+    // scratch buffer): a worker busy elsewhere, or waiting on a lock the caller holds, does
+    // not hold it up.
     let check_one = |(_, c, at): (PathBuf, Candidate, usize)| {
         (at, check_candidate(&c, parser, DEFAULT_SKILL_FILE_LIMIT))
     };
     let checked: Vec<(usize, SkillReport)> = if pending.len() < 2 {
         pending.into_iter().map(check_one).collect()
     } else {
-        let checked = pending.into_par_iter().map(check_one).collect();
-        // Each thread's prefix buffer goes with the run, as after an index's scan.
-        rayon::broadcast(|_| crate::check::release_scratch());
-        checked
+        pending.into_par_iter().map(check_one).collect()
     };
     // Keep reports in the order their paths were given, missing-path reports included.
     for (offset, (at, report)) in checked.into_iter().enumerate() {
@@ -189,5 +189,39 @@ mod tests {
             .collect();
         assert_eq!(got, want);
         assert_eq!(got.iter().filter(|(_, valid)| !valid).count(), 14 + 3 + 1);
+    }
+
+    /// Regression: a validation on a pool one of whose workers is busy until it returns
+    /// finishes (it used to wait for every worker of the pool, to free a buffer it never
+    /// used, and would wait here for ever).
+    #[test]
+    fn regression_a_busy_worker_does_not_hold_validation_up() {
+        let tmp = tempfile::tempdir().expect("temporary folder");
+        for i in 0..50 {
+            let dir = tmp.path().join(format!("s{i:02}"));
+            std::fs::create_dir_all(&dir).expect("folder made");
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: s{i:02}\ndescription: Skill {i}.\n---\nBody\n"),
+            )
+            .expect("skill written");
+        }
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .build()
+            .expect("pool");
+        let (started, busy) = std::sync::mpsc::channel();
+        let (release, wait) = std::sync::mpsc::channel::<()>();
+        pool.spawn(move || {
+            started.send(()).expect("test waits");
+            // Busy until the validation below has returned.
+            let _ = wait.recv();
+        });
+        busy.recv().expect("worker started");
+        let parser = SkillParser::builder().build();
+        let got = pool.install(|| validate_paths(&[tmp.path().to_path_buf()], &parser));
+        release.send(()).expect("worker waits");
+        assert_eq!(got.reports.len(), 50);
+        assert!(got.reports.iter().all(crate::SkillReport::is_valid));
     }
 }
