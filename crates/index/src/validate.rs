@@ -84,8 +84,8 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
         (at, check_candidate(&c, parser, DEFAULT_SKILL_FILE_LIMIT))
     };
     let checked: Vec<(usize, SkillReport)> = if pending.len() < 2 {
-        // One skill (an author checking theirs) is checked here, as discovery visits one
-        // folder here: a call that needs no pool starts none.
+        // One skill (an author checking theirs) is checked on this thread, with no hop to
+        // a pool's, as discovery visits a lone folder on this thread.
         pending.into_iter().map(check_one).collect()
     } else {
         pending.into_par_iter().map(check_one).collect()
