@@ -156,18 +156,27 @@ fn main() {
         if label == "10000" {
             burst(root, depth, runs.min(5), &mut metrics);
         }
+        let (floor_ms, checked_ms) = (median(floors.clone()), median(checked_floors));
+        // SECURITY.md promise 20's own cost: the least an index build keeping it can take.
+        metrics.push(metric(
+            &format!("checked floor, {label} skills"),
+            "ms",
+            checked_ms,
+            Some(floor_ms),
+            "the floor with a stat before each open and an fstat after it, as the index reads (promise 20: no device is opened): the least a build keeping that promise can cost; reported, not gated",
+        ));
         metrics.push(metric(
             &format!("index build against the checked floor, {label} skills"),
             "ms",
             median(builds.clone()),
-            Some(median(checked_floors)),
+            Some(checked_ms),
             "checked floor = the floor with a stat before each open and an fstat after it (the index never opens a device); reported, not gated",
         ));
         metrics.push(metric(
             &format!("index build, {label} skills"),
             "ms",
             median(builds),
-            Some(median(floors)),
+            Some(floor_ms),
             &format!(
                 "{skills} skills resolved; floor = list the root + read the same 8 KiB prefix of every SKILL.md in parallel, standard library only"
             ),
