@@ -133,22 +133,31 @@ fn main() {
         let mut checked_floors = Vec::new();
         let mut builds = Vec::new();
         let mut skills = 0;
-        for _ in 0..n_runs {
-            // Interleaved, so all see the same noise.
-            let t = Instant::now();
-            std::hint::black_box(floor(root, depth));
-            floors.push(ms(t.elapsed()));
-            let t = Instant::now();
-            std::hint::black_box(plain_floor::floor_with(
-                root,
-                depth,
-                plain_floor::Checks::Stat,
-            ));
-            checked_floors.push(ms(t.elapsed()));
-            let t = Instant::now();
-            let index = build(root, depth);
-            builds.push(ms(t.elapsed()));
-            skills = index.snapshot().len();
+        for run in 0..n_runs {
+            // Interleaved, so all see the same noise, in one order and then the reverse.
+            for step in 0..3 {
+                let step = if run % 2 == 0 { step } else { 2 - step };
+                let t = Instant::now();
+                match step {
+                    0 => {
+                        std::hint::black_box(floor(root, depth));
+                        floors.push(ms(t.elapsed()));
+                    }
+                    1 => {
+                        std::hint::black_box(plain_floor::floor_with(
+                            root,
+                            depth,
+                            plain_floor::Checks::Stat,
+                        ));
+                        checked_floors.push(ms(t.elapsed()));
+                    }
+                    _ => {
+                        let index = build(root, depth);
+                        builds.push(ms(t.elapsed()));
+                        skills = index.snapshot().len();
+                    }
+                }
+            }
         }
         if label == "1000" || label == "10000" {
             search(label, root, depth, runs, &mut metrics);
@@ -157,13 +166,13 @@ fn main() {
             burst(root, depth, runs.min(5), &mut metrics);
         }
         let (floor_ms, checked_ms) = (median(floors.clone()), median(checked_floors));
-        // SECURITY.md promise 20's own cost: the least an index build keeping it can take.
+        // What SECURITY.md promise 20's two calls cost a plain program.
         metrics.push(metric(
             &format!("checked floor, {label} skills"),
             "ms",
             checked_ms,
             Some(floor_ms),
-            "the floor with a stat before each open and an fstat after it, as the index reads (promise 20: no device is opened): the least a build keeping that promise can cost; reported, not gated",
+            "the floor with a stat before each open and an fstat after it (promise 20: no device is opened), both by whole path; the index opens relative to a handle on the root and skips the stat where discovery's lstat saw the file; reported, not gated",
         ));
         metrics.push(metric(
             &format!("index build against the checked floor, {label} skills"),
