@@ -165,7 +165,7 @@ fn main() {
         if label == "10000" {
             burst(root, depth, runs.min(5), &mut metrics);
         }
-        let (floor_ms, checked_ms) = (median(floors.clone()), median(checked_floors));
+        let (floor_ms, checked_ms) = (median(floors), median(checked_floors));
         // What SECURITY.md promise 20's two calls cost a plain program.
         metrics.push(metric(
             &format!("checked floor, {label} skills"),
