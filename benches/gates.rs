@@ -131,12 +131,15 @@ fn main() {
         drop(build(root, depth));
         let mut floors = Vec::new();
         let mut checked_floors = Vec::new();
+        let mut calls_floors = Vec::new();
+        let mut parsing_floors = Vec::new();
         let mut builds = Vec::new();
         let mut skills = 0;
+        const STEPS: usize = 5;
         for run in 0..n_runs {
             // Interleaved, so all see the same noise, in one order and then the reverse.
-            for step in 0..3 {
-                let step = if run % 2 == 0 { step } else { 2 - step };
+            for step in 0..STEPS {
+                let step = if run % 2 == 0 { step } else { STEPS - 1 - step };
                 let t = Instant::now();
                 match step {
                     0 => {
@@ -150,6 +153,22 @@ fn main() {
                             plain_floor::Checks::Stat,
                         ));
                         checked_floors.push(ms(t.elapsed()));
+                    }
+                    2 => {
+                        std::hint::black_box(plain_floor::least(
+                            root,
+                            depth,
+                            plain_floor::Work::Read,
+                        ));
+                        calls_floors.push(ms(t.elapsed()));
+                    }
+                    3 => {
+                        std::hint::black_box(plain_floor::least(
+                            root,
+                            depth,
+                            plain_floor::Work::Parse,
+                        ));
+                        parsing_floors.push(ms(t.elapsed()));
                     }
                     _ => {
                         let index = build(root, depth);
@@ -180,6 +199,28 @@ fn main() {
             median(builds.clone()),
             Some(checked_ms),
             "checked floor = the floor with a stat before each open and an fstat after it (the index never opens a device); reported, not gated",
+        ));
+        let (calls_ms, parsing_ms) = (median(calls_floors), median(parsing_floors));
+        metrics.push(metric(
+            &format!("floor with the index's calls, {label} skills"),
+            "ms",
+            calls_ms,
+            Some(floor_ms),
+            "the floor's reads made with the index's calls: relative to a handle on the root, a stat before each open, an fstat after it, one read of the size it gives (benches/support/plain_floor.rs, least); reported, not gated",
+        ));
+        metrics.push(metric(
+            &format!("floor with the index's calls and its parser, {label} skills"),
+            "ms",
+            parsing_ms,
+            Some(floor_ms),
+            "the row above with each frontmatter parsed by this project's parser as the index parses it, and nothing else (no records, no map, no precedence): the least an index build keeping promise 20 with this parser does; reported, not gated",
+        ));
+        metrics.push(metric(
+            &format!("index build against the floor with the index's calls and its parser, {label} skills"),
+            "ms",
+            median(builds.clone()),
+            Some(parsing_ms),
+            "what the index's own work (records, map, precedence, its reading threads) adds to the least an index build with this parser does; reported, not gated",
         ));
         metrics.push(metric(
             &format!("index build, {label} skills"),

@@ -3,11 +3,14 @@
 //! else (`benches/support/plain_floor.rs`). The bench runs it beside `skillctl list` on the
 //! same files, alternated.
 //!
-//! `cargo run --release --example floor -- DIR [DEPTH] [THREADS] [checked]`
+//! `cargo run --release --example floor -- DIR [DEPTH] [THREADS] [checked|calls|parse]`
 //!
 //! With `checked`, it also makes the two calls the index makes around each read so that it
 //! never opens a device (a `stat` before the open, an `fstat` after it): the checked floor
-//! process, reported beside the floor process.
+//! process, reported beside the floor process. With `calls`, it reads with the index's own
+//! calls (relative to a handle on the root); with `parse`, it also parses each frontmatter
+//! with this project's parser, and does nothing else (`plain_floor::least`): the least a
+//! `list` keeping promise 20 with this parser does, before it writes anything.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -17,7 +20,7 @@ mod plain_floor;
 fn main() {
     let mut args = std::env::args().skip(1);
     let Some(root) = args.next() else {
-        eprintln!("usage: floor DIR [DEPTH] [THREADS] [checked]");
+        eprintln!("usage: floor DIR [DEPTH] [THREADS] [checked|calls|parse]");
         std::process::exit(2);
     };
     let depth = args.next().and_then(|d| d.parse().ok()).unwrap_or(1);
@@ -30,6 +33,8 @@ fn main() {
     let root = std::path::Path::new(&root);
     let bytes = match args.next().as_deref() {
         Some("checked") => plain_floor::floor_with(root, depth, plain_floor::Checks::Stat),
+        Some("calls") => plain_floor::least(root, depth, plain_floor::Work::Read),
+        Some("parse") => plain_floor::least(root, depth, plain_floor::Work::Parse),
         _ => plain_floor::floor(root, depth),
     };
     println!("{bytes}");

@@ -88,3 +88,114 @@ fn folder(dir: &Path, depth_left: usize, checks: Checks) -> usize {
         Err(_) => 0,
     }
 }
+
+/// What [`least`] does with each `SKILL.md` it reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Work {
+    /// Read it, with the index's calls.
+    Read,
+    /// Read it, and parse its frontmatter with this project's parser, as the index does.
+    Parse,
+}
+
+/// The least an index build keeping SECURITY.md promise 20 does: the floor's reads made
+/// with the index's own calls, and with [`Work::Parse`] each frontmatter parsed by this
+/// project's parser as the index parses it. Nothing else: no records, no map, no
+/// precedence, no reading threads of its own.
+///
+/// The calls: a handle on the root opened once; for each folder, relative to that handle, a
+/// `stat` of its `SKILL.md` (a device is never opened), the open (non-blocking), an `fstat`
+/// of the open file, one read of the size that gives (at most the prefix), the close. A
+/// folder with no `SKILL.md` is listed and descended into, as in [`floor`]. Where the floor
+/// opens by whole path, these calls walk only the path below the root, as the index's do.
+/// So the row is the floor of the index's work itself: what remains above it is the index's
+/// own (its records, its map, the snapshot, its threads).
+/// (Elsewhere than on Unix: the same calls by whole path, the checked floor's, with the
+/// parser.)
+#[cfg(unix)]
+pub(crate) fn least(root: &Path, depth: usize, work: Work) -> usize {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+    let Ok(handle) = rustix::fs::open(root, flags, Mode::empty()) else {
+        return 0;
+    };
+    let parser = skills_parser::SkillParser::default();
+    let at = Least {
+        root,
+        handle: &handle,
+        parser: &parser,
+        work,
+    };
+    at.folders(Path::new(""))
+        .par_iter()
+        .map(|rel| at.folder(rel, depth.saturating_sub(1)))
+        .sum()
+}
+
+/// What [`least`] works from.
+#[cfg(unix)]
+struct Least<'a> {
+    root: &'a Path,
+    handle: &'a std::os::fd::OwnedFd,
+    parser: &'a skills_parser::SkillParser,
+    work: Work,
+}
+
+#[cfg(unix)]
+impl Least<'_> {
+    /// The folders in the folder `rel` below the root (listed by whole path, as [`folders`]
+    /// and the index list), relative to the root.
+    fn folders(&self, rel: &Path) -> Vec<std::path::PathBuf> {
+        folders(&self.root.join(rel))
+            .into_iter()
+            .filter_map(|dir| Some(rel.join(dir.file_name()?)))
+            .collect()
+    }
+
+    /// Reads (and parses) `rel/SKILL.md`, or descends when there is none.
+    fn folder(&self, rel: &Path, depth_left: usize) -> usize {
+        use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags};
+        let regular = |mode| FileType::from_raw_mode(mode) == FileType::RegularFile;
+        let file = rel.join("SKILL.md");
+        match statat(self.handle, &file, AtFlags::empty()) {
+            Ok(st) if regular(st.st_mode) => {}
+            Ok(_) => return 0,
+            Err(_) if depth_left > 0 => {
+                return self
+                    .folders(rel)
+                    .par_iter()
+                    .map(|sub| self.folder(sub, depth_left - 1))
+                    .sum();
+            }
+            Err(_) => return 0,
+        }
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(fd) = openat(self.handle, &file, flags, Mode::empty()) else {
+            return 0;
+        };
+        let size = match fstat(&fd) {
+            Ok(st) if regular(st.st_mode) => usize::try_from(st.st_size).unwrap_or(PREFIX),
+            _ => return 0,
+        };
+        let want = if size == 0 { PREFIX } else { size.min(PREFIX) };
+        let mut buf = Vec::with_capacity(want);
+        let _ = std::fs::File::from(fd)
+            .take(want as u64)
+            .read_to_end(&mut buf);
+        if self.work == Work::Parse {
+            let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+            let end = skills_parser::frontmatter_bounds(&buf).map_or(buf.len(), |b| b.body_offset);
+            let input = skills_parser::ParseInput::new(&buf[..end], name);
+            std::hint::black_box(self.parser.parse(&input));
+        }
+        buf.len()
+    }
+}
+
+/// [`least`] where there is no handle to open relative to: the checked floor, with the
+/// parser.
+#[cfg(not(unix))]
+pub(crate) fn least(root: &Path, depth: usize, work: Work) -> usize {
+    let _ = work;
+    floor_with(root, depth, Checks::Stat)
+}
