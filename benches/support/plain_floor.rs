@@ -98,30 +98,36 @@ pub(crate) enum Work {
     Parse,
 }
 
-/// The least an index build keeping SECURITY.md promise 20 does: the floor's reads made
+/// An estimate of the least an index build keeping SECURITY.md promise 20 does (from
+/// above: it is one way of doing that work, not a proven minimum): the floor's reads made
 /// with the index's own calls, and with [`Work::Parse`] each frontmatter parsed by this
 /// project's parser as the index parses it. Nothing else: no records, no map, no
 /// precedence, no reading threads of its own.
 ///
 /// The calls: a handle on the root opened once; for each folder, relative to that handle, a
 /// `stat` of its `SKILL.md` (a device is never opened), the open (non-blocking), an `fstat`
-/// of the open file, one read of the size that gives (at most the prefix), the close. A
-/// folder with no `SKILL.md` is listed and descended into, as in [`floor`]. Where the floor
-/// opens by whole path, these calls walk only the path below the root, as the index's do.
-/// So the row is the floor of the index's work itself: what remains above it is the index's
-/// own (its records, its map, the snapshot, its threads).
-/// (Elsewhere than on Unix: the same calls by whole path, the checked floor's, with the
-/// parser.)
-#[cfg(unix)]
+/// of the open file, one read of the size that gives (at most the index's 8 KiB and one
+/// byte more), the close. A folder with no `SKILL.md` is listed and descended into, as in
+/// [`floor`]. Where the floor opens by whole path, these calls walk only the path below the
+/// root, as the index's do. As the index, each thread reads into one buffer of its own and
+/// keeps what it parsed: [`release`] frees both, once the time is taken (the index frees
+/// its records when it is dropped, after its build is timed).
+///
+/// Elsewhere than on Unix, the same work by whole path.
 pub(crate) fn least(root: &Path, depth: usize, work: Work) -> usize {
-    use rustix::fs::{Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-    let Ok(handle) = rustix::fs::open(root, flags, Mode::empty()) else {
-        return 0;
-    };
     let parser = skills_parser::SkillParser::default();
+    #[cfg(unix)]
+    let handle = {
+        use rustix::fs::{Mode, OFlags};
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        match rustix::fs::open(root, flags, Mode::empty()) {
+            Ok(handle) => handle,
+            Err(_) => return 0,
+        }
+    };
     let at = Least {
         root,
+        #[cfg(unix)]
         handle: &handle,
         parser: &parser,
         work,
@@ -132,16 +138,33 @@ pub(crate) fn least(root: &Path, depth: usize, work: Work) -> usize {
         .sum()
 }
 
+/// Frees what [`least`] keeps on each of rayon's threads: its read buffer and what it
+/// parsed.
+#[allow(dead_code)] // The floor process exits instead.
+pub(crate) fn release() {
+    rayon::broadcast(|_| {
+        BUF.with(|b| *b.borrow_mut() = Vec::new());
+        KEPT.with(|k| *k.borrow_mut() = Vec::new());
+    });
+}
+
+thread_local! {
+    /// The read buffer of [`least`] on this thread.
+    static BUF: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+    /// What [`least`] parsed on this thread, kept until [`release`].
+    static KEPT: std::cell::RefCell<Vec<skills_parser::ParsedSkill>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
 /// What [`least`] works from.
-#[cfg(unix)]
 struct Least<'a> {
     root: &'a Path,
+    #[cfg(unix)]
     handle: &'a std::os::fd::OwnedFd,
     parser: &'a skills_parser::SkillParser,
     work: Work,
 }
 
-#[cfg(unix)]
 impl Least<'_> {
     /// The folders in the folder `rel` below the root (listed by whole path, as [`folders`]
     /// and the index list), relative to the root.
@@ -154,48 +177,88 @@ impl Least<'_> {
 
     /// Reads (and parses) `rel/SKILL.md`, or descends when there is none.
     fn folder(&self, rel: &Path, depth_left: usize) -> usize {
-        use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags};
-        let regular = |mode| FileType::from_raw_mode(mode) == FileType::RegularFile;
         let file = rel.join("SKILL.md");
-        match statat(self.handle, &file, AtFlags::empty()) {
-            Ok(st) if regular(st.st_mode) => {}
-            Ok(_) => return 0,
-            Err(_) if depth_left > 0 => {
-                return self
-                    .folders(rel)
-                    .par_iter()
-                    .map(|sub| self.folder(sub, depth_left - 1))
-                    .sum();
+        let Some((opened, size)) = self.open(&file) else {
+            if depth_left == 0 {
+                return 0;
             }
-            Err(_) => return 0,
-        }
-        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
-        let Ok(fd) = openat(self.handle, &file, flags, Mode::empty()) else {
+            return self
+                .folders(rel)
+                .par_iter()
+                .map(|sub| self.folder(sub, depth_left - 1))
+                .sum();
+        };
+        let Some(mut opened) = opened else {
             return 0;
         };
-        let size = match fstat(&fd) {
-            Ok(st) if regular(st.st_mode) => usize::try_from(st.st_size).unwrap_or(PREFIX),
-            _ => return 0,
-        };
+        // As the index: the size the `fstat` gave, at most the prefix, in one read.
         let want = if size == 0 { PREFIX } else { size.min(PREFIX) };
-        let mut buf = Vec::with_capacity(want);
-        let _ = std::fs::File::from(fd)
-            .take(want as u64)
-            .read_to_end(&mut buf);
-        if self.work == Work::Parse {
-            let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
-            let end = skills_parser::frontmatter_bounds(&buf).map_or(buf.len(), |b| b.body_offset);
-            let input = skills_parser::ParseInput::new(&buf[..end], name);
-            std::hint::black_box(self.parser.parse(&input));
-        }
-        buf.len()
+        BUF.with(|buf| {
+            let mut buf = buf.borrow_mut();
+            buf.clear();
+            buf.resize(want, 0);
+            let mut filled = 0;
+            while filled < want {
+                match opened.read(&mut buf[filled..]) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => filled += n,
+                }
+            }
+            buf.truncate(filled);
+            if self.work == Work::Parse {
+                let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or_default();
+                let end =
+                    skills_parser::frontmatter_bounds(&buf).map_or(buf.len(), |b| b.body_offset);
+                let input = skills_parser::ParseInput::new(&buf[..end], name);
+                let parsed = self.parser.parse(&input);
+                KEPT.with(|k| k.borrow_mut().push(parsed));
+            }
+            filled
+        })
     }
-}
 
-/// [`least`] where there is no handle to open relative to: the checked floor, with the
-/// parser.
-#[cfg(not(unix))]
-pub(crate) fn least(root: &Path, depth: usize, work: Work) -> usize {
-    let _ = work;
-    floor_with(root, depth, Checks::Stat)
+    /// `rel`'s file opened as the index opens it, with its size: `None` when there is
+    /// nothing there (a folder to descend into), `Some((None, _))` when it is not a
+    /// regular file.
+    #[cfg(unix)]
+    fn open(&self, file: &Path) -> Option<(Option<std::fs::File>, usize)> {
+        use rustix::fs::{fstat, openat, statat, AtFlags, FileType, Mode, OFlags};
+        let regular = |mode| FileType::from_raw_mode(mode) == FileType::RegularFile;
+        match statat(self.handle, file, AtFlags::empty()) {
+            Ok(st) if regular(st.st_mode) => {}
+            Ok(_) => return Some((None, 0)),
+            Err(_) => return None,
+        }
+        let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+        let Ok(fd) = openat(self.handle, file, flags, Mode::empty()) else {
+            return Some((None, 0));
+        };
+        match fstat(&fd) {
+            Ok(st) if regular(st.st_mode) => Some((
+                Some(std::fs::File::from(fd)),
+                usize::try_from(st.st_size).unwrap_or(PREFIX),
+            )),
+            _ => Some((None, 0)),
+        }
+    }
+
+    /// [`open`](Self::open) by whole path, where there is no handle to open relative to.
+    #[cfg(not(unix))]
+    fn open(&self, file: &Path) -> Option<(Option<std::fs::File>, usize)> {
+        let path = self.root.join(file);
+        match std::fs::metadata(&path) {
+            Ok(m) if m.is_file() => {}
+            Ok(_) => return Some((None, 0)),
+            Err(_) => return None,
+        }
+        let Ok(opened) = std::fs::File::open(&path) else {
+            return Some((None, 0));
+        };
+        match opened.metadata() {
+            Ok(m) if m.is_file() => {
+                Some((Some(opened), usize::try_from(m.len()).unwrap_or(PREFIX)))
+            }
+            _ => Some((None, 0)),
+        }
+    }
 }
