@@ -170,7 +170,6 @@ fn main() {
                             plain_floor::Work::Parse,
                         ));
                         parsing_floors.push(ms(t.elapsed()));
-                        // What it parsed is kept past the time taken, as the index's records.
                         plain_floor::release();
                     }
                     _ => {
@@ -216,7 +215,7 @@ fn main() {
             "ms",
             parsing_ms,
             Some(floor_ms),
-            "the row above with each frontmatter parsed by this project's parser as the index parses it, and nothing else (no records, no map, no precedence): the least an index build keeping promise 20 with this parser does; reported, not gated",
+            "the row above with each frontmatter parsed by this project's parser as the index parses it, and nothing else (no records, no map, no precedence): an estimate from above of the least an index build keeping promise 20 with this parser does; reported, not gated",
         ));
         metrics.push(metric(
             &format!("index build against the floor with the index's calls and its parser, {label} skills"),

@@ -9,7 +9,7 @@
 //! never opens a device (a `stat` before the open, an `fstat` after it): the checked floor
 //! process, reported beside the floor process. With `calls`, it reads with the index's own
 //! calls (relative to a handle on the root); with `parse`, it also parses each frontmatter
-//! with this project's parser, and does nothing else (`plain_floor::least`): the least a
+//! with this project's parser, and does nothing else (`plain_floor::least`): about the least a
 //! `list` keeping promise 20 with this parser does, before it writes anything.
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]

@@ -151,7 +151,7 @@ pub(crate) fn list_vs_floor(
             "ms",
             parsing,
             Some(floor),
-            "the floor process reading with the index's calls (relative to a handle on the root, a stat before each open, an fstat after it) and parsing each frontmatter with this project's parser, nothing else, nothing written: the least a list keeping promise 20 with this parser does before its output; reported, not gated",
+            "the floor process reading with the index's calls (relative to a handle on the root, a stat before each open, an fstat after it) and parsing each frontmatter with this project's parser, nothing else, nothing written: an estimate from above of the least a list keeping promise 20 with this parser does before its output; reported, not gated",
         ));
         metrics.push(metric(
             &format!("whole-process list against the checked floor process, {label} skills"),
