@@ -137,9 +137,8 @@ fn main() {
         let mut skills = 0;
         const STEPS: usize = 5;
         for run in 0..n_runs {
-            // Interleaved, so all see the same noise, in one order and then the reverse.
-            for step in 0..STEPS {
-                let step = if run % 2 == 0 { step } else { STEPS - 1 - step };
+            // Interleaved, so all see the same noise, in an order that changes run by run.
+            for step in row::order(run, STEPS) {
                 let t = Instant::now();
                 match step {
                     0 => {

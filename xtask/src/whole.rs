@@ -105,8 +105,8 @@ fn bare_list_cmd(skillctl: &Path, corpus: &Corpus) -> Command {
 /// the index's work (parsing, holding, the precedence) has left to the floor process;
 /// reported, not gated. Beside those, the floor process that reads with the index's own
 /// calls and parses each frontmatter (`plain_floor::least`), alone and with the same output
-/// and start added. The seven commands run in one order, then in the reverse one, so no
-/// command always follows the same other.
+/// and start added. The seven commands run in an order that changes run by run
+/// (`row::order`), so no command always follows the same other.
 pub(crate) fn list_vs_floor(
     skillctl: &Path,
     floor: &Path,
@@ -135,12 +135,7 @@ pub(crate) fn list_vs_floor(
         ];
         let mut times: [Vec<f64>; 7] = Default::default();
         for run in 0..runs {
-            for i in 0..commands.len() {
-                let i = if run % 2 == 0 {
-                    i
-                } else {
-                    commands.len() - 1 - i
-                };
+            for i in row::order(run, commands.len()) {
                 times[i].push(timed(commands[i]())?);
             }
         }
