@@ -5,7 +5,7 @@ use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
@@ -48,11 +48,10 @@ impl Names {
         Names(Table::with_capacity(capacity))
     }
 
-    /// Adds `records[i]`, whose name is not in the table yet; `name` is that name when the
-    /// caller holds it closer than the record does.
-    fn insert_new(&mut self, records: &[Arc<SkillRecord>], i: usize, name: Option<&str>) {
+    /// Adds `records[i]`, whose name is not in the table yet.
+    fn insert_new(&mut self, records: &[Arc<SkillRecord>], i: usize) {
         let Table { slots, keys } = &mut self.0;
-        let hash = keys.hash(name.unwrap_or(records[i].name.as_str()));
+        let hash = keys.hash(records[i].name.as_str());
         slots.insert_unique(hash, i, |&j| keys.hash(records[j].name.as_str()));
     }
 
@@ -101,65 +100,6 @@ pub(crate) struct RootPlace {
     pub(crate) layer: Layer,
     pub(crate) plugin: Option<Arc<str>>,
     pub(crate) source: Arc<dyn SkillSource>,
-}
-
-/// How many bytes of a name a [`NameKey`] holds: every generated name and most real ones
-/// whole.
-const KEY_BYTES: usize = 24;
-
-/// A record's name as the precedence sort and the passes after it compare it: its first
-/// bytes held inline, so comparing two names follows no pointer unless both are longer than
-/// [`KEY_BYTES`]. At 100,000 skills the sort, the lookalike pass and the name table
-/// followed each record to its name again and again: 60-70 ms of a 80-90 ms publication,
-/// mostly waiting on memory. (An index holds fewer than 2^32 records.)
-#[derive(Clone, Copy)]
-struct NameKey {
-    head: [u8; KEY_BYTES],
-    /// The name's length in bytes.
-    len: u32,
-    /// The record's place in the list being sorted.
-    at: u32,
-}
-
-impl NameKey {
-    fn of(name: &str, at: usize) -> NameKey {
-        let mut head = [0; KEY_BYTES];
-        let n = name.len().min(KEY_BYTES);
-        head[..n].copy_from_slice(&name.as_bytes()[..n]);
-        NameKey {
-            head,
-            len: u32::try_from(name.len()).unwrap_or(u32::MAX),
-            at: u32::try_from(at).unwrap_or(u32::MAX),
-        }
-    }
-
-    /// The held bytes (the whole name when it is short enough).
-    fn held(&self) -> &[u8] {
-        &self.head[..(self.len as usize).min(KEY_BYTES)]
-    }
-
-    /// The whole name, when the key holds it.
-    fn whole(&self) -> Option<&str> {
-        ((self.len as usize) <= KEY_BYTES)
-            .then(|| std::str::from_utf8(self.held()).ok())
-            .flatten()
-    }
-
-    /// The order of the two names (`str` order), reading the records only when both are
-    /// longer than the key holds and their held bytes agree.
-    fn cmp_names(&self, other: &NameKey, records: &[Arc<SkillRecord>]) -> std::cmp::Ordering {
-        match self.held().cmp(other.held()) {
-            std::cmp::Ordering::Equal
-                if self.len as usize > KEY_BYTES && other.len as usize > KEY_BYTES =>
-            {
-                let name = |k: &NameKey| records[k.at as usize].name.as_str();
-                name(self).cmp(name(other))
-            }
-            // Equal held bytes, one name whole: it is the other, or a prefix of it.
-            std::cmp::Ordering::Equal => self.len.cmp(&other.len),
-            order => order,
-        }
-    }
 }
 
 /// Where a skill's files are read: its root's source and the skill folder's path in it.
@@ -230,27 +170,24 @@ fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize)
 /// specification, the one of the highest-precedence record does. Two different
 /// specification names never share a skeleton, so a catalogue of specification names costs
 /// one pass.
-///
-/// `spec_valid` says of each record whether its name is a specification name. Returns which
-/// records stay, or `None` when all do.
 fn drop_lookalikes(
-    records: &[Arc<SkillRecord>],
-    spec_valid: &[bool],
+    records: &mut Vec<Arc<SkillRecord>>,
     diagnostics: &mut Vec<PathDiagnostic>,
     rank: &dyn Fn(Layer) -> usize,
-) -> Option<Vec<bool>> {
-    if spec_valid.iter().all(|v| *v) {
-        return None;
+) {
+    // An empty catalogue (the snapshot before the first scan) asks no thread pool: outside
+    // the index's reading threads that would start rayon's global one.
+    if records.is_empty() || records.par_iter().all(|r| r.name.is_spec_valid()) {
+        return;
     }
     let spec: HashSet<&str> = records
         .iter()
-        .zip(spec_valid)
-        .filter(|(_, v)| **v)
-        .map(|(r, _)| r.name.as_str())
+        .filter(|r| r.name.is_spec_valid())
+        .map(|r| r.name.as_str())
         .collect();
     // The winning name of each skeleton that no specification name holds.
     let mut winners: HashMap<String, (usize, i64, &Path, &str)> = HashMap::new();
-    for (r, _) in records.iter().zip(spec_valid).filter(|(_, v)| !**v) {
+    for r in records.iter().filter(|r| !r.name.is_spec_valid()) {
         let key = name_skeleton(r.name.as_str());
         if spec.contains(key.as_str()) {
             continue;
@@ -272,9 +209,8 @@ fn drop_lookalikes(
     }
     let lookalike_of: Vec<Option<String>> = records
         .iter()
-        .zip(spec_valid)
-        .map(|(r, valid)| {
-            if *valid {
+        .map(|r| {
+            if r.name.is_spec_valid() {
                 return None;
             }
             let key = name_skeleton(r.name.as_str());
@@ -289,10 +225,8 @@ fn drop_lookalikes(
         .collect();
     drop(winners);
     drop(spec);
-    let keep = records
-        .iter()
-        .zip(lookalike_of)
-        .map(|(r, like)| match like {
+    let mut like = lookalike_of.into_iter();
+    records.retain(|r| match like.next().flatten() {
         None => true,
         Some(other) => {
             diagnostics.push(PathDiagnostic {
@@ -308,9 +242,7 @@ fn drop_lookalikes(
             });
             false
         }
-    })
-    .collect();
-    Some(keep)
+    });
 }
 
 impl Snapshot {
@@ -335,61 +267,28 @@ impl Snapshot {
         // Grouped by name; inside a group the winner first: layer, then priority (higher
         // first), then path. A qualified name is found by scanning its name's group, so no
         // second map (and no qualified-name strings) is kept.
-        // Each record's name is read once, on every core (an empty catalogue, the snapshot
-        // before the first scan, asks no thread pool: outside the index's reading threads
-        // that would start rayon's global one); the sort and the passes after it compare
-        // the keys ([`NameKey`]).
-        let (mut keys, spec_valid): (Vec<NameKey>, Vec<bool>) = if records.is_empty() {
-            (Vec::new(), Vec::new())
-        } else {
-            records
-                .par_iter()
-                .enumerate()
-                .map(|(i, r)| (NameKey::of(r.name.as_str(), i), r.name.is_spec_valid()))
-                .unzip()
-        };
         // On every core: at 10,000 skills this sort was the largest serial part of a build.
         // Unstable, so without a merge buffer: no two records share a path (one file is one
         // record: `hold_once` across roots, the publication within one), so no two are
         // equal and the order is the stable sort's.
-        let then = |a: &Arc<SkillRecord>, b: &Arc<SkillRecord>| {
+        records.par_sort_unstable_by(|a, b| {
             (
+                a.name.as_str(),
                 rank(a.layer),
                 std::cmp::Reverse(a.frontmatter.priority),
                 a.path.as_os_str(),
             )
                 .cmp(&(
+                    b.name.as_str(),
                     rank(b.layer),
                     std::cmp::Reverse(b.frontmatter.priority),
                     b.path.as_os_str(),
                 ))
-        };
-        keys.par_sort_unstable_by(|a, b| {
-            a.cmp_names(b, &records)
-                .then_with(|| then(&records[a.at as usize], &records[b.at as usize]))
         });
-        // The records and their flags in the keys' order (moved, not cloned: no record is
-        // touched), each key then at its record's place.
-        let spec_valid: Vec<bool> = keys.iter().map(|k| spec_valid[k.at as usize]).collect();
-        let mut slots: Vec<Option<Arc<SkillRecord>>> = records.into_iter().map(Some).collect();
-        let mut records: Vec<Arc<SkillRecord>> = keys
-            .iter()
-            .filter_map(|k| slots[k.at as usize].take())
-            .collect();
-        drop(slots);
-        for (i, key) in keys.iter_mut().enumerate() {
-            key.at = u32::try_from(i).unwrap_or(u32::MAX);
-        }
-        // Removing records keeps the others' order.
-        if let Some(keep) = drop_lookalikes(&records, &spec_valid, &mut diagnostics, &rank) {
-            let mut kept = keep.iter();
-            records.retain(|_| kept.next().copied().unwrap_or(true));
-            let mut kept = keep.iter();
-            keys.retain(|_| kept.next().copied().unwrap_or(true));
-            for (i, key) in keys.iter_mut().enumerate() {
-                key.at = u32::try_from(i).unwrap_or(u32::MAX);
-            }
-        }
+        // After the sort, which has just read every name: the lookalike pass reads each once
+        // more, and before the sort that was a cache miss or two per record. Removing
+        // records keeps the others' order.
+        drop_lookalikes(&mut records, &mut diagnostics, &rank);
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
         diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
@@ -398,12 +297,10 @@ impl Snapshot {
         let mut shadowed = Vec::new();
         let mut winner = 0;
         for (i, record) in records.iter().enumerate() {
-            let new_name =
-                i == 0 || keys[i - 1].cmp_names(&keys[i], &records) != std::cmp::Ordering::Equal;
-            if new_name {
+            if i == 0 || records[i - 1].name != record.name {
                 winner = i;
                 resolved.push(i);
-                by_name.insert_new(&records, i, keys[i].whole());
+                by_name.insert_new(&records, i);
             } else {
                 shadowed.push(Shadowed {
                     record: Arc::clone(record),
@@ -412,7 +309,6 @@ impl Snapshot {
                 });
             }
         }
-        drop(keys);
         let bodies = records.iter().map(|_| OnceLock::new()).collect();
         Snapshot {
             generation,
@@ -614,45 +510,6 @@ mod tests {
     use skills_model::Layer;
 
     use crate::SkillIndex;
-
-    proptest::proptest! {
-        /// The keys order names as `str` does, whether they hold them whole or not: names
-        /// sharing long prefixes, of every length around the bytes a key holds, and not
-        /// ASCII.
-        #[test]
-        fn name_keys_order_names_as_str_does(
-            names in proptest::collection::vec("n(ab|é|[a-c]){0,3}(x{19,26})?[a-cé-]{0,8}", 2..40),
-        ) {
-            use std::sync::Arc;
-            let records: Vec<Arc<skills_model::SkillRecord>> = names
-                .iter()
-                .map(|n| {
-                    Arc::new(skills_model::SkillRecord {
-                        name: skills_model::SkillName::lenient(n).expect("a lenient name"),
-                        description: String::new(),
-                        layer: Layer::Project,
-                        plugin: None,
-                        path: std::path::PathBuf::new(),
-                        frontmatter: Arc::new(skills_model::Frontmatter::default()),
-                        body_offset: 0,
-                        diagnostics: Arc::from(Vec::new()),
-                    })
-                })
-                .collect();
-            let keys: Vec<super::NameKey> = names
-                .iter()
-                .enumerate()
-                .map(|(i, n)| super::NameKey::of(n, i))
-                .collect();
-            for a in &keys {
-                for b in &keys {
-                    let (x, y) = (&names[a.at as usize], &names[b.at as usize]);
-                    proptest::prop_assert_eq!(a.cmp_names(b, &records), x.as_str().cmp(y.as_str()));
-                    proptest::prop_assert_eq!(a.whole().is_some(), x.len() <= super::KEY_BYTES);
-                }
-            }
-        }
-    }
 
     /// A snapshot holds the index's reading threads weakly: they end with the index, not
     /// with the last snapshot a host keeps (a review found a whole idle pool kept per
