@@ -40,18 +40,20 @@ pub(crate) fn floor_with(root: &Path, depth: usize, checks: Checks) -> usize {
 
 /// The folders listed in `dir` (following links, as discovery does), hidden ones left out.
 fn folders(dir: &Path) -> Vec<std::path::PathBuf> {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    entries
+    listed(dir).map(|e| e.path()).collect()
+}
+
+/// The entries of `dir` that [`folders`] keeps.
+fn listed(dir: &Path) -> impl Iterator<Item = std::fs::DirEntry> {
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
         .filter_map(Result::ok)
         .filter(|e| !e.file_name().as_encoded_bytes().starts_with(b"."))
         .filter(|e| {
             e.file_type()
                 .is_ok_and(|t| t.is_dir() || (t.is_symlink() && e.path().is_dir()))
         })
-        .map(|e| e.path())
-        .collect()
 }
 
 /// Reads `dir/SKILL.md`, or descends when there is none.
@@ -107,7 +109,9 @@ pub(crate) enum Work {
 /// The calls: a handle on the root opened once; for each folder, relative to that handle, a
 /// `stat` of its `SKILL.md` (a device is never opened), the open (non-blocking), an `fstat`
 /// of the open file, one read of the size that gives (at most the index's 8 KiB and one
-/// byte more), the close. A folder with no `SKILL.md` is listed and descended into, as in
+/// byte more), the close. As many calls a skill as the index makes; where nested discovery
+/// makes an `lstat` and the read then an `openat2` that follows no link, these are a `stat`
+/// and an `openat`. A folder with no `SKILL.md` is listed and descended into, as in
 /// [`floor`]. Where the floor opens by whole path, these calls walk only the path below the
 /// root, as the index's do. As the index, each thread reads into one buffer of its own
 /// ([`release`] frees them). What it parsed is dropped at once, so the next parse reuses
@@ -164,9 +168,8 @@ impl Least<'_> {
     /// The folders in the folder `rel` below the root (listed by whole path, as [`folders`]
     /// and the index list), relative to the root.
     fn folders(&self, rel: &Path) -> Vec<std::path::PathBuf> {
-        folders(&self.root.join(rel))
-            .into_iter()
-            .filter_map(|dir| Some(rel.join(dir.file_name()?)))
+        listed(&self.root.join(rel))
+            .map(|e| rel.join(e.file_name()))
             .collect()
     }
 
