@@ -153,22 +153,14 @@ fn main() {
                         ));
                         checked_floors.push(ms(t.elapsed()));
                     }
-                    2 => {
-                        std::hint::black_box(plain_floor::least(
-                            root,
-                            depth,
-                            plain_floor::Work::Read,
-                        ));
-                        calls_floors.push(ms(t.elapsed()));
-                        plain_floor::release();
-                    }
-                    3 => {
-                        std::hint::black_box(plain_floor::least(
-                            root,
-                            depth,
-                            plain_floor::Work::Parse,
-                        ));
-                        parsing_floors.push(ms(t.elapsed()));
+                    2 | 3 => {
+                        let (work, times) = if step == 2 {
+                            (plain_floor::Work::Read, &mut calls_floors)
+                        } else {
+                            (plain_floor::Work::Parse, &mut parsing_floors)
+                        };
+                        std::hint::black_box(plain_floor::least(root, depth, work));
+                        times.push(ms(t.elapsed()));
                         plain_floor::release();
                     }
                     _ => {

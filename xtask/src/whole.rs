@@ -52,18 +52,12 @@ fn floor_cmd(floor: &Path, corpus: &Corpus, threads: Option<usize>) -> Command {
     cmd
 }
 
-/// The floor process with the index's `stat` before each open and `fstat` after it.
-fn checked_floor_cmd(floor: &Path, corpus: &Corpus) -> Command {
+/// The floor process in one of its modes (`examples/floor.rs`): `checked` (the index's
+/// `stat` before each open and `fstat` after it, by whole path) or `parse` (the index's
+/// calls and its parser, `plain_floor::least`).
+fn floor_as_cmd(floor: &Path, corpus: &Corpus, mode: &str) -> Command {
     let mut cmd = floor_cmd(floor, corpus, Some(0));
-    cmd.arg("checked");
-    cmd
-}
-
-/// The floor process reading with the index's calls and parsing each frontmatter with
-/// this project's parser (`plain_floor::least`).
-fn parsing_floor_cmd(floor: &Path, corpus: &Corpus) -> Command {
-    let mut cmd = floor_cmd(floor, corpus, Some(0));
-    cmd.arg("parse");
+    cmd.arg(mode);
     cmd
 }
 
@@ -126,8 +120,8 @@ pub(crate) fn list_vs_floor(
         timed(list_cmd(skillctl, corpus))?;
         let commands: [&dyn Fn() -> Command; 7] = [
             &|| floor_cmd(floor, corpus, None),
-            &|| checked_floor_cmd(floor, corpus),
-            &|| parsing_floor_cmd(floor, corpus),
+            &|| floor_as_cmd(floor, corpus, "checked"),
+            &|| floor_as_cmd(floor, corpus, "parse"),
             &|| list_cmd(skillctl, corpus),
             &|| bare_list_cmd(skillctl, corpus),
             &|| list_cmd(skillctl, &empty),
