@@ -9,6 +9,7 @@ Each step is an assertion; the script exits non-zero at the first one that fails
 import argparse
 import asyncio
 import json
+import logging
 import os
 import subprocess
 import sys
@@ -142,6 +143,19 @@ async def run_stdio(skillctl, personal, project, fifo):
             check(not is_error(ran) and "local ran" in text_of(ran), f"trusted: {text_of(ran)}")
 
 
+class Terminations(logging.Handler):
+    """Keeps the warnings the client logs when the server refuses its session's DELETE."""
+
+    def __init__(self):
+        super().__init__(level=logging.WARNING)
+        self.failed = []
+
+    def emit(self, record):
+        message = record.getMessage()
+        if message.startswith("Session termination failed"):
+            self.failed.append(message)
+
+
 async def run_http(skillctl, personal, project, workdir, fifo):
     token_file = os.path.join(workdir, "token")
     write(token_file, "s3cret\n")
@@ -162,12 +176,18 @@ async def run_http(skillctl, personal, project, workdir, fifo):
             if type(message).__name__ == "ToolListChangedNotification":
                 changed.set()
 
+        # The client ends its session with a DELETE when it closes, and logs a warning when
+        # the server's answer is not one it takes for success. (Its other warnings are its
+        # own: one about a message still arriving as it closes comes and goes with timing.)
+        terminations = Terminations()
+        logging.getLogger("mcp.client.streamable_http").addHandler(terminations)
         client = httpx.AsyncClient(headers={"Authorization": "Bearer s3cret"}, timeout=DEADLINE)
         async with client:
             async with streamable_http_client(url, http_client=client) as streams:
                 read, write_ = streams[0], streams[1]
                 async with ClientSession(read, write_, message_handler=on_message) as session:
                     await scenario(session, personal, changed, fifo)
+        check(not terminations.failed, f"ending the session: {terminations.failed}")
     finally:
         proc.terminate()
         proc.wait(timeout=DEADLINE)

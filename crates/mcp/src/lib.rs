@@ -130,7 +130,15 @@ pub async fn serve_http(
                                 ));
                             }
                         }
-                        next.run(request).await
+                        let ends_session = request.method() == axum::http::Method::DELETE;
+                        let mut response = next.run(request).await;
+                        // rmcp answers a session's DELETE with 202 Accepted; the session is
+                        // already closed then, and the official Python client takes anything
+                        // but 200 or 204 as a failed termination: say 200, as its server does.
+                        if ends_session && response.status() == axum::http::StatusCode::ACCEPTED {
+                            *response.status_mut() = axum::http::StatusCode::OK;
+                        }
+                        response
                     }
                 },
             ));
