@@ -123,7 +123,7 @@ pub async fn serve_http(
                                 .get(axum::http::header::AUTHORIZATION)
                                 .and_then(|v| v.to_str().ok())
                                 .and_then(|v| v.strip_prefix("Bearer "));
-                            if given != Some(&*token) {
+                            if !given.is_some_and(|given| same_secret(given, &token)) {
                                 return axum::response::IntoResponse::into_response((
                                     axum::http::StatusCode::UNAUTHORIZED,
                                     "a bearer token is required",
@@ -151,6 +151,20 @@ pub async fn serve_http(
         })
         .await
         .map_err(McpError::Transport)
+}
+
+/// Whether `given` is `secret`, in a time that does not depend on where they first differ
+/// (only on their lengths): a client timing refusals learns nothing of the token's bytes.
+fn same_secret(given: &str, secret: &str) -> bool {
+    let (given, secret) = (given.as_bytes(), secret.as_bytes());
+    if given.len() != secret.len() {
+        return false;
+    }
+    let differ = given
+        .iter()
+        .zip(secret)
+        .fold(0u8, |acc, (a, b)| std::hint::black_box(acc | (a ^ b)));
+    differ == 0
 }
 
 /// Binds `addr` for [`serve_http`]; port 0 picks a free port (read it from the listener).
@@ -233,4 +247,29 @@ pub fn run(
     // Sessions end (and their scripts with them) before the process goes.
     runtime.shutdown_timeout(Duration::from_secs(5));
     result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::same_secret;
+
+    #[test]
+    fn a_secret_is_the_same_only_byte_for_byte() {
+        let cases = [
+            ("s3cret", "s3cret", true),
+            ("s3cres", "s3cret", false),
+            ("t3cret", "s3cret", false),
+            ("s3cre", "s3cret", false),
+            ("s3crett", "s3cret", false),
+            ("", "s3cret", false),
+            ("", "", true),
+        ];
+        for (given, secret, same) in cases {
+            assert_eq!(
+                same_secret(given, secret),
+                same,
+                "{given:?} against {secret:?}"
+            );
+        }
+    }
 }
