@@ -154,6 +154,10 @@ class Terminations(logging.Handler):
         message = record.getMessage()
         if message.startswith("Session termination failed"):
             self.failed.append(message)
+        # With a handler of its own the logger no longer falls back to stderr: keep the
+        # client's other warnings where a reader of the run can see them.
+        elif logging.lastResort is not None:
+            logging.lastResort.handle(record)
 
 
 async def run_http(skillctl, personal, project, workdir, fifo):

@@ -65,6 +65,12 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
             }
         }
     };
-    skills_mcp::run(executor, context, transport)?;
+    skills_mcp::run(executor, context, transport).map_err(|e| match (&e, &args.token_file) {
+        (skills_mcp::McpError::EmptyToken, Some(file)) => anyhow::Error::new(e).context(format!(
+            "the token file {} is empty or blank",
+            file.display()
+        )),
+        _ => e.into(),
+    })?;
     Ok(ExitCode::SUCCESS)
 }

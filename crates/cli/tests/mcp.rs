@@ -219,3 +219,25 @@ fn prompts_follow_who_may_invoke_a_skill() {
     assert!(description.contains("model-only") && description.contains("anyone"));
     assert!(!description.contains("user-only"), "{description}");
 }
+
+/// A token file of blanks only would be an empty token, which admits any request that
+/// sends `Authorization: Bearer ` with nothing after it: refused before anything listens.
+#[test]
+fn a_blank_token_file_is_refused_before_anything_listens() {
+    let f = Fixture::new();
+    let token = f.path().join("token");
+    std::fs::write(&token, " \n\t\n").expect("write the token file");
+    let out = common::skillctl()
+        .args(["mcp", "--no-defaults", &f.root_arg("personal")])
+        .args(["--http", "127.0.0.1:0", "--token-file"])
+        .arg(&token)
+        .output()
+        .expect("skillctl runs");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("listening"), "{stderr}");
+    assert!(
+        stderr.contains("is empty or blank") && stderr.contains("Bearer"),
+        "{stderr}"
+    );
+}

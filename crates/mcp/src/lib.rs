@@ -14,6 +14,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::session::SessionManager as _;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
@@ -31,6 +32,10 @@ pub enum McpError {
     /// The MCP session could not start (the initialize handshake failed).
     #[error("MCP session: {0}")]
     Session(String),
+    /// The HTTP transport was given an empty bearer token, which would admit any request
+    /// that sends `Authorization: Bearer ` with nothing after it.
+    #[error("the bearer token is empty, which would admit any request that sends `Authorization: Bearer ` with nothing after it: give a token, or none")]
+    EmptyToken,
 }
 
 impl McpError {
@@ -39,6 +44,7 @@ impl McpError {
         match self {
             McpError::Transport(_) => "MCP_TRANSPORT",
             McpError::Session(_) => "MCP_SESSION",
+            McpError::EmptyToken => "MCP_EMPTY_TOKEN",
         }
     }
 }
@@ -47,13 +53,23 @@ impl McpError {
 #[derive(Debug, Clone, Default)]
 pub struct HttpOptions {
     /// A bearer token every request must carry (`Authorization: Bearer ...`); a request
-    /// without it gets 401.
+    /// without it gets 401. An empty one is refused ([`McpError::EmptyToken`]).
     pub token: Option<String>,
     /// Browser origins allowed beyond loopback ones (DNS-rebinding protection: a request
     /// with another `Origin` is refused).
     pub allowed_origins: Vec<String>,
     /// How long an idle MCP session lives (default 30 minutes).
     pub session_idle: Option<Duration>,
+}
+
+impl HttpOptions {
+    /// Whether these options can serve: an empty token cannot ([`McpError::EmptyToken`]).
+    pub fn check(&self) -> Result<(), McpError> {
+        match self.token.as_deref() {
+            Some("") => Err(McpError::EmptyToken),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Serves one MCP session over stdin and stdout until the client closes it (or SIGTERM),
@@ -82,6 +98,7 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     options: HttpOptions,
 ) -> Result<(), McpError> {
+    options.check()?;
     let mut origins = vec![
         "http://localhost:*".to_owned(),
         "http://127.0.0.1:*".to_owned(),
@@ -104,44 +121,19 @@ pub async fn serve_http(
     let mut manager = LocalSessionManager::default();
     manager.session_config.keep_alive =
         Some(options.session_idle.unwrap_or(Duration::from_secs(1800)));
+    let sessions = Arc::new(manager);
     let service = StreamableHttpService::new(
         move || Ok(SkillsServer::new(&executor, context.clone())),
-        Arc::new(manager),
+        Arc::clone(&sessions),
         config,
     );
-    let token = options.token.map(Arc::<str>::from);
-    let router =
-        axum::Router::new()
-            .nest_service("/mcp", service)
-            .layer(axum::middleware::from_fn(
-                move |request: axum::extract::Request, next: axum::middleware::Next| {
-                    let token = token.clone();
-                    async move {
-                        if let Some(token) = token {
-                            let given = request
-                                .headers()
-                                .get(axum::http::header::AUTHORIZATION)
-                                .and_then(|v| v.to_str().ok())
-                                .and_then(|v| v.strip_prefix("Bearer "));
-                            if !given.is_some_and(|given| same_secret(given, &token)) {
-                                return axum::response::IntoResponse::into_response((
-                                    axum::http::StatusCode::UNAUTHORIZED,
-                                    "a bearer token is required",
-                                ));
-                            }
-                        }
-                        let ends_session = request.method() == axum::http::Method::DELETE;
-                        let mut response = next.run(request).await;
-                        // rmcp answers a session's DELETE with 202 Accepted; the session is
-                        // already closed then, and the official Python client takes anything
-                        // but 200 or 204 as a failed termination: say 200, as its server does.
-                        if ends_session && response.status() == axum::http::StatusCode::ACCEPTED {
-                            *response.status_mut() = axum::http::StatusCode::OK;
-                        }
-                        response
-                    }
-                },
-            ));
+    let admission = Admission {
+        token: options.token.map(Arc::<str>::from),
+        sessions: Arc::clone(&sessions),
+    };
+    let router = axum::Router::new()
+        .nest_service("/mcp", service)
+        .layer(axum::middleware::from_fn_with_state(admission, admit));
     // On SIGTERM or SIGINT every MCP session is ended (its skills deactivated, audited),
     // then the listener stops.
     axum::serve(listener, router)
@@ -152,6 +144,66 @@ pub async fn serve_http(
         .await
         .map_err(McpError::Transport)
 }
+
+/// What [`admit`] checks a request against.
+#[derive(Clone)]
+struct Admission {
+    /// The bearer token every request must carry, if any.
+    token: Option<Arc<str>>,
+    /// The MCP sessions, shared with rmcp's service.
+    sessions: Arc<LocalSessionManager>,
+}
+
+/// Admits a request to `/mcp`, before rmcp sees it:
+/// - without the bearer token (when there is one), 401;
+/// - a `DELETE` of a session that is not open, 404 (rmcp closes an unknown session
+///   without a word and answers 202; the specification answers a request for a session
+///   that ended with 404, as rmcp does for `GET` and `POST`);
+/// - a `DELETE` rmcp answers 202 (the session is closed by then) is answered 200: the
+///   official Python client takes anything but 200 or 204 as a failed termination.
+async fn admit(
+    axum::extract::State(admission): axum::extract::State<Admission>,
+    request: axum::extract::Request,
+    next: axum::middleware::Next,
+) -> axum::response::Response {
+    use axum::http::{Method, StatusCode};
+    use axum::response::IntoResponse as _;
+    if let Some(token) = &admission.token {
+        let given = request
+            .headers()
+            .get(axum::http::header::AUTHORIZATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.strip_prefix("Bearer "));
+        if !given.is_some_and(|given| same_secret(given, token)) {
+            return (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
+        }
+    }
+    let ends_session = request.method() == Method::DELETE;
+    if ends_session {
+        let id = request
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok());
+        if let Some(id) = id {
+            let open = admission
+                .sessions
+                .has_session(&id.into())
+                .await
+                .unwrap_or(false);
+            if !open {
+                return (StatusCode::NOT_FOUND, "no such MCP session").into_response();
+            }
+        }
+    }
+    let mut response = next.run(request).await;
+    if ends_session && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::OK;
+    }
+    response
+}
+
+/// The header that names a request's MCP session.
+const SESSION_HEADER: &str = "mcp-session-id";
 
 /// Whether `given` is `secret`, in a time that does not depend on where they first differ
 /// (only on their lengths): a client timing refusals learns nothing of the token's bytes.
@@ -237,6 +289,8 @@ pub fn run(
                 options,
                 on_listening,
             } => {
+                // Refused before anything listens.
+                options.check()?;
                 let listener = bind(addr).await?;
                 let bound = listener.local_addr().map_err(McpError::Transport)?;
                 on_listening(bound);

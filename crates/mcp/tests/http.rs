@@ -1,0 +1,157 @@
+//! The streamable HTTP transport as a client meets it on the wire: the bearer token, and
+//! the answers to a session's `DELETE` (raw HTTP/1.1 over a socket, so nothing between the
+//! test and the server interprets a status).
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use skills_executor::{Executor, SessionContext};
+use skills_index::SkillIndex;
+use skills_mcp::{HttpOptions, McpError};
+use skills_model::Layer;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+
+const TOKEN: &str = "s3cret";
+
+fn executor(root: &std::path::Path) -> Executor {
+    let index = SkillIndex::builder()
+        .root(Layer::Project, root)
+        .build()
+        .expect("an empty root indexes");
+    Executor::builder(Arc::new(index)).build()
+}
+
+/// Starts the server on a free loopback port; it stops with the test's runtime.
+async fn serve(root: &std::path::Path) -> SocketAddr {
+    let listener = skills_mcp::bind("127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    let options = HttpOptions {
+        token: Some(TOKEN.to_owned()),
+        ..HttpOptions::default()
+    };
+    let executor = executor(root);
+    tokio::spawn(skills_mcp::serve_http(
+        executor,
+        SessionContext::builder().build(),
+        listener,
+        options,
+    ));
+    addr
+}
+
+/// The status and headers of one request's answer (header names lowercased).
+async fn send(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, Vec<(String, String)>) {
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let mut request = format!(
+        "{method} /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for (name, value) in headers {
+        request.push_str(&format!("{name}: {value}\r\n"));
+    }
+    request.push_str("\r\n");
+    request.push_str(body);
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    // The head only: an answer in an event stream may stay open after it.
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        let n = stream.read(&mut byte).await.expect("reads");
+        assert_eq!(n, 1, "the answer ended inside its head: {head:?}");
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8(head).expect("an ASCII head");
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .expect("a status line");
+    let headers = lines
+        .filter_map(|l| l.split_once(": "))
+        .map(|(n, v)| (n.to_ascii_lowercase(), v.to_owned()))
+        .collect();
+    (status, headers)
+}
+
+const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"0"}}}"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_token_admits_and_a_session_ends_once() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let addr = serve(root.path()).await;
+    let bearer = format!("Bearer {TOKEN}");
+
+    // Without the token, or with another, nothing is served.
+    for auth in [None, Some("Bearer wrong"), Some("Bearer "), Some("s3cret")] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
+        let (status, _) = send(addr, "POST", &headers, INITIALIZE).await;
+        assert_eq!(status, 401, "authorization {auth:?}");
+    }
+
+    let (status, headers) = send(addr, "POST", &[("Authorization", &bearer)], INITIALIZE).await;
+    assert_eq!(status, 200);
+    let session = headers
+        .iter()
+        .find(|(n, _)| n == "mcp-session-id")
+        .map(|(_, v)| v.clone())
+        .expect("a session id");
+
+    // A DELETE without the token says nothing about the session.
+    let (status, _) = send(addr, "DELETE", &[("mcp-session-id", &session)], "").await;
+    assert_eq!(status, 401);
+
+    let with = |id: &str| {
+        [
+            ("Authorization", bearer.clone()),
+            ("mcp-session-id", id.to_owned()),
+        ]
+    };
+    let delete = |id: String| {
+        let headers = with(&id);
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(n, v)| (*n, v.as_str())).collect();
+            send(addr, "DELETE", &headers, "").await.0
+        }
+    };
+    // Regression: rmcp's 202 made the official Python client log a failed termination.
+    assert_eq!(delete(session.clone()).await, 200, "the open session ends");
+    // Regression: rmcp answered 202 for a session that was not open.
+    assert_eq!(delete(session).await, 404, "it ended already");
+    assert_eq!(
+        delete("no-such-session".to_owned()).await,
+        404,
+        "it never was"
+    );
+}
+
+#[tokio::test]
+async fn an_empty_token_is_refused_before_anything_is_served() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let listener = skills_mcp::bind("127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("a free port");
+    let options = HttpOptions {
+        token: Some(String::new()),
+        ..HttpOptions::default()
+    };
+    let served = skills_mcp::serve_http(
+        executor(root.path()),
+        SessionContext::builder().build(),
+        listener,
+        options,
+    )
+    .await;
+    assert!(matches!(served, Err(McpError::EmptyToken)), "{served:?}");
+    assert_eq!(served.expect_err("refused").code(), "MCP_EMPTY_TOKEN");
+}
