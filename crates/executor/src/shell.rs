@@ -243,45 +243,58 @@ fn statements(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<
 }
 
 /// One statement: a command, a pipeline, or a list joined by `&&` / `||`.
+///
+/// Walked with a stack of its own, in the order a recursive walk takes (each part in
+/// turn, and a part's own parts before the next), not by recursion: `a && b && ...` is a
+/// list inside a list inside a list, and a line of ten thousand `&&` overflowed the
+/// thread's stack and took the session down with it
+/// (`tests/attacks.rs::a_line_of_ten_thousand_lists_is_judged_not_a_crash`).
 fn statement(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<(), Refusal> {
-    match node.kind() {
-        "command" => {
-            out.push(command(node, line)?);
-            Ok(())
-        }
-        "pipeline" => {
-            for child in children(node) {
-                match child.kind() {
-                    "|" => {}
-                    _ if child.is_named() => statement(child, line, out)?,
-                    other => return Err(refusal(other)),
-                }
-            }
-            Ok(())
-        }
-        "list" => {
-            for child in children(node) {
-                match child.kind() {
-                    "&&" | "||" => {}
-                    _ if child.is_named() => statement(child, line, out)?,
-                    other => return Err(refusal(other)),
-                }
-            }
-            Ok(())
-        }
-        "redirected_statement" => {
-            // Name what redirects: a heredoc or here-string, or a file redirection.
-            let heredoc = children(node)
-                .iter()
-                .any(|c| matches!(c.kind(), "heredoc_redirect" | "herestring_redirect"));
-            Err(if heredoc {
-                Refusal::Heredoc
-            } else {
-                Refusal::Redirection
-            })
-        }
-        other => Err(refusal(other)),
+    /// What is left to judge: a statement, or a part of a pipeline or list, which is
+    /// one of its separators or a statement.
+    enum Work<'t> {
+        Statement(Node<'t>),
+        Part(Node<'t>, &'static [&'static str]),
     }
+    let mut work = vec![Work::Statement(node)];
+    while let Some(next) = work.pop() {
+        let node = match next {
+            Work::Statement(node) => node,
+            Work::Part(child, separators) => {
+                match child.kind() {
+                    kind if separators.contains(&kind) => {}
+                    _ if child.is_named() => work.push(Work::Statement(child)),
+                    other => return Err(refusal(other)),
+                }
+                continue;
+            }
+        };
+        match node.kind() {
+            "command" => out.push(command(node, line)?),
+            kind @ ("pipeline" | "list") => {
+                let separators: &'static [&'static str] = if kind == "pipeline" {
+                    &["|"]
+                } else {
+                    &["&&", "||"]
+                };
+                let parts = children(node);
+                work.extend(parts.into_iter().rev().map(|c| Work::Part(c, separators)));
+            }
+            "redirected_statement" => {
+                // Name what redirects: a heredoc or here-string, or a file redirection.
+                let heredoc = children(node)
+                    .iter()
+                    .any(|c| matches!(c.kind(), "heredoc_redirect" | "herestring_redirect"));
+                return Err(if heredoc {
+                    Refusal::Heredoc
+                } else {
+                    Refusal::Redirection
+                });
+            }
+            other => return Err(refusal(other)),
+        }
+    }
+    Ok(())
 }
 
 /// A simple command's words: a command name and arguments, each an admitted word.

@@ -398,3 +398,28 @@ fn a_restricting_skill_governs_the_runtime_tools() {
         .load(&names(&["powerful"]), LoadMode::Replace)
         .unwrap();
 }
+
+// Regression: `a && b && ...` is a list inside a list in the grammar's tree, walked by
+// recursion; a line of ten thousand `&&` (about 140 KB, far under the line limit)
+// overflowed the stack and aborted the process, session and batch with it. `'git'`
+// sends the line past the fast path to the grammar.
+#[test]
+fn a_line_of_ten_thousand_lists_is_judged_not_a_crash() {
+    let env = Env::new();
+    env.skill("status", "allowed-tools: Bash(git status:*)\n", "Status.\n");
+    let session = env.session();
+    session.load(&names(&["status"]), LoadMode::Add).unwrap();
+    for (operator, last, allowed_whole) in [
+        ("&&", "git status", true),
+        ("||", "git status", true),
+        ("&&", "rm -rf /", false),
+    ] {
+        let mut line = "'git' status".to_owned();
+        for _ in 0..10_000 {
+            line.push_str(&format!(" {operator} git status"));
+        }
+        line.push_str(&format!(" {operator} {last}"));
+        let decision = session.check_tool("Bash", &json!({ "command": line }));
+        assert_eq!(decision.allowed, allowed_whole, "{operator} then {last}");
+    }
+}
