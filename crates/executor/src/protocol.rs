@@ -165,8 +165,95 @@ struct CheckInput {
     /// The host tool about to run (Bash, Read, Write...).
     tool: String,
     /// Its input, as the model gave it.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "unique_keys")]
     input: Value,
+}
+
+/// A JSON value read from text whose objects repeat no key, at any depth: `check_tool`'s
+/// tool input, and any input read as a tree first (see [`parse`]). The host runs
+/// the tool input it parses itself: where an object names a key twice, one JSON reader
+/// keeps the first and another the last (serde_json's `Value`), and a judge keeping one
+/// could allow `{"command": "rm -rf /", "command": "git status"}` for a host that runs the
+/// other. Refused, so the judged input is the only reading there is.
+fn unique_keys<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Value, D::Error> {
+    UniqueKeys::deserialize(d).map(|v| v.0)
+}
+
+/// See [`unique_keys`].
+struct UniqueKeys(Value);
+
+impl<'de> Deserialize<'de> for UniqueKeys {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<UniqueKeys, D::Error> {
+        d.deserialize_any(UniqueKeysVisitor).map(UniqueKeys)
+    }
+}
+
+struct UniqueKeysVisitor;
+
+impl<'de> serde::de::Visitor<'de> for UniqueKeysVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::from(v))
+    }
+
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(v))
+    }
+
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+
+    fn visit_some<D: serde::Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        d.deserialize_any(self)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let mut items = Vec::new();
+        while let Some(UniqueKeys(item)) = seq.next_element()? {
+            items.push(item);
+        }
+        Ok(Value::Array(items))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut object = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if object.contains_key(&key) {
+                return Err(serde::de::Error::custom(format!(
+                    "the key {key:?} appears twice in one object (JSON readers differ on which one counts)"
+                )));
+            }
+            let UniqueKeys(value) = map.next_value()?;
+            object.insert(key, value);
+        }
+        Ok(Value::Object(object))
+    }
 }
 
 /// `instructions`.
@@ -221,8 +308,10 @@ fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Input<'_>) -> Resul
             // A missing or null input, and the rare input that may name both `names` and
             // `skills`, are decided on the tree, by the rules below.
             if text == "null" || (text.contains("\"names\"") && text.contains("\"skills\"")) {
-                serde_json::from_str(text)
+                // Read as the typed path reads a tool's input: no key twice in an object.
+                serde_json::from_str::<UniqueKeys>(text)
                     .map_err(|e| ExecError::BadInput(format!("{request}: {e}")))?
+                    .0
             } else {
                 return serde_json::from_str(text)
                     .map_err(|e| ExecError::BadInput(format!("{request}: {e}")));

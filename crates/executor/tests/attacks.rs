@@ -423,3 +423,33 @@ fn a_line_of_ten_thousand_lists_is_judged_not_a_crash() {
         assert_eq!(decision.allowed, allowed_whole, "{operator} then {last}");
     }
 }
+
+// Regression: a tool input naming a key twice was judged by its last value (serde_json's
+// reading), while a host whose JSON reader keeps the first would run that one:
+// `{"command": "rm -rf /", "command": "git status"}` was allowed.
+#[test]
+fn a_tool_input_naming_a_key_twice_is_refused() {
+    let env = Env::new();
+    env.skill("status", "allowed-tools: Bash(git status:*)\n", "Status.\n");
+    let session = env.session();
+    session.load(&names(&["status"]), LoadMode::Add).unwrap();
+    let refused = [
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{"command":"rm -rf /","command":"git status"}}}"#,
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{"command":"git status","command":"rm -rf /"}}}"#,
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{"command":"git status","opts":[{"a":1,"a":2}]}}}"#,
+        // An input holding "names" and "skills" is read as a tree first: no key twice there either.
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{"command":"rm -rf / # names skills","command":"git status","names":1,"skills":2}}}"#,
+    ];
+    for line in refused {
+        let answer: Value = serde_json::from_str(&protocol::respond_line(&session, line)).unwrap();
+        assert_eq!(answer["ok"], false, "{line}: {answer}");
+        assert_eq!(
+            answer["error"]["code"], "SKILL_BAD_INPUT",
+            "{line}: {answer}"
+        );
+    }
+    let once = r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{"command":"git status","nested":{"a":1,"b":{"a":1}}}}}"#;
+    let answer: Value = serde_json::from_str(&protocol::respond_line(&session, once)).unwrap();
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(answer["output"]["decision"], "allow", "{answer}");
+}
