@@ -368,13 +368,28 @@ pub(crate) fn decide<'a>(
     let commands = || {
         grammar.get_or_init(|| {
             crate::shell::simple_commands(arg.unwrap_or("")).map(|cmds| {
-                cmds.iter()
-                    .map(|words| crate::shell::spelling(words))
-                    .collect::<Vec<String>>()
+                cmds.into_iter()
+                    .map(|words| (crate::shell::spelling(&words), words))
+                    .collect::<Vec<(String, Vec<String>)>>()
             })
         })
     };
+    // The first rule of `allowed` that admits a command of the line whole (see
+    // `guard`); else the option a matching rule's wildcard would have admitted.
+    let admitting = |allowed: &'a ToolRules, (spelled, words): &(String, Vec<String>)| {
+        let mut held = None;
+        for rule in allowed.rules() {
+            if rule.matches(tool, Some(spelled)) {
+                match crate::guard::held_back(rule, words) {
+                    None => return Ok(rule),
+                    Some(option) => held = held.or(Some(option)),
+                }
+            }
+        }
+        Err(held)
+    };
     let mut refused = None;
+    let mut held: Option<String> = None;
     let mut restricted = false;
     let mut deciding: Option<&CompiledRules> = None;
     for rules in stack {
@@ -411,8 +426,16 @@ pub(crate) fn decide<'a>(
         } else if bash && arg.is_some() {
             // Allowed by proof: the line parses into admitted constructs only, and every
             // simple command of it matches a rule.
+            // A word a rule's wildcard admits is held back when it is an option that
+            // writes files or runs programs (`guard`).
             match commands() {
-                Ok(cmds) => cmds.iter().all(|c| allowed.any_matches(tool, Some(c))),
+                Ok(cmds) => cmds.iter().all(|c| match admitting(allowed, c) {
+                    Ok(_) => true,
+                    Err(option) => {
+                        held = held.take().or(option);
+                        false
+                    }
+                }),
                 Err(construct) => {
                     refused = Some(*construct);
                     false
@@ -447,9 +470,14 @@ pub(crate) fn decide<'a>(
                 Some(a) => format!("{tool}({a})"),
                 None => tool.to_owned(),
             };
-            let why = match refused {
-                Some(construct) => format!(": {construct} is not admitted under an allow rule"),
-                None => String::new(),
+            let why = match (refused, &held) {
+                (Some(construct), _) => {
+                    format!(": {construct} is not admitted under an allow rule")
+                }
+                (None, Some(option)) => format!(
+                    ": {option} writes files or runs programs, and a rule admits it only by naming it"
+                ),
+                (None, None) => String::new(),
             };
             return Decision::deny(format!(
                 "{what} is not in the allowed-tools of the active skill {:?}{why}",
@@ -465,18 +493,14 @@ pub(crate) fn decide<'a>(
         // The rule of the top restricting skill that admits the call (for a compound Bash
         // line, the one its first command matched).
         let first = if bash {
-            commands()
-                .as_ref()
-                .ok()
-                .and_then(|cmds| cmds.first())
-                .map(String::as_str)
+            commands().as_ref().ok().and_then(|cmds| cmds.first())
         } else {
             None
         };
         let rule = rules.allowed.as_ref().and_then(|allowed| {
             allowed
                 .first_match(tool, None)
-                .or_else(|| first.and_then(|p| allowed.first_match(tool, Some(p))))
+                .or_else(|| first.and_then(|c| admitting(allowed, c).ok()))
                 .or_else(|| {
                     lexical
                         .as_deref()

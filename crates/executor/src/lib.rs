@@ -16,6 +16,7 @@ mod env;
 mod error;
 mod executor;
 mod files;
+mod guard;
 mod policy;
 mod prompt;
 pub mod protocol;

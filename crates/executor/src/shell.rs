@@ -111,11 +111,6 @@ pub(crate) fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
 /// a rule for `git -C /srv log`; quoted, it cannot. A rule naming a word with a blank
 /// must quote it the same way.
 pub(crate) fn spelling(words: &[String]) -> String {
-    let plain = |w: &str| {
-        !w.is_empty()
-            && w.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,^-".contains(&b))
-    };
     let mut out = String::new();
     for (i, w) in words.iter().enumerate() {
         if i > 0 {
@@ -130,6 +125,24 @@ pub(crate) fn spelling(words: &[String]) -> String {
         }
     }
     out
+}
+
+/// Whether [`spelling`] writes `word` as it is, unquoted.
+fn plain(word: &str) -> bool {
+    !word.is_empty()
+        && word
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"_./:=@%+,^-".contains(&b))
+}
+
+/// The length of `word` as [`spelling`] writes it, without writing it.
+pub(crate) fn spelled_len(word: &str) -> usize {
+    if plain(word) {
+        word.len()
+    } else {
+        // Quoted, each `'` written as four characters.
+        2 + word.len() + 3 * word.bytes().filter(|b| *b == b'\'').count()
+    }
 }
 
 /// The full parser: tree-sitter-bash, then a walk that admits only what it knows.

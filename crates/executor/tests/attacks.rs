@@ -453,3 +453,37 @@ fn a_tool_input_naming_a_key_twice_is_refused() {
     assert_eq!(answer["ok"], true, "{answer}");
     assert_eq!(answer["output"]["decision"], "allow", "{answer}");
 }
+
+// Regression: `Bash(git diff:*)` admitted `git diff --output=.git/config --line-prefix=...`,
+// which writes a git configuration whose `core.fsmonitor` the next allowed `git status`
+// runs: a rule for a command that reads became any program at all.
+#[test]
+fn a_wildcard_does_not_admit_an_option_that_writes_or_runs() {
+    let env = Env::new();
+    env.skill(
+        "git-read",
+        "allowed-tools: Bash(git status:*) Bash(git diff:*) Bash(git diff --output=review.patch)\n",
+        "Read the repository.\n",
+    );
+    let session = env.session();
+    session.load(&names(&["git-read"]), LoadMode::Add).unwrap();
+    let planted = r#"git diff --no-index --output=.git/config --line-prefix='[core] fsmonitor = "touch /tmp/owned" #' /dev/null /etc/hostname ; git status"#;
+    let decision = session.check_tool("Bash", &json!({ "command": planted }));
+    assert!(!decision.allowed, "{decision:?}");
+    assert!(
+        decision.reason.contains("--output of git"),
+        "{}",
+        decision.reason
+    );
+    for (command, allowed) in [
+        ("git diff --ext-diff HEAD", false),
+        ("git status && git diff --output=elsewhere.txt", false),
+        ("git diff --stat HEAD", true),
+        ("git status --short && git diff --no-ext-diff", true),
+        // The option the rules name is the authors' choice.
+        ("git diff --output=review.patch", true),
+    ] {
+        let decision = session.check_tool("Bash", &json!({ "command": command }));
+        assert_eq!(decision.allowed, allowed, "{command}: {}", decision.reason);
+    }
+}
