@@ -18,9 +18,10 @@ use skills_model::{Specifier, ToolRule};
 /// How an option is spelled on a command line.
 #[derive(Debug, Clone, Copy)]
 enum Opt {
-    /// A word starting with this text (the option alone, with `=value`, or a longer option
-    /// sharing the start: held too, as the safe side).
-    Long(&'static str),
+    /// A word starting with the first text (the option alone, with `=value`, a shorter
+    /// abbreviation git's option parser takes for it, or a longer option sharing the
+    /// start: held too, as the safe side); the second is the option the reason names.
+    Long(&'static str, &'static str),
     /// A single-dash word holding this letter (`-o`, `-ofile`, a cluster such as `-bo`).
     Short(char),
 }
@@ -56,25 +57,28 @@ const GUARDED: &[Guard] = &[
         options: &[
             Opt::Short('c'),
             Opt::Short('C'),
-            Opt::Long("--config-env"),
-            Opt::Long("--exec-path"),
-            Opt::Long("--git-dir"),
-            Opt::Long("--work-tree"),
+            Opt::Long("--config-env", "--config-env"),
+            Opt::Long("--exec-path", "--exec-path"),
+            Opt::Long("--git-dir", "--git-dir"),
+            Opt::Long("--work-tree", "--work-tree"),
         ],
     },
     Guard {
         program: "git",
         scope: Scope::Any,
         options: &[
+            // Commands on git's option parser take a long option by any unambiguous start
+            // (`git archive --outp=x`), so each is held from a start short enough.
             // diff, log, show, format-patch, archive: a file written where it says.
-            Opt::Long("--output"),
-            Opt::Long("--ext-diff"),
-            // rebase --exec, difftool --extcmd, grep --open-files-in-pager.
-            Opt::Long("--exec"),
-            Opt::Long("--extcmd"),
-            Opt::Long("--open-files-in-pager"),
-            Opt::Long("--upload-pack"),
-            Opt::Long("--receive-pack"),
+            Opt::Long("--ou", "--output"),
+            // diff --ext-diff, difftool --extcmd; rebase --exec; grep
+            // --open-files-in-pager; clone, fetch, ls-remote --upload-pack; push
+            // --receive-pack.
+            Opt::Long("--ext", "--ext-diff"),
+            Opt::Long("--exe", "--exec"),
+            Opt::Long("--op", "--open-files-in-pager"),
+            Opt::Long("--up", "--upload-pack"),
+            Opt::Long("--receive", "--receive-pack"),
         ],
     },
     Guard {
@@ -101,26 +105,27 @@ const GUARDED: &[Guard] = &[
         program: "find",
         scope: Scope::Any,
         options: &[
-            Opt::Long("-exec"),
-            Opt::Long("-ok"),
-            Opt::Long("-delete"),
-            Opt::Long("-fprint"),
-            Opt::Long("-fls"),
+            Opt::Long("-exec", "-exec"),
+            Opt::Long("-ok", "-ok"),
+            Opt::Long("-delete", "-delete"),
+            Opt::Long("-fprint", "-fprint"),
+            Opt::Long("-fls", "-fls"),
         ],
     },
     Guard {
         program: "sort",
         scope: Scope::Any,
         options: &[
-            Opt::Long("--output"),
-            Opt::Long("--compress-program"),
+            // GNU getopt takes a long option by any unambiguous start too.
+            Opt::Long("--o", "--output"),
+            Opt::Long("--com", "--compress-program"),
             Opt::Short('o'),
         ],
     },
     Guard {
         program: "rg",
         scope: Scope::Any,
-        options: &[Opt::Long("--pre")],
+        options: &[Opt::Long("--pre", "--pre")],
     },
     Guard {
         program: "tree",
@@ -132,7 +137,7 @@ const GUARDED: &[Guard] = &[
 impl Opt {
     fn holds(self, word: &str) -> bool {
         match self {
-            Opt::Long(start) => word.starts_with(start),
+            Opt::Long(start, _) => word.starts_with(start),
             Opt::Short(letter) => {
                 word.len() > 1
                     && word.starts_with('-')
@@ -145,7 +150,7 @@ impl Opt {
     /// The option as the reason names it.
     fn spelled(self) -> String {
         match self {
-            Opt::Long(start) => start.to_owned(),
+            Opt::Long(_, name) => name.to_owned(),
             Opt::Short(letter) => format!("-{letter}"),
         }
     }
@@ -248,6 +253,17 @@ mod tests {
                 None,
             ),
             ("Bash(git log:*)", "git log --oneline -5", None),
+            ("Bash(git diff:*)", "git diff --exit-code", None),
+            (
+                "Bash(git archive:*)",
+                "git archive --outp=x.zip HEAD",
+                Some("--output of git"),
+            ),
+            (
+                "Bash(git difftool:*)",
+                "git difftool --extc=sh",
+                Some("--ext-diff of git"),
+            ),
             ("Bash(git:*)", "git -c core.pager=sh log", Some("-c of git")),
             ("Bash(git:*)", "git -C /elsewhere status", Some("-C of git")),
             (
@@ -293,6 +309,11 @@ mod tests {
                 Some("-fprint of find"),
             ),
             ("Bash(sort:*)", "sort -u data", None),
+            (
+                "Bash(sort:*)",
+                "sort --outp=x data",
+                Some("--output of sort"),
+            ),
             ("Bash(sort:*)", "sort -bo out data", Some("-o of sort")),
             (
                 "Bash(sort:*)",
