@@ -380,7 +380,7 @@ pub(crate) fn decide<'a>(
         let mut held = None;
         for rule in allowed.rules() {
             if rule.matches(tool, Some(spelled)) {
-                match crate::guard::held_back(rule, words) {
+                match crate::guard::held_back(rule, spelled, words) {
                     None => return Ok(rule),
                     Some(option) => held = held.or(Some(option)),
                 }

@@ -159,12 +159,17 @@ impl Opt {
 /// An option of `words` that `rule` admits only through its wildcard, spelled as the
 /// reason names it (`--output of git`); `None` when the rule admits the command whole (it
 /// names every word, or it is the whole tool, as `Bash`, which the author gave in full).
-/// `words` is the command `rule` was matched against, as `shell::spelling` spelled it.
-pub(crate) fn held_back(rule: &ToolRule, words: &[String]) -> Option<String> {
+/// `words` is the command `rule` was matched against, and `spelled` the text it was
+/// matched as (`shell::spelling` of the words).
+pub(crate) fn held_back(rule: &ToolRule, spelled: &str, words: &[String]) -> Option<String> {
     let covered = match rule.specifier()? {
         Specifier::Exact(_) => return None,
         Specifier::Prefix(text) | Specifier::WordPrefix(text) => text.len(),
     };
+    if spelled.len() <= covered {
+        // The rule's text spells every word: nothing is admitted by the wildcard.
+        return None;
+    }
     let (first, rest) = words.split_first()?;
     let program = first.rsplit('/').next().unwrap_or(first);
     if !GUARDED.iter().any(|g| g.program == program) {
@@ -330,8 +335,9 @@ mod tests {
         for (rule, command, held) in table {
             let rule: ToolRule = rule.parse().expect("a rule");
             let words: Vec<String> = command.split(' ').map(str::to_owned).collect();
+            let spelled = crate::shell::spelling(&words);
             assert_eq!(
-                held_back(&rule, &words).as_deref(),
+                held_back(&rule, &spelled, &words).as_deref(),
                 *held,
                 "{rule} on {command:?}"
             );
