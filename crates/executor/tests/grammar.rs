@@ -25,7 +25,15 @@ const TABLE: &[(&str, Option<&str>)] = &[
     // Found by the check_tool fuzz target: tree-sitter paired these quotes otherwise than
     // the shell, reading an unquoted `&` (a background job) as part of a word.
     ("git\"\"\"\"&\"\"\"\"\"x", Some("")),
-    ("gi't\t\tg\t.\t\t'\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"==\"\"\"\"\"\"\"\"\"\"\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"''", Some("read differently")),
+    ("gi't\t\tg\t.\t\t'\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"==\"\"\"\"\"\"\"\"\"\"\"\"\"+\"\"\"\"\"\"f+i\"\"\"\"\"\"\"\"&\"\"\"\"\"\"\"\"\"\"\"\"\"\"\"''", Some("not plain commands")),
+    // Found by the check_tool fuzz target: lines on which tree-sitter's error recovery takes
+    // time exponential in their pipes (seconds for these, minutes at 956 bytes), refused
+    // before the grammar reads them.
+    ("|2|2\n1=.|.|b|.|.|b|b|.|_|b|.|.|.|.|.|.|b|.|.|b|.|_|.|s|.|.|b|.|_0@", Some("with no command before it")),
+    ("1|1|2\nA=b|.|.|b|.|b|.|_|b|.|.|.|s|.|.|b|.|.|b|.|.|.|s|.|.|b|.|_0@", Some("not plain commands")),
+    ("git status\n| git log", Some("with no command before it")),
+    ("git status ; ; git log", Some("with no command before it")),
+    ("git status |\n git log", None),
     ("git log 'héllo'", None),
     // Found by the check_tool fuzz target: an unquoted non-ASCII word.
     ("git log héllo", Some("a non-ASCII character")),
