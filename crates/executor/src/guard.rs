@@ -61,6 +61,12 @@ const GUARDED: &[Guard] = &[
             Opt::Long("--exec-path", "--exec-path"),
             Opt::Long("--git-dir", "--git-dir"),
             Opt::Long("--work-tree", "--work-tree"),
+            // Not harmful themselves, but their value is a word of its own, which would
+            // be taken for the subcommand: held, so every global option that takes a
+            // separate value is.
+            Opt::Long("--namespace", "--namespace"),
+            Opt::Long("--attr-source", "--attr-source"),
+            Opt::Long("--super-prefix", "--super-prefix"),
         ],
     },
     Guard {
@@ -74,8 +80,8 @@ const GUARDED: &[Guard] = &[
             // diff --ext-diff, difftool --extcmd; rebase --exec; grep
             // --open-files-in-pager; clone, fetch, ls-remote --upload-pack; push
             // --receive-pack.
-            Opt::Long("--ext", "--ext-diff"),
             Opt::Long("--exe", "--exec"),
+            Opt::Long("--ext", "--ext-diff"),
             Opt::Long("--op", "--open-files-in-pager"),
             Opt::Long("--up", "--upload-pack"),
             Opt::Long("--receive", "--receive-pack"),
@@ -125,19 +131,29 @@ const GUARDED: &[Guard] = &[
     Guard {
         program: "rg",
         scope: Scope::Any,
-        options: &[Opt::Long("--pre", "--pre")],
+        options: &[
+            Opt::Long("--pre", "--pre"),
+            Opt::Long("--hostname-bin", "--hostname-bin"),
+        ],
     },
     Guard {
         program: "tree",
         scope: Scope::Any,
-        options: &[Opt::Short('o')],
+        // -o writes the listing; -R with -H writes a page in every folder.
+        options: &[Opt::Short('o'), Opt::Short('R')],
     },
 ];
 
 impl Opt {
     fn holds(self, word: &str) -> bool {
         match self {
-            Opt::Long(start, _) => word.starts_with(start),
+            Opt::Long(start, name) => {
+                // Also any shorter start of the option's name that the program's parser
+                // may take for it (`--ex=...` for `--exec`), from `--` and one letter.
+                let head = word.split_once('=').map_or(word, |(head, _)| head);
+                word.starts_with(start)
+                    || (head.len() >= 3 && head.starts_with("--") && name.starts_with(head))
+            }
             Opt::Short(letter) => {
                 word.len() > 1
                     && word.starts_with('-')
@@ -314,6 +330,47 @@ mod tests {
                 Some("-fprint of find"),
             ),
             ("Bash(sort:*)", "sort -u data", None),
+            (
+                "Bash(sort:*)",
+                "sort --co=sh data",
+                Some("--compress-program of sort"),
+            ),
+            (
+                "Bash(git rebase:*)",
+                "git rebase --ex=sh main",
+                Some("--exec of git"),
+            ),
+            (
+                "Bash(git ls-remote:*)",
+                "git ls-remote --u=sh .",
+                Some("--upload-pack of git"),
+            ),
+            (
+                "Bash(git push:*)",
+                "git push --rec=sh dst",
+                Some("--receive-pack of git"),
+            ),
+            (
+                "Bash(git push:*)",
+                "git push --recurse-submodules=check dst",
+                None,
+            ),
+            (
+                "Bash(git:*)",
+                "git --namespace n -c core.fsmonitor=sh status",
+                Some("--namespace of git"),
+            ),
+            (
+                "Bash(git:*)",
+                "git --attr-source HEAD -C /elsewhere status",
+                Some("--attr-source of git"),
+            ),
+            (
+                "Bash(rg:*)",
+                "rg --hostname-bin=./run x",
+                Some("--hostname-bin of rg"),
+            ),
+            ("Bash(tree:*)", "tree -R -H . .", Some("-R of tree")),
             (
                 "Bash(sort:*)",
                 "sort --outp=x data",
