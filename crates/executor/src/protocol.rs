@@ -532,6 +532,14 @@ struct WireRequest<'a> {
     input: Option<&'a RawValue>,
 }
 
+/// A request's id alone, for answering a request that is otherwise malformed: read only
+/// when the line is one JSON object that names its id at most once.
+#[derive(Deserialize)]
+struct WireId<'a> {
+    #[serde(borrow, default)]
+    id: Option<&'a RawValue>,
+}
+
 /// `{"id":ID,"ok":true,"output":OUTPUT}`: both already JSON text, written as they are.
 fn ok_response(id: &RawValue, output: &RawValue) -> String {
     let (id, output) = (id.get(), output.get());
@@ -592,7 +600,14 @@ pub fn respond_line(session: &Session, line: &str) -> String {
     let request: WireRequest<'_> = match serde_json::from_str(line) {
         Ok(r) => r,
         Err(e) => {
-            return error_line("SKILL_BAD_REQUEST", &format!("not a JSON request: {e}"));
+            // A request that names its id once is answered with it, whatever else is wrong
+            // with it (a field given twice): a host waiting on that id hears of it.
+            let named = serde_json::from_str::<WireId<'_>>(line).ok();
+            return error_response(
+                or_null(named.and_then(|r| r.id)),
+                "SKILL_BAD_REQUEST",
+                &format!("not a JSON request: {e}"),
+            );
         }
     };
     let id = or_null(request.id);

@@ -454,6 +454,41 @@ fn a_tool_input_naming_a_key_twice_is_refused() {
     assert_eq!(answer["output"]["decision"], "allow", "{answer}");
 }
 
+// Regression (found by the protocol fuzz target): a request naming `input` twice was
+// answered with a null id, so a host waiting on its id never heard of it.
+#[test]
+fn a_malformed_request_is_answered_with_its_id_when_it_names_one_once() {
+    let env = Env::new();
+    let session = env.session();
+    let cases = [
+        (r#"{"id":7,"tool":"hello","input":{},"input":{}}"#, "7"),
+        (
+            r#"{"id":"x","tool":"hello","tool":"skills_list","input":{}}"#,
+            r#""x""#,
+        ),
+        (
+            r#"{"id":[1,{"a":2}],"tool":"hello","input":{},"tool":1}"#,
+            r#"[1,{"a":2}]"#,
+        ),
+        // Named twice, the id is no one's: answered as a line with none.
+        (r#"{"id":1,"id":2,"tool":"hello","input":{}}"#, "null"),
+        (r#"{"id":3,"tool":"hello","input":{}} {}"#, "null"),
+        ("not json", "null"),
+    ];
+    for (line, id) in cases {
+        let answer = protocol::respond_line(&session, line);
+        assert!(
+            answer.starts_with(&format!("{{\"id\":{id},\"ok\":false,")),
+            "{line} -> {answer}"
+        );
+        let answer: Value = serde_json::from_str(&answer).unwrap();
+        assert_eq!(
+            answer["error"]["code"], "SKILL_BAD_REQUEST",
+            "{line}: {answer}"
+        );
+    }
+}
+
 // Regression: `Bash(git diff:*)` admitted `git diff --output=.git/config --line-prefix=...`,
 // which writes a git configuration whose `core.fsmonitor` the next allowed `git status`
 // runs: a rule for a command that reads became any program at all.
