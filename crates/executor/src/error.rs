@@ -120,6 +120,14 @@ pub enum ExecError {
     /// `allow_implicit_invocation: false`): only the host activates it, on a user's request.
     #[error("{0:?} is invoked by the user, not the model (disable-model-invocation): the host activates it on a user's request (host_activate)")]
     ModelInvocationDisabled(String),
+    /// A skill of the same name from another layer is active: one name, one active skill.
+    #[error("{active} is active, and {requested} has the same name: unload {active} first (one active skill of a name)")]
+    NameActive {
+        /// The active skill, qualified.
+        active: String,
+        /// The skill asked for, qualified.
+        requested: String,
+    },
     /// The host activated this skill for the task; the model cannot unload or replace it.
     #[error("{0:?} was activated by the host for this task and stays active until the task ends")]
     PinnedByHost(String),
@@ -199,6 +207,7 @@ impl ExecError {
             ExecError::NotOnDisk { .. } => "SKILL_SCRIPT_NOT_ON_DISK",
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
+            ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",

@@ -50,6 +50,12 @@ impl Active {
     fn name(&self) -> String {
         self.skill.record.name.to_string()
     }
+
+    /// What identifies it on the stack: its qualified name. Two skills of one bare name
+    /// from different layers are different skills, and one never stands for the other.
+    fn key(&self) -> String {
+        self.skill.record.qualified_name()
+    }
 }
 
 /// How `skills_load` treats skills already active.
@@ -152,19 +158,17 @@ impl Session {
             }
         }
         let snapshot = self.exec.index.snapshot();
-        if by == Activation::Model {
-            for name in names {
-                if let Some(r) = snapshot.get(name).filter(|r| self.can_see(r)) {
-                    if !r.model_invocable() {
-                        return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
-                    }
-                }
-            }
-        }
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
         for name in names {
             self.plan(&snapshot, name, None, &mut plan, &mut visiting)?;
+        }
+        // The model activates none of the skills a user alone invokes: neither by name nor
+        // as another skill's dependency.
+        if by == Activation::Model {
+            if let Some(r) = plan.iter().find(|r| !r.model_invocable()) {
+                return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
+            }
         }
         let policy = &self.exec.policy;
         let mut warnings = Vec::new();
@@ -198,6 +202,17 @@ impl Session {
                     layer: r.layer.to_string(),
                 });
             }
+            // A pre hook is a script run at activation: under a skill that restricts tools
+            // the model needs the permission running it would need.
+            if by == Activation::Model {
+                for hook in r.frontmatter.hooks.iter().flat_map(|h| &h.pre) {
+                    self.runtime_allowed(
+                        "skills_run_script",
+                        &format!("{}:{hook}", r.name),
+                        Some(r.name.as_str()),
+                    )?;
+                }
+            }
         }
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
@@ -212,26 +227,41 @@ impl Session {
             LoadMode::Replace => stack
                 .iter()
                 .filter(|a| a.by == Activation::Host)
-                .map(Active::name)
+                .map(Active::key)
                 .collect(),
-            LoadMode::Add => stack.iter().map(Active::name).collect(),
+            LoadMode::Add => stack.iter().map(Active::key).collect(),
         };
         // Skills not on the stack yet are activated; one that stays keeps its place. A
         // skill whose pinned version differs from the one just read is activated again:
         // loading again pins the new version.
         let mut to_activate = Vec::new();
         for a in &prepared {
-            let name = a.name();
-            let on_stack = stack
-                .iter()
-                .find(|s| s.skill.record.name == a.skill.record.name);
+            let key = a.key();
+            let on_stack = stack.iter().find(|s| s.key() == key);
             let same = on_stack
                 .is_some_and(|s| s.skill.digest == a.skill.digest && s.scripts == a.scripts);
-            if !new_names.contains(&name) {
-                new_names.push(name.clone());
+            if !new_names.contains(&key) {
+                new_names.push(key.clone());
             }
-            if !same && !to_activate.contains(&name) {
-                to_activate.push(name);
+            if !same && !to_activate.contains(&key) {
+                to_activate.push(key);
+            }
+        }
+        // One active skill of a name: a second one from another layer would make every
+        // name the model gives (to read, run, unload) stand for either of them.
+        let bare = |key: &str| {
+            stack
+                .iter()
+                .chain(&prepared)
+                .find(|a| a.key() == key)
+                .map(Active::name)
+        };
+        for (i, key) in new_names.iter().enumerate() {
+            if let Some(other) = new_names[..i].iter().find(|o| bare(o) == bare(key)) {
+                return Err(ExecError::NameActive {
+                    active: other.clone(),
+                    requested: key.clone(),
+                });
             }
         }
         if new_names.len() > policy.max_active {
@@ -243,15 +273,15 @@ impl Session {
         let (kept, dropped): (Vec<Active>, Vec<Active>) = stack
             .iter()
             .cloned()
-            .partition(|a| new_names.contains(&a.name()) && !to_activate.contains(&a.name()));
+            .partition(|a| new_names.contains(&a.key()) && !to_activate.contains(&a.key()));
         let loaded: Vec<Active> = prepared
             .into_iter()
-            .filter(|a| to_activate.contains(&a.name()))
+            .filter(|a| to_activate.contains(&a.key()))
             .map(|mut a| {
                 // A skill the host pinned stays pinned when the model loads it again.
                 if dropped
                     .iter()
-                    .any(|d| d.by == Activation::Host && d.skill.record.name == a.skill.record.name)
+                    .any(|d| d.by == Activation::Host && d.key() == a.key())
                 {
                     a.by = Activation::Host;
                 }
@@ -265,7 +295,9 @@ impl Session {
             .collect();
         for r in &all_records {
             for conflict in r.frontmatter.composition.iter().flat_map(|c| &c.conflicts) {
-                if conflict != r.name.as_str() && new_names.iter().any(|n| n == conflict) {
+                if conflict != r.name.as_str()
+                    && all_records.iter().any(|o| o.name.as_str() == conflict)
+                {
                     return Err(ExecError::Conflict {
                         skill: r.name.to_string(),
                         with: conflict.clone(),
@@ -277,11 +309,7 @@ impl Session {
         // before the stack changes.
         let reloaded: Vec<&Active> = dropped
             .iter()
-            .filter(|d| {
-                loaded
-                    .iter()
-                    .any(|l| l.skill.record.name == d.skill.record.name)
-            })
+            .filter(|d| loaded.iter().any(|l| l.key() == d.key()))
             .collect();
         for a in dropped.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
@@ -289,18 +317,15 @@ impl Session {
         let mut activated = Vec::new();
         for a in &loaded {
             let mut e = self.skill_event(AuditKind::SkillActivated, a);
-            if let Some(old) = reloaded
-                .iter()
-                .find(|d| d.skill.record.name == a.skill.record.name)
-            {
+            if let Some(old) = reloaded.iter().find(|d| d.key() == a.key()) {
                 e.previous_digest = Some(old.skill.digest.clone());
             }
             self.emit(&e)?;
-            activated.push(a.name());
+            activated.push(a.key());
         }
         let mut next = kept;
         next.extend(loaded.iter().cloned());
-        next.sort_by_key(|a| new_names.iter().position(|n| *n == a.name()));
+        next.sort_by_key(|a| new_names.iter().position(|n| *n == a.key()));
         *stack = next;
         let receipt_stack = stack.clone();
         drop(stack);
@@ -312,18 +337,12 @@ impl Session {
         // again: it never left the stack.
         let mut hooks = Vec::new();
         for a in dropped.iter().rev() {
-            if !reloaded
-                .iter()
-                .any(|r| r.skill.record.name == a.skill.record.name)
-            {
+            if !reloaded.iter().any(|r| r.key() == a.key()) {
                 hooks.extend(self.run_hooks(a, crate::HookStage::Post));
             }
         }
         for a in &loaded {
-            if !reloaded
-                .iter()
-                .any(|r| r.skill.record.name == a.skill.record.name)
-            {
+            if !reloaded.iter().any(|r| r.key() == a.key()) {
                 hooks.extend(self.run_hooks(a, crate::HookStage::Pre));
             }
         }
@@ -333,7 +352,7 @@ impl Session {
             .map(|a| {
                 receipt_entry(
                     a,
-                    delivery == Delivery::ToolResult && activated.contains(&a.name()),
+                    delivery == Delivery::ToolResult && activated.contains(&a.key()),
                 )
             })
             .collect();

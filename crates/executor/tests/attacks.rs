@@ -522,3 +522,83 @@ fn a_wildcard_does_not_admit_an_option_that_writes_or_runs() {
         assert_eq!(decision.allowed, allowed, "{command}: {}", decision.reason);
     }
 }
+
+// Regression: the stack told skills apart by bare name, so loading `project:guard` (no
+// rules) with mode "add" replaced the restricting `personal:guard` of the same name, and a
+// host-pinned one was swapped with its pin carried over: Bash went from denied to allowed.
+#[test]
+fn a_skill_of_the_same_name_from_another_layer_never_stands_for_an_active_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    for (layer, rules) in [("personal", "allowed-tools: Read\n"), ("project", "")] {
+        let dir = tmp.path().join(layer).join("guard");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: guard\ndescription: The {layer} guard.\n{rules}---\nBody.\n"),
+        )
+        .unwrap();
+    }
+    let index = skills_index::SkillIndex::builder()
+        .root(skills_model::Layer::Personal, tmp.path().join("personal"))
+        .root(skills_model::Layer::Project, tmp.path().join("project"))
+        .build()
+        .unwrap();
+    let executor = skills_executor::Executor::builder(Arc::new(index)).build();
+    let rm = json!({ "command": "rm -rf /tmp/important" });
+    let cases: [(&str, LoadMode, &str); 3] = [
+        ("model", LoadMode::Add, "SKILL_NAME_ACTIVE"),
+        ("host", LoadMode::Add, "SKILL_NAME_ACTIVE"),
+        ("host", LoadMode::Replace, "SKILL_NAME_ACTIVE"),
+    ];
+    for (by, mode, code) in cases {
+        let session = executor.session(SessionContext::default());
+        match by {
+            "model" => session.load(&names(&["guard"]), LoadMode::Add),
+            _ => session.host_activate(&names(&["guard"])),
+        }
+        .unwrap();
+        assert!(!allowed(&session, "Bash", rm.clone()));
+        let err = session
+            .load(&names(&["project:guard"]), mode)
+            .expect_err("a second guard must not be activated");
+        assert_eq!(err.code(), code, "{by} {mode:?}: {err}");
+        assert!(!allowed(&session, "Bash", rm.clone()), "{by} {mode:?}");
+        assert_eq!(
+            session.list().skills.iter().filter(|s| s.active).count(),
+            1,
+            "{by} {mode:?}"
+        );
+    }
+    // Replacing a restricting skill the model loaded needs its permission, whatever the
+    // name of what replaces it.
+    let session = executor.session(SessionContext::default());
+    session.load(&names(&["guard"]), LoadMode::Add).unwrap();
+    let err = session
+        .load(&names(&["project:guard"]), LoadMode::Replace)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+    assert!(!allowed(&session, "Bash", rm));
+}
+
+// Regression: the model could not load a skill a user alone invokes by name, but could as
+// a dependency of another skill, which then ran that skill's hooks.
+#[test]
+fn a_dependency_a_user_alone_invokes_is_not_activated_by_the_model() {
+    let env = Env::new();
+    env.skill("deploy", "disable-model-invocation: true\n", "Deploy.\n");
+    env.skill(
+        "helper",
+        "composition:\n  dependencies:\n    - skillName: deploy\n",
+        "Helps.\n",
+    );
+    let session = env.session();
+    let err = session
+        .load(&names(&["helper"]), LoadMode::Add)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
+    assert!(err.to_string().contains("deploy"), "{err}");
+    assert!(common::active(&session).is_empty());
+    // On a user's behalf, the host may.
+    session.host_activate(&names(&["helper"])).unwrap();
+    assert_eq!(common::active(&session), ["deploy", "helper"]);
+}

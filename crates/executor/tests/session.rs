@@ -523,6 +523,37 @@ fn hooks_run_on_activation_and_deactivation_and_are_audited() {
     assert_eq!(events[1].path.as_deref(), Some("scripts/post.sh"));
 }
 
+// Regression: under a skill that restricts tools (and refuses another skill's scripts),
+// loading a skill with mode "add" ran that skill's pre hook, a script, unasked.
+#[test]
+fn a_restricting_skill_governs_the_hooks_a_load_would_run() {
+    let env = Env::new();
+    let dir = hooked(&env);
+    env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
+    env.skill(
+        "lenient",
+        "allowed-tools: Read skills_run_script(hooked:scripts/pre.sh)\n",
+        "Reads, and lets hooked start.\n",
+    );
+    let session = env.session();
+    load(&session, &["guard"], LoadMode::Add).unwrap();
+    let err = load(&session, &["hooked"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+    assert!(err.to_string().contains("hooked:scripts/pre.sh"), "{err}");
+    assert_eq!(hook_log(&dir), "");
+    assert_eq!(active(&session), ["guard"]);
+    // A skill that allows it lets the load run its hook.
+    let session = env.session();
+    load(&session, &["lenient"], LoadMode::Add).unwrap();
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    assert_eq!(hook_log(&dir), "pre\n");
+    // The host activates on a user's behalf: its loads need no skill's permission.
+    let session = env.session();
+    load(&session, &["guard"], LoadMode::Add).unwrap();
+    session.host_activate(&names(&["hooked"])).unwrap();
+    assert_eq!(hook_log(&dir), "pre\npre\n");
+}
+
 #[test]
 fn hooks_of_an_untrusted_layer_are_refused_with_how_to_trust() {
     let env = Env::new();
