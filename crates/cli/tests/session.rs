@@ -455,6 +455,7 @@ fn end_of_input_ends_the_session_and_the_audit_file_holds_every_event() {
         ("tool_restriction_violated", "careful"),
         ("script_read_blocked", "careful"),
         ("skill_file_read", "careful"),
+        ("script_started", "careful"),
         ("script_executed", "careful"),
         ("skill_deactivated", "careful"),
         ("skill_activated", "careful"),

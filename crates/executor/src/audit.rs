@@ -28,8 +28,13 @@ pub enum AuditKind {
     ScriptReadBlocked,
     /// `skills_read` served (or refused) a file.
     SkillFileRead,
+    /// `skills_run_script` is about to start a script: written before the process starts,
+    /// and the script does not start when it cannot be written.
+    ScriptStarted,
     /// `skills_run_script` ran (or refused) a script.
     ScriptExecuted,
+    /// A `hooks.pre` or `hooks.post` script is about to start (as [`AuditKind::ScriptStarted`]).
+    HookStarted,
     /// A `hooks.pre` or `hooks.post` script ran.
     HookExecuted,
     /// A plugin root was registered over the protocol.

@@ -218,6 +218,12 @@ impl Session {
             )
             .cloned()
             .collect();
+        // Recorded before it starts: a script that cannot be audited does not run.
+        let mut e = self.event(AuditKind::ScriptStarted);
+        e.tool_name = Some("skills_run_script".to_owned());
+        e.path = Some(path.clone());
+        e.skill_name = Some(record.name.to_string());
+        self.emit(&e)?;
         self.spawn(
             &script,
             &Launch {
@@ -344,6 +350,10 @@ impl Session {
                         Ok(script)
                     })
                     .and_then(|script| {
+                        let mut e = self.event(AuditKind::HookStarted);
+                        e.skill_name = Some(record.name.to_string());
+                        e.path = Some(hook.clone());
+                        self.emit(&e)?;
                         self.spawn(
                             &script,
                             &Launch {

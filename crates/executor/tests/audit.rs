@@ -99,15 +99,18 @@ fn every_operation_is_an_event_with_the_session_context() {
     }
     let events = env.sink.events();
     let kinds: Vec<AuditKind> = events.iter().map(|e| e.event).collect();
+    // A hook and a script are recorded before they start, and again when they end.
     assert_eq!(
         kinds,
         [
             AuditKind::SkillActivated,
+            AuditKind::HookStarted,
             AuditKind::HookExecuted,
             AuditKind::ToolExecutionInSkill,
             AuditKind::ToolRestrictionViolated,
             AuditKind::ScriptReadBlocked,
             AuditKind::SkillFileRead,
+            AuditKind::ScriptStarted,
             AuditKind::ScriptExecuted,
             AuditKind::SkillDeactivated,
         ]
@@ -124,23 +127,80 @@ fn every_operation_is_an_event_with_the_session_context() {
     }
     let rules = Some(vec!["Bash(make:*)".to_owned(), "Read".to_owned()]);
     assert_eq!(events[0].allowed_tools, rules);
-    assert_eq!(events[2].tool_name.as_deref(), Some("Bash"));
-    assert_eq!(events[2].tool_allowed, Some(true));
-    assert_eq!(events[2].allowed_tools, rules);
-    assert_eq!(events[3].tool_allowed, Some(false));
-    assert!(events[3].error.is_some());
-    assert_eq!(events[4].tool_name.as_deref(), Some("Read"));
+    assert_eq!(events[3].tool_name.as_deref(), Some("Bash"));
+    assert_eq!(events[3].tool_allowed, Some(true));
+    assert_eq!(events[3].allowed_tools, rules);
     assert_eq!(events[4].tool_allowed, Some(false));
-    for i in [1, 5, 6] {
+    assert!(events[4].error.is_some());
+    assert_eq!(events[5].tool_name.as_deref(), Some("Read"));
+    assert_eq!(events[5].tool_allowed, Some(false));
+    for i in [2, 6, 8] {
         assert!(events[i].duration_ms.is_some(), "{:?}", events[i]);
     }
     // File reads and script runs name the runtime tool, and carry the file in `path`.
-    assert_eq!(events[5].tool_name.as_deref(), Some("skills_read"));
-    assert_eq!(events[5].path.as_deref(), Some("references/notes.md"));
-    assert_eq!(events[6].tool_name.as_deref(), Some("skills_run_script"));
-    assert_eq!(events[6].path.as_deref(), Some("scripts/build.sh"));
+    assert_eq!(events[6].tool_name.as_deref(), Some("skills_read"));
+    assert_eq!(events[6].path.as_deref(), Some("references/notes.md"));
+    for i in [7, 8] {
+        assert_eq!(events[i].tool_name.as_deref(), Some("skills_run_script"));
+        assert_eq!(events[i].path.as_deref(), Some("scripts/build.sh"));
+    }
+    assert_eq!(events[1].path.as_deref(), Some("scripts/pre.sh"));
     // A decision names the rule that decided.
-    assert_eq!(events[2].rule.as_deref(), Some("Bash(make:*)"));
+    assert_eq!(events[3].rule.as_deref(), Some("Bash(make:*)"));
+}
+
+// Regression: a script or hook started, and only then was its event written: with the
+// audit file gone mid-session (rotated away, a full disk) it ran with no record of it.
+#[test]
+fn a_script_or_hook_that_cannot_be_recorded_does_not_start() {
+    let env = Env::new();
+    let dir = env.skill("marker", "hooks:\n  pre: [scripts/pre.sh]\n", "Marks.\n");
+    env.file("marker", "scripts/pre.sh", "echo hook >> ran.log\n");
+    env.file("marker", "scripts/run.sh", "echo script >> ran.log\n");
+    let sink = Arc::new(FailsFrom::default());
+    let dyn_sink: Arc<dyn AuditSink> = sink.clone();
+    let executor = Executor::builder(env.index()).audit_sink(dyn_sink).build();
+    // The activation is recorded; the sink fails from the hook's event on.
+    let session = executor.session(context());
+    sink.left.store(1, Ordering::SeqCst);
+    let receipt = session.load(&names(&["marker"]), LoadMode::Add).unwrap();
+    assert!(
+        receipt.hooks[0]
+            .error
+            .as_deref()
+            .is_some_and(|e| e.contains("audit")),
+        "{receipt:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ran.log")).unwrap_or_default(),
+        ""
+    );
+    let err = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/run.sh"}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("ran.log")).unwrap_or_default(),
+        ""
+    );
+}
+
+/// A sink that records `left` more events, then fails every one.
+#[derive(Debug, Default)]
+struct FailsFrom {
+    left: std::sync::atomic::AtomicUsize,
+}
+
+impl AuditSink for FailsFrom {
+    fn record(&self, _: &AuditEvent) -> std::io::Result<()> {
+        self.left
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .map(|_| ())
+            .map_err(|_| std::io::Error::other("disk full"))
+    }
 }
 
 #[test]
@@ -193,21 +253,22 @@ fn the_file_sink_appends_one_line_per_event_before_the_call_returns() {
     let executor = Executor::builder(env.index()).audit_sink(sink).build();
     let session = executor.session(context());
     session.load(&names(&["builder"]), LoadMode::Add).unwrap();
-    // Activation and the pre hook, already on disk.
+    // Activation and the pre hook (its start and its end), already on disk.
     let after_load = lines(&file);
-    assert_eq!(after_load.len(), 3);
+    assert_eq!(after_load.len(), 4);
     assert_eq!(after_load[0], json!({"earlier": true}));
     assert_eq!(after_load[1]["event"], "skill_activated");
-    assert_eq!(after_load[2]["event"], "hook_executed");
+    assert_eq!(after_load[2]["event"], "hook_started");
+    assert_eq!(after_load[3]["event"], "hook_executed");
     session.check_tool("Bash", &json!({"command": "make"}));
     let after_check = lines(&file);
-    assert_eq!(after_check.len(), 4);
-    assert_eq!(after_check[3]["event"], "tool_execution_in_skill");
-    assert_eq!(after_check[3]["tool_allowed"], true);
+    assert_eq!(after_check.len(), 5);
+    assert_eq!(after_check[4]["event"], "tool_execution_in_skill");
+    assert_eq!(after_check[4]["tool_allowed"], true);
     session.unload_all().unwrap();
     let after_unload = lines(&file);
-    assert_eq!(after_unload[4]["event"], "skill_deactivated");
-    assert_eq!(after_unload[4]["skill_name"], "builder");
+    assert_eq!(after_unload[5]["event"], "skill_deactivated");
+    assert_eq!(after_unload[5]["skill_name"], "builder");
 
     // A second sink on the same file appends too (fsync on).
     let again: Arc<dyn AuditSink> = Arc::new(JsonlFileSink::open(&file).unwrap().with_fsync(true));
@@ -215,7 +276,7 @@ fn the_file_sink_appends_one_line_per_event_before_the_call_returns() {
     executor
         .session(SessionContext::default())
         .check_tool("Read", &json!({"file_path": "/x"}));
-    assert_eq!(lines(&file).len(), 6);
+    assert_eq!(lines(&file).len(), 7);
 }
 
 #[test]
@@ -494,7 +555,11 @@ fn a_post_hook_does_not_run_unaudited_at_the_end_of_a_task() {
     assert!(marker.exists());
     let kinds: Vec<AuditKind> = sink.inner.events().iter().map(|e| e.event).collect();
     assert!(
-        kinds.ends_with(&[AuditKind::SkillDeactivated, AuditKind::HookExecuted]),
+        kinds.ends_with(&[
+            AuditKind::SkillDeactivated,
+            AuditKind::HookStarted,
+            AuditKind::HookExecuted
+        ]),
         "{kinds:?}"
     );
 }
