@@ -571,6 +571,20 @@ fn null_id() -> &'static RawValue {
     NULL.get_or_init(|| RawValue::from_string("null".to_owned()).unwrap_or_default())
 }
 
+/// A request's id as its answer echoes it: byte for byte, but for a carriage return, which
+/// can stand in a JSON text only as whitespace between tokens and is written as a space,
+/// so that the answer stays one line to a reader that also ends lines at `\r`.
+fn wire_id(raw: Option<&RawValue>) -> std::borrow::Cow<'_, RawValue> {
+    let id = or_null(raw);
+    if !id.get().contains('\r') {
+        return std::borrow::Cow::Borrowed(id);
+    }
+    RawValue::from_string(id.get().replace('\r', " ")).map_or(
+        std::borrow::Cow::Borrowed(null_id()),
+        std::borrow::Cow::Owned,
+    )
+}
+
 /// A request's id or input as given, or `null` when it is missing.
 fn or_null(raw: Option<&RawValue>) -> &RawValue {
     match raw {
@@ -604,13 +618,13 @@ pub fn respond_line(session: &Session, line: &str) -> String {
             // with it (a field given twice): a host waiting on that id hears of it.
             let named = serde_json::from_str::<WireId<'_>>(line).ok();
             return error_response(
-                or_null(named.and_then(|r| r.id)),
+                &wire_id(named.and_then(|r| r.id)),
                 "SKILL_BAD_REQUEST",
                 &format!("not a JSON request: {e}"),
             );
         }
     };
-    let id = or_null(request.id);
+    let id = &*wire_id(request.id);
     // Borrowed from the line unless the name holds escapes.
     let tool: Option<std::borrow::Cow<'_, str>> =
         request
@@ -655,10 +669,10 @@ pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
     if let Err(e) = held.release() {
         for i in holding {
             let request = serde_json::from_str::<WireRequest<'_>>(lines[i]).ok();
-            let id = or_null(request.as_ref().and_then(|r| r.id));
+            let id = wire_id(request.as_ref().and_then(|r| r.id));
             let refused = check_result(crate::Decision::refused(e.to_string()));
             let output = AsText::sorted(refused);
-            answers[i] = ok_response(id, &output);
+            answers[i] = ok_response(&id, &output);
         }
     }
     answers

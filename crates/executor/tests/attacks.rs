@@ -489,6 +489,32 @@ fn a_malformed_request_is_answered_with_its_id_when_it_names_one_once() {
     }
 }
 
+// Regression (found by the protocol fuzz target): an id holding a carriage return between
+// its tokens was echoed with it, and a host reading lines that also end at `\r` (Python's
+// text mode) read the answer as two broken lines.
+#[test]
+fn an_id_holding_a_carriage_return_is_answered_on_one_line() {
+    let env = Env::new();
+    let session = env.session();
+    let lines = [
+        "{\"id\":[0\r\r,{\"x\":null}],\"tool\":\"hello\",\"input\":{}}",
+        "{\"id\":[0\r,1],\"tool\":\"hello\",\"input\":{},\"input\":{}}",
+    ];
+    let answers = protocol::respond_batch(&session, &lines);
+    for (line, answer) in lines.iter().zip(&answers) {
+        assert!(!answer.contains('\r'), "{line:?} -> {answer:?}");
+        let id = &serde_json::from_str::<Value>(answer).unwrap()["id"];
+        let sent = &serde_json::from_str::<Value>(
+            line.split(",\"tool\"")
+                .next()
+                .unwrap()
+                .trim_start_matches("{\"id\":"),
+        )
+        .unwrap();
+        assert_eq!(id, sent, "{answer}");
+    }
+}
+
 // Regression: `Bash(git diff:*)` admitted `git diff --output=.git/config --line-prefix=...`,
 // which writes a git configuration whose `core.fsmonitor` the next allowed `git status`
 // runs: a rule for a command that reads became any program at all.
