@@ -90,23 +90,30 @@ pub(crate) fn elapsed_ms(started: Instant) -> u64 {
     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
 }
 
-/// `sha256:<hex>` of a regular file's bytes; `None` when it is not one or cannot be read.
+/// The largest script pinned at load, in bytes: a larger file under `scripts/` is not
+/// read (a hostile folder's sparse terabyte would hold the load for hours) and never runs.
+pub(crate) const SCRIPT_LIMIT: u64 = 64 * 1024 * 1024;
+
+/// `sha256:<hex>` of a regular file's bytes; `None` when it is not one, cannot be read, or
+/// is larger than [`SCRIPT_LIMIT`] (also when it grows past it while read).
 pub(crate) fn script_digest(path: &Path) -> Option<String> {
     let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() {
+    if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?;
+    let mut file = std::fs::File::open(path).ok()?.take(SCRIPT_LIMIT + 1);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut read = 0u64;
     loop {
         let n = file.read(&mut buf).ok()?;
         if n == 0 {
             break;
         }
+        read += n as u64;
         hasher.update(&buf[..n]);
     }
-    Some(format!("sha256:{:x}", hasher.finalize()))
+    (read <= SCRIPT_LIMIT).then(|| format!("sha256:{:x}", hasher.finalize()))
 }
 
 impl Session {
@@ -247,6 +254,14 @@ impl Session {
         shown: &str,
     ) -> Result<(), ExecError> {
         let pinned = a.scripts.iter().find(|(p, _)| p == rel).map(|(_, d)| d);
+        let size = std::fs::metadata(script).map_or(0, |m| m.len());
+        if size > SCRIPT_LIMIT {
+            return Err(ExecError::FileTooLarge {
+                path: shown.to_owned(),
+                size,
+                limit: SCRIPT_LIMIT,
+            });
+        }
         let now = script_digest(script);
         if pinned.is_none() || pinned != now.as_ref() {
             return Err(ExecError::ScriptChanged {

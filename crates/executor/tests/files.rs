@@ -340,6 +340,26 @@ fn a_python_script_runs_through_python3() {
     assert_eq!(out["stdout"], "py ['one', 'two']\n");
 }
 
+// Regression: a load read every file under scripts/ whole to pin it, so a sparse terabyte
+// in a hostile skill folder held the session's load (and every request after it) for hours.
+#[test]
+fn a_script_over_the_limit_is_not_read_at_load_and_never_runs() {
+    let env = scripted();
+    let huge = env.file("tools", "scripts/huge.sh", "");
+    std::fs::File::options()
+        .write(true)
+        .open(&huge)
+        .unwrap()
+        .set_len(1 << 40)
+        .unwrap();
+    let session = env.session();
+    load(&session, &["tools"]);
+    let err = run(&session, json!({"path": "scripts/huge.sh"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_FILE_TOO_LARGE", "{err}");
+    let out = run(&session, json!({"path": "scripts/args.sh", "args": ["ok"]})).unwrap();
+    assert_eq!(out["stdout"], "ok\n", "{out}");
+}
+
 #[test]
 fn only_files_under_scripts_can_run() {
     let env = scripted();
