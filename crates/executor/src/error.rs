@@ -120,6 +120,13 @@ pub enum ExecError {
     /// `allow_implicit_invocation: false`): only the host activates it, on a user's request.
     #[error("{0:?} is invoked by the user, not the model (disable-model-invocation): the host activates it on a user's request (host_activate)")]
     ModelInvocationDisabled(String),
+    /// An active skill's `SKILL.md` changed on disk since it was loaded: the loaded version's
+    /// rules are in force, and the file is not served beside them.
+    #[error("the SKILL.md of {skill:?} changed since it was loaded: the version loaded is the one in force (its instructions came with the load); load it again to read and enforce the new one")]
+    SkillChanged {
+        /// The skill.
+        skill: String,
+    },
     /// A skill of the same name from another layer is active: one name, one active skill.
     #[error("{active} is active, and {requested} has the same name: unload {active} first (one active skill of a name)")]
     NameActive {
@@ -208,6 +215,7 @@ impl ExecError {
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",
+            ExecError::SkillChanged { .. } => "SKILL_CHANGED",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",

@@ -367,6 +367,17 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
-        self.serve(&a.skill.record, &parts, path)
+        let served = self.serve(&a.skill.record, &parts, path)?;
+        // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
+        // is refused rather than served beside rules it does not state.
+        if parts == ["SKILL.md"]
+            && (served.encoding != Encoding::Text
+                || skills_index::skill_digest(served.content.as_bytes()) != a.skill.digest)
+        {
+            return Err(ExecError::SkillChanged {
+                skill: a.skill.record.name.to_string(),
+            });
+        }
+        Ok(served)
     }
 }

@@ -9,7 +9,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use sha2::{Digest, Sha256};
 use skills_model::{Skill, SkillRecord};
 
 use crate::audit::{AuditEvent, AuditKind};
@@ -351,7 +350,7 @@ impl Session {
 /// `sha256:<hex>` of a file, read with the index's bound; `None` when it cannot be read.
 pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
     let bytes = skills_storage::read_bounded(path, skills_index::DEFAULT_SKILL_FILE_LIMIT).ok()?;
-    Some(format!("sha256:{:x}", Sha256::digest(&bytes)))
+    Some(skills_index::skill_digest(&bytes))
 }
 
 /// Decisions held by [`Session::hold_decisions`]: released by writing their events.

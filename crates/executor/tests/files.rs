@@ -340,6 +340,48 @@ fn a_python_script_runs_through_python3() {
     assert_eq!(out["stdout"], "py ['one', 'two']\n");
 }
 
+// Regression: after an edit, `skills_read` of SKILL.md served the file on disk (which said
+// `allowed-tools: Bash`) while the loaded version's rules (Read only) were in force.
+#[test]
+fn an_active_skills_skill_md_is_served_only_as_loaded() {
+    let env = Env::new();
+    let dir = env.skill("careful", "allowed-tools: Read\n", "Careful.\n");
+    let session = env.session();
+    load(&session, &["careful"]);
+    let served = read(&session, json!({"path": "SKILL.md"})).unwrap();
+    assert!(
+        served["content"]
+            .as_str()
+            .unwrap()
+            .contains("allowed-tools: Read"),
+        "{served}"
+    );
+    let edited = std::fs::read_to_string(dir.join("SKILL.md"))
+        .unwrap()
+        .replace("allowed-tools: Read", "allowed-tools: Bash");
+    std::fs::write(dir.join("SKILL.md"), edited).unwrap();
+    let err = read(&session, json!({"path": "SKILL.md"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_CHANGED", "{err}");
+    assert!(
+        !session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
+    );
+    // Once the index has read the edit, loaded again, the new version is read and enforced.
+    session.reload();
+    session
+        .load(&names(&["careful"]), LoadMode::Replace)
+        .unwrap();
+    let served = read(&session, json!({"path": "SKILL.md"})).unwrap();
+    assert!(
+        served["content"]
+            .as_str()
+            .unwrap()
+            .contains("allowed-tools: Bash"),
+        "{served}"
+    );
+}
+
 // Regression: a load read every file under scripts/ whole to pin it, so a sparse terabyte
 // in a hostile skill folder held the session's load (and every request after it) for hours.
 #[test]

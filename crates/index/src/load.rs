@@ -108,7 +108,7 @@ pub(crate) fn load(
         ));
     }
     let body = parsed.body(&bytes).to_owned();
-    let digest = format!("sha256:{:x}", Sha256::digest(&bytes));
+    let digest = skill_digest(&bytes);
     // One version: the record (and so the rules a session enforces) comes from the same
     // bytes as the body, never from the snapshot's older reading of the file.
     let record = {
@@ -143,4 +143,10 @@ pub(crate) fn load(
     });
     // Another thread may have won the race; either value is the same file's content.
     Ok(Arc::clone(snapshot.bodies[i].get_or_init(|| skill)))
+}
+
+/// `sha256:<hex>` of a `SKILL.md`'s bytes: the digest a loaded [`Skill`](skills_model::Skill)
+/// carries, and the one a session compares a file on disk with.
+pub fn skill_digest(bytes: &[u8]) -> String {
+    format!("sha256:{:x}", Sha256::digest(bytes))
 }
