@@ -34,6 +34,9 @@ pub(crate) struct McpArgs {
     /// HTTP: seconds an idle MCP session lives.
     #[arg(long, value_name = "SECS", default_value_t = 1800)]
     session_idle: u64,
+    /// HTTP: the most MCP sessions open at once; a request opening one more gets 503.
+    #[arg(long, value_name = "N", default_value_t = skills_mcp::DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(usize))]
+    max_sessions: usize,
 }
 
 pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
@@ -57,6 +60,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
                     token,
                     allowed_origins: args.allow_origin.clone(),
                     session_idle: Some(Duration::from_secs(args.session_idle)),
+                    max_sessions: Some(args.max_sessions),
                 },
                 on_listening: Box::new(|bound| {
                     let line = serde_json::json!({ "listening": bound.to_string() });

@@ -60,7 +60,14 @@ pub struct HttpOptions {
     pub allowed_origins: Vec<String>,
     /// How long an idle MCP session lives (default 30 minutes).
     pub session_idle: Option<Duration>,
+    /// How many MCP sessions may be open at once (default [`DEFAULT_MAX_SESSIONS`]): a
+    /// request that would open one more is answered 503, so that clients opening sessions
+    /// without end cannot spend the process's threads and memory.
+    pub max_sessions: Option<usize>,
 }
+
+/// The MCP sessions open at once over HTTP when [`HttpOptions::max_sessions`] says nothing.
+pub const DEFAULT_MAX_SESSIONS: usize = 64;
 
 impl HttpOptions {
     /// Whether these options can serve: an empty token cannot ([`McpError::EmptyToken`]).
@@ -130,6 +137,7 @@ pub async fn serve_http(
     let admission = Admission {
         token: options.token.map(Arc::<str>::from),
         sessions: Arc::clone(&sessions),
+        max_sessions: options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
     };
     let router = axum::Router::new()
         .nest_service("/mcp", service)
@@ -152,6 +160,8 @@ struct Admission {
     token: Option<Arc<str>>,
     /// The MCP sessions, shared with rmcp's service.
     sessions: Arc<LocalSessionManager>,
+    /// How many may be open at once.
+    max_sessions: usize,
 }
 
 /// Admits a request to `/mcp`, before rmcp sees it:
@@ -160,7 +170,11 @@ struct Admission {
 ///   without a word and answers 202; the specification answers a request for a session
 ///   that ended with 404, as rmcp does for `GET` and `POST`);
 /// - a `DELETE` rmcp answers 202 (the session is closed by then) is answered 200: the
-///   official Python client takes anything but 200 or 204 as a failed termination.
+///   official Python client takes anything but 200 or 204 as a failed termination;
+/// - a `POST` that names no session (it would open one) while the most sessions are open,
+///   503. Requests that arrive together may each see one place left, so the bound can be
+///   passed by as many requests as arrive at once, never by a client that waits for its
+///   answers.
 async fn admit(
     axum::extract::State(admission): axum::extract::State<Admission>,
     request: axum::extract::Request,
@@ -177,6 +191,18 @@ async fn admit(
         if !given.is_some_and(|given| same_secret(given, token)) {
             return (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
         }
+    }
+    let opens_session =
+        request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
+    if opens_session && admission.sessions.sessions.read().await.len() >= admission.max_sessions {
+        return (
+            StatusCode::SERVICE_UNAVAILABLE,
+            format!(
+                "{} MCP sessions are open, the most this server keeps: end one (DELETE) or wait for one to idle out",
+                admission.max_sessions
+            ),
+        )
+            .into_response();
     }
     let ends_session = request.method() == Method::DELETE;
     if ends_session {

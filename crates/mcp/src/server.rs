@@ -120,38 +120,47 @@ impl SkillsServer {
             .following
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = Some(stop_tx);
-        std::thread::spawn(move || loop {
-            let batch = crossbeam_channel::select! {
-                recv(batches) -> b => match b {
-                    Ok(b) => b,
-                    Err(_) => return,
-                },
-                recv(stop) -> _ => return,
-            };
-            {
-                let events = protocol::events(&session, &batch);
-                let changed: Vec<String> = events
-                    .iter()
-                    .flat_map(|e| match e {
-                        protocol::Event::SkillsChanged {
-                            added,
-                            changed,
-                            removed,
-                            ..
-                        } => added
-                            .iter()
-                            .chain(changed)
-                            .chain(removed)
-                            .cloned()
-                            .collect(),
-                        protocol::Event::ActiveSkillOutdated { skill, .. } => vec![skill.clone()],
-                    })
-                    .collect();
-                if !changed.is_empty() && tx.send(changed).is_err() {
-                    return;
+        let spawned = std::thread::Builder::new()
+            .name("skills-mcp-follow".into())
+            .spawn(move || loop {
+                let batch = crossbeam_channel::select! {
+                    recv(batches) -> b => match b {
+                        Ok(b) => b,
+                        Err(_) => return,
+                    },
+                    recv(stop) -> _ => return,
+                };
+                {
+                    let events = protocol::events(&session, &batch);
+                    let changed: Vec<String> = events
+                        .iter()
+                        .flat_map(|e| match e {
+                            protocol::Event::SkillsChanged {
+                                added,
+                                changed,
+                                removed,
+                                ..
+                            } => added
+                                .iter()
+                                .chain(changed)
+                                .chain(removed)
+                                .cloned()
+                                .collect(),
+                            protocol::Event::ActiveSkillOutdated { skill, .. } => {
+                                vec![skill.clone()]
+                            }
+                        })
+                        .collect();
+                    if !changed.is_empty() && tx.send(changed).is_err() {
+                        return;
+                    }
                 }
-            }
-        });
+            });
+        if let Err(e) = spawned {
+            // The session goes on; its client is not told of changes (it can list again).
+            tracing::warn!(error = %e, "cannot start the thread that follows the index; this MCP session gets no list_changed notifications");
+            return;
+        }
         tokio::spawn(async move {
             while let Some(changed) = rx.recv().await {
                 let ok = peer.notify_tool_list_changed().await.is_ok()

@@ -23,14 +23,22 @@ fn executor(root: &std::path::Path) -> Executor {
 
 /// Starts the server on a free loopback port; it stops with the test's runtime.
 async fn serve(root: &std::path::Path) -> SocketAddr {
+    serve_with(
+        root,
+        HttpOptions {
+            token: Some(TOKEN.to_owned()),
+            ..HttpOptions::default()
+        },
+    )
+    .await
+}
+
+/// [`serve`] with `options`.
+async fn serve_with(root: &std::path::Path, options: HttpOptions) -> SocketAddr {
     let listener = skills_mcp::bind("127.0.0.1:0".parse().expect("an address"))
         .await
         .expect("a free port");
     let addr = listener.local_addr().expect("its address");
-    let options = HttpOptions {
-        token: Some(TOKEN.to_owned()),
-        ..HttpOptions::default()
-    };
     let executor = executor(root);
     tokio::spawn(skills_mcp::serve_http(
         executor,
@@ -154,4 +162,34 @@ async fn an_empty_token_is_refused_before_anything_is_served() {
     .await;
     assert!(matches!(served, Err(McpError::EmptyToken)), "{served:?}");
     assert_eq!(served.expect_err("refused").code(), "MCP_EMPTY_TOKEN");
+}
+
+// Regression: sessions were opened without bound, each with a thread of its own: 1,500
+// initialize requests made 1,500 threads, and at the thread limit the server panicked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_more_sessions_open_than_the_most_allowed() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let options = HttpOptions {
+        max_sessions: Some(2),
+        ..HttpOptions::default()
+    };
+    let addr = serve_with(root.path(), options).await;
+    let mut open = Vec::new();
+    for _ in 0..2 {
+        let (status, headers) = send(addr, "POST", &[], INITIALIZE).await;
+        assert_eq!(status, 200);
+        let id = headers
+            .into_iter()
+            .find(|(n, _)| n == "mcp-session-id")
+            .map(|(_, v)| v)
+            .expect("a session id");
+        open.push(id);
+    }
+    let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
+    assert_eq!(status, 503, "a third session");
+    // Ending one makes room for another.
+    let (status, _) = send(addr, "DELETE", &[("mcp-session-id", &open[0])], "").await;
+    assert_eq!(status, 200);
+    let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
+    assert_eq!(status, 200, "a session in the place of the one ended");
 }
