@@ -77,6 +77,13 @@ fn parse_uri(uri: &str) -> Option<(String, String)> {
     Some((qualified, path.to_owned()))
 }
 
+/// The most resources one MCP session may subscribe to.
+const MAX_SUBSCRIPTIONS: usize = 1024;
+
+/// The longest `skill://` URI a session may subscribe to, in bytes (a path the system can
+/// open, and the layer and name before it).
+const MAX_URI: usize = 8192;
+
 fn not_found(message: String) -> ErrorData {
     ErrorData::resource_not_found(message, None)
 }
@@ -367,12 +374,32 @@ impl ServerHandler for SkillsServer {
         request: SubscribeRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        parse_uri(&request.uri)
+        let (skill, _) = parse_uri(&request.uri)
             .ok_or_else(|| not_found(format!("not a skill:// URI: {}", request.uri)))?;
-        self.subscribed
+        if request.uri.len() > MAX_URI {
+            return Err(ErrorData::invalid_params(
+                format!("a skill:// URI is at most {MAX_URI} bytes"),
+                None,
+            ));
+        }
+        if !self
+            .visible()
+            .iter()
+            .any(|(r, _)| r.qualified_name() == skill)
+        {
+            return Err(not_found(format!("no such skill: {}", request.uri)));
+        }
+        let mut subscribed = self
+            .subscribed
             .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .insert(request.uri);
+            .unwrap_or_else(PoisonError::into_inner);
+        if subscribed.len() >= MAX_SUBSCRIPTIONS && !subscribed.contains(&request.uri) {
+            return Err(ErrorData::invalid_params(
+                format!("this session holds {MAX_SUBSCRIPTIONS} subscriptions, the most it may: unsubscribe from one first"),
+                None,
+            ));
+        }
+        subscribed.insert(request.uri);
         Ok(())
     }
 

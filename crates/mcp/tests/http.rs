@@ -1,6 +1,6 @@
-//! The streamable HTTP transport as a client meets it on the wire: the bearer token, and
-//! the answers to a session's `DELETE` (raw HTTP/1.1 over a socket, so nothing between the
-//! test and the server interprets a status).
+//! The streamable HTTP transport as a client meets it on the wire: the bearer token, the
+//! answers to a session's `DELETE`, the bound on sessions and on subscriptions (raw HTTP/1.1
+//! over a socket, so nothing between the test and the server interprets a status).
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -192,4 +192,70 @@ async fn no_more_sessions_open_than_the_most_allowed() {
     assert_eq!(status, 200);
     let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
     assert_eq!(status, 200, "a session in the place of the one ended");
+}
+
+/// The JSON-RPC answer to `body` in session `id`: the body read to its end (the request
+/// asks to close the connection), and the `data:` line of its event stream that answers.
+async fn rpc(addr: SocketAddr, id: &str, body: &str) -> serde_json::Value {
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nmcp-session-id: {id}\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.expect("sends");
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.expect("reads");
+    answer
+        .lines()
+        .filter_map(|l| l.strip_prefix("data: "))
+        .filter_map(|d| serde_json::from_str::<serde_json::Value>(d).ok())
+        .find(|v| v.get("id").is_some())
+        .unwrap_or_else(|| panic!("no answer in {answer}"))
+}
+
+// Regression: `resources/subscribe` kept any URI of the right shape, of any size and any
+// number: 100 subscriptions of 3.9 MB held 420 MB in one session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_names_a_visible_skill_within_bounds() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let dir = root.path().join("notes");
+    std::fs::create_dir_all(&dir).expect("a skill folder");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: notes\ndescription: Notes. Use when testing.\n---\nBody.\n",
+    )
+    .expect("a skill");
+    let addr = serve_with(root.path(), HttpOptions::default()).await;
+    let (status, headers) = send(addr, "POST", &[], INITIALIZE).await;
+    assert_eq!(status, 200);
+    let id = headers
+        .into_iter()
+        .find(|(n, _)| n == "mcp-session-id")
+        .map(|(_, v)| v)
+        .expect("a session id");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    let (status, _) = send(addr, "POST", &[("mcp-session-id", &id)], initialized).await;
+    assert_eq!(status, 202);
+    let subscribe = |n: u32, uri: &str| {
+        serde_json::json!({"jsonrpc": "2.0", "id": n, "method": "resources/subscribe", "params": {"uri": uri}})
+            .to_string()
+    };
+    let ok = rpc(addr, &id, &subscribe(2, "skill://project/notes/SKILL.md")).await;
+    assert!(ok.get("result").is_some(), "{ok}");
+    let unknown = rpc(addr, &id, &subscribe(3, "skill://project/nothing/SKILL.md")).await;
+    assert_eq!(unknown["error"]["code"], -32002, "{unknown}");
+    let long = format!("skill://project/notes/references/{}", "a".repeat(10_000));
+    let refused = rpc(addr, &id, &subscribe(4, &long)).await;
+    assert_eq!(refused["error"]["code"], -32602, "{refused}");
+    // At most 1,024 at once (one is held already).
+    for n in 1..1024 {
+        let uri = format!("skill://project/notes/references/{n}.md");
+        let ok = rpc(addr, &id, &subscribe(10 + n, &uri)).await;
+        assert!(ok.get("result").is_some(), "{n}: {ok}");
+    }
+    let full = rpc(addr, &id, &subscribe(5, "skill://project/notes/assets/x")).await;
+    assert_eq!(full["error"]["code"], -32602, "{full}");
+    assert!(full["error"]["message"].as_str().unwrap_or_default().contains("1024"), "{full}");
 }
