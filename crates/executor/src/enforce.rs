@@ -20,6 +20,9 @@ pub(crate) struct CompiledRules {
     pub(crate) allowed_canonical: Option<ToolRules>,
     /// `security.fileSystemScope: skill-directory`: path tools stay inside the skill.
     pub(crate) confined: bool,
+    /// The files under `scripts/` at activation, as the file system knows them (device and
+    /// inode): a hard link to one, wherever it is, is that script.
+    pub(crate) script_files: std::sync::Arc<[(u64, u64)]>,
 }
 
 impl CompiledRules {
@@ -50,6 +53,12 @@ impl CompiledRules {
                 .as_ref()
                 .and_then(|s| s.file_system_scope.as_deref())
                 .is_some_and(|s| s == "skill-directory"),
+            script_files: skill
+                .files
+                .iter()
+                .filter(|f| f.path.starts_with("scripts/"))
+                .filter_map(|f| file_id(&dir.join(&f.path)))
+                .collect(),
             dir,
         }
     }
@@ -246,6 +255,20 @@ fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
         })
 }
 
+/// A file's device and inode, links followed; `None` when it cannot be asked (or off Unix).
+fn file_id(path: &Path) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        None
+    }
+}
+
 impl CompiledRules {
     /// Whether `path` as written, or as resolved, is under `sub` of the skill folder.
     fn touches(&self, t: &Touched, sub: &str) -> bool {
@@ -254,6 +277,15 @@ impl CompiledRules {
                 (Some(r), Some(d)) => r.starts_with(d.join(sub)),
                 _ => false,
             }
+    }
+
+    /// Whether `path` is one of the skill's scripts: under its `scripts/`, or the same file
+    /// by another name (a hard link elsewhere).
+    fn touches_a_script(&self, t: &Touched) -> bool {
+        self.touches(t, "scripts")
+            || (!self.script_files.is_empty()
+                && file_id(t.resolved.as_deref().unwrap_or(&t.lexical))
+                    .is_some_and(|id| self.script_files.contains(&id)))
     }
 
     /// Whether `path` stays inside the skill folder both as written and as resolved.
@@ -318,7 +350,7 @@ pub(crate) fn decide<'a>(
     };
     if let (Some(path), Some(arg)) = (&path, arg) {
         for rules in stack.clone() {
-            if access == PathAccess::Read && rules.touches(path, "scripts") {
+            if access == PathAccess::Read && rules.touches_a_script(path) {
                 return Decision {
                     script_read: true,
                     ..Decision::deny(format!(
@@ -330,7 +362,7 @@ pub(crate) fn decide<'a>(
             }
             // The scripts of an active skill run with its layer's trust: the model must not
             // be able to write one and then run it.
-            if access == PathAccess::Write && rules.touches(path, "scripts") {
+            if access == PathAccess::Write && rules.touches_a_script(path) {
                 return Decision::deny(format!(
                     "{arg} is a script of the active skill {:?}: its scripts cannot be changed while it is active",
                     rules.skill

@@ -708,6 +708,44 @@ fn the_scripts_of_an_active_skill_cannot_be_written() {
     );
 }
 
+// Regression (attack review): a hard link to an active skill's script, outside the skill
+// folder, could be read and written by its other name: a script changed in place runs as
+// pinned bytes never were.
+#[test]
+fn an_active_skills_script_is_protected_under_every_name() {
+    let env = Env::new();
+    env.skill("linked", "", "Linked.\n");
+    let script = env.file("linked", "scripts/run.sh", "echo run\n");
+    let other = env.outside("elsewhere").join("innocent.txt");
+    std::fs::hard_link(&script, &other).unwrap();
+    let session = env.session();
+    for tool in ["Read", "Write", "Edit"] {
+        assert!(
+            session
+                .check_tool(tool, &json!({ "file_path": other }))
+                .allowed,
+            "{tool}: nothing is active yet"
+        );
+    }
+    load(&session, &["linked"]);
+    for tool in ["Read", "Write", "Edit"] {
+        assert!(
+            !session
+                .check_tool(tool, &json!({ "file_path": other }))
+                .allowed,
+            "{tool}"
+        );
+    }
+    assert!(
+        session
+            .check_tool(
+                "Write",
+                &json!({ "file_path": env.outside("elsewhere").join("other.txt") })
+            )
+            .allowed
+    );
+}
+
 /// A session where host write tools may write skill folders (authoring), for tests of the
 /// protections that hold even then.
 fn authoring(env: &Env) -> skills_executor::Session {

@@ -257,5 +257,11 @@ async fn a_subscription_names_a_visible_skill_within_bounds() {
     }
     let full = rpc(addr, &id, &subscribe(5, "skill://project/notes/assets/x")).await;
     assert_eq!(full["error"]["code"], -32602, "{full}");
-    assert!(full["error"]["message"].as_str().unwrap_or_default().contains("1024"), "{full}");
+    assert!(
+        full["error"]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1024"),
+        "{full}"
+    );
 }
