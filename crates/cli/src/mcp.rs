@@ -61,6 +61,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
                     allowed_origins: args.allow_origin.clone(),
                     session_idle: Some(Duration::from_secs(args.session_idle)),
                     max_sessions: Some(args.max_sessions),
+                    ..HttpOptions::default()
                 },
                 on_listening: Box::new(|bound| {
                     let line = serde_json::json!({ "listening": bound.to_string() });

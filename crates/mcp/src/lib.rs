@@ -64,6 +64,10 @@ pub struct HttpOptions {
     /// request that would open one more is answered 503, so that clients opening sessions
     /// without end cannot spend the process's threads and memory.
     pub max_sessions: Option<usize>,
+    /// How long a client may take to send a request's head (default 10 seconds).
+    pub head_timeout: Option<Duration>,
+    /// The most connections served at once (default 256); one more is closed at once.
+    pub max_connections: Option<usize>,
 }
 
 /// The MCP sessions open at once over HTTP when [`HttpOptions::max_sessions`] says nothing.
@@ -144,13 +148,105 @@ pub async fn serve_http(
         .layer(axum::middleware::from_fn_with_state(admission, admit));
     // On SIGTERM or SIGINT every MCP session is ended (its skills deactivated, audited),
     // then the listener stops.
-    axum::serve(listener, router)
-        .with_graceful_shutdown(async move {
-            terminated().await;
-            sessions_end.cancel();
-        })
-        .await
-        .map_err(McpError::Transport)
+    let bounds = Bounds {
+        head_timeout: options.head_timeout.unwrap_or(HEAD_TIMEOUT),
+        max_connections: options
+            .max_connections
+            .unwrap_or(MAX_CONNECTIONS)
+            .min(u32::MAX as usize),
+    };
+    connections(listener, router, bounds, async move {
+        terminated().await;
+        sessions_end.cancel();
+    })
+    .await;
+    Ok(())
+}
+
+/// How long a client may take to send a request's head (its line and headers) when
+/// [`HttpOptions::head_timeout`] says nothing: a connection that sends nothing, or a byte
+/// at a time, is closed then.
+const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The most connections served at once when [`HttpOptions::max_connections`] says nothing.
+const MAX_CONNECTIONS: usize = 256;
+
+/// What [`connections`] bounds.
+struct Bounds {
+    head_timeout: Duration,
+    max_connections: usize,
+}
+
+/// Serves `router` on every connection `listener` accepts until `stop` resolves, then
+/// ends the open ones gracefully and waits for them: HTTP/1.1 with a timeout on each
+/// request's head and a most connections at once, so that clients that open connections
+/// and send nothing (or a byte at a time) hold neither the server's descriptors nor its
+/// memory beyond those bounds. (`axum::serve` has neither bound.)
+async fn connections(
+    listener: tokio::net::TcpListener,
+    router: axum::Router,
+    bounds: Bounds,
+    stop: impl std::future::Future<Output = ()>,
+) {
+    use hyper_util::rt::{TokioIo, TokioTimer};
+    use hyper_util::service::TowerToHyperService;
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(bounds.head_timeout);
+    let places = Arc::new(tokio::sync::Semaphore::new(bounds.max_connections));
+    // Told once `stop` resolves; each connection then ends after its current request.
+    let (ending, ended) = tokio::sync::watch::channel(false);
+    let mut stop = std::pin::pin!(stop);
+    loop {
+        let stream = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => stream,
+                Err(e) => {
+                    // Out of descriptors, most likely: let some connections end first.
+                    tracing::warn!(error = %e, "cannot accept a connection");
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    continue;
+                }
+            },
+            () = &mut stop => break,
+        };
+        let Ok(place) = Arc::clone(&places).try_acquire_owned() else {
+            tracing::warn!(
+                "{} connections are open, the most served: closing a new one",
+                bounds.max_connections
+            );
+            continue;
+        };
+        let service = TowerToHyperService::new(router.clone());
+        let connection = builder
+            .serve_connection(TokioIo::new(stream), service)
+            .with_upgrades();
+        let mut ended = ended.clone();
+        tokio::spawn(async move {
+            let mut connection = std::pin::pin!(connection);
+            loop {
+                tokio::select! {
+                    done = connection.as_mut() => {
+                        if let Err(e) = done {
+                            tracing::debug!(error = %e, "a connection ended with an error");
+                        }
+                        break;
+                    }
+                    changed = ended.changed() => {
+                        if changed.is_err() || *ended.borrow() {
+                            connection.as_mut().graceful_shutdown();
+                        }
+                    }
+                }
+            }
+            drop(place);
+        });
+    }
+    let _ = ending.send(true);
+    // Every place back: every connection has ended.
+    let all = u32::try_from(bounds.max_connections).unwrap_or(u32::MAX);
+    let _ = places.acquire_many(all).await;
 }
 
 /// What [`admit`] checks a request against.

@@ -265,3 +265,62 @@ async fn a_subscription_names_a_visible_skill_within_bounds() {
         "{full}"
     );
 }
+
+/// Whether the server closes `stream` before answering anything: its next read finds the
+/// end (or a reset), never an answer.
+async fn closed_unanswered(stream: &mut tokio::net::TcpStream) -> bool {
+    let mut byte = [0u8; 1];
+    matches!(stream.read(&mut byte).await, Ok(0) | Err(_))
+}
+
+// Regression: a connection that never finished its request's head stayed open for good
+// (320 s and counting), before the token was checked, and 300 of them kept out a client
+// with the token.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn connections_that_send_no_request_are_bounded_in_time_and_number() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    // A head must come within 100 ms: a silent connection, and one that sent half a head,
+    // are closed unanswered.
+    let quick = HttpOptions {
+        head_timeout: Some(std::time::Duration::from_millis(100)),
+        ..HttpOptions::default()
+    };
+    let addr = serve_with(root.path(), quick).await;
+    let mut silent = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    assert!(closed_unanswered(&mut silent).await);
+    let mut partial = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    partial
+        .write_all(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+        .await
+        .expect("sends");
+    assert!(closed_unanswered(&mut partial).await);
+    // Two connections at most: a third is closed as it is accepted, while a request on an
+    // open one is answered.
+    let two = HttpOptions {
+        max_connections: Some(2),
+        ..HttpOptions::default()
+    };
+    let addr = serve_with(root.path(), two).await;
+    let _first = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let mut second = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let mut third = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    assert!(closed_unanswered(&mut third).await);
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{INITIALIZE}",
+        INITIALIZE.len()
+    );
+    second.write_all(request.as_bytes()).await.expect("sends");
+    let mut answer = String::new();
+    second.read_to_string(&mut answer).await.expect("reads");
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+}
