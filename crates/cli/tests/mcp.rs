@@ -241,3 +241,50 @@ fn a_blank_token_file_is_refused_before_anything_listens() {
         "{stderr}"
     );
 }
+
+// Regression (attack review): `prompts/get` read a name as `<layer>.<name>` before it looked
+// for a skill listed under it, so the prompt a project skill named `personal.deploy` was
+// listed as served `personal:deploy` instead, and two skills could share one prompt name.
+#[test]
+fn a_prompt_name_stands_for_the_one_skill_listed_under_it() {
+    let f = Fixture::new();
+    f.skill("deploy", "", "Personal deploy.\n");
+    let project = f.path().join("project");
+    for (name, body) in [
+        ("deploy", "Project deploy."),
+        ("personal.deploy", "The dotted one."),
+        ("project.deploy", "Another dotted one."),
+    ] {
+        let dir = project.join(name);
+        std::fs::create_dir_all(&dir).expect("a skill folder");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {body} Use when testing.\n---\n{body}\n"),
+        )
+        .expect("a skill");
+    }
+    let root = format!("project={}", project.display());
+    let mut mcp = Mcp::start(&f, &["--root", &root]);
+    let listed = mcp.call("prompts/list", json!({}));
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"deploy") && names.contains(&"personal.deploy"),
+        "{names:?}"
+    );
+    // `project.deploy` would name the shadowed `project:deploy` and the skill of that name.
+    assert!(!names.contains(&"project.deploy"), "{names:?}");
+    let dotted = mcp.call("prompts/get", json!({"name": "personal.deploy"}));
+    let text = dotted["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(text.contains("The dotted one."), "{text}");
+    let shared = mcp.call("prompts/get", json!({"name": "project.deploy"}));
+    assert!(shared.get("error").is_some(), "{shared}");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

@@ -2,7 +2,7 @@
 //! the protocol layer, skill files as resources, user-invocable skills as prompts, and
 //! `list_changed` notifications when the index publishes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use rmcp::model::{
@@ -98,6 +98,35 @@ fn prompt_name(record: &SkillRecord, resolved: bool) -> String {
 }
 
 impl SkillsServer {
+    /// The prompts of this session, by the name each is listed under: the skills a user
+    /// may invoke. A name two skills would share (a skill named `personal.deploy` beside
+    /// the shadowed `personal:deploy`) is listed for neither, so that a name always stands
+    /// for the one skill listed under it.
+    fn prompts(&self) -> Vec<(String, Arc<SkillRecord>)> {
+        let named: Vec<(String, Arc<SkillRecord>)> = self
+            .visible()
+            .into_iter()
+            .filter(|(r, _)| r.user_invocable())
+            .map(|(r, resolved)| (prompt_name(&r, resolved), r))
+            .collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        for (name, _) in &named {
+            *seen.entry(name.as_str()).or_default() += 1;
+        }
+        let shared: HashSet<String> = seen
+            .into_iter()
+            .filter(|(_, n)| *n > 1)
+            .map(|(name, _)| name.to_owned())
+            .collect();
+        for name in &shared {
+            tracing::warn!(prompt = %name, "two skills would be listed under one prompt name: neither is");
+        }
+        named
+            .into_iter()
+            .filter(|(name, _)| !shared.contains(name))
+            .collect()
+    }
+
     fn visible(&self) -> Vec<(Arc<SkillRecord>, bool)> {
         let snapshot = self.executor.index().snapshot();
         let mut out: Vec<(Arc<SkillRecord>, bool)> = snapshot
@@ -422,19 +451,14 @@ impl ServerHandler for SkillsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let prompts = self
-            .visible()
+            .prompts()
             .into_iter()
-            .filter(|(r, _)| r.user_invocable())
-            .map(|(r, resolved)| {
+            .map(|(name, r)| {
                 let mut argument = PromptArgument::new("arguments");
                 if let Some(hint) = r.frontmatter.argument_hint() {
                     argument = argument.with_description(hint.to_string());
                 }
-                Prompt::new(
-                    prompt_name(&r, resolved),
-                    Some(r.description.clone()),
-                    Some(vec![argument]),
-                )
+                Prompt::new(name, Some(r.description.clone()), Some(vec![argument]))
             })
             .collect();
         Ok(ListPromptsResult::with_all_items(prompts))
@@ -445,14 +469,18 @@ impl ServerHandler for SkillsServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        // `<layer>.<name>` (or `plugin.<id>.<name>`) reaches a shadowed skill.
-        let name = match request.name.rsplit_once('.') {
-            Some((layer, name)) if parse_uri(&format!("skill://{layer}/{name}/x")).is_some() => {
-                parse_uri(&format!("skill://{layer}/{name}/x"))
-                    .map_or(request.name.clone(), |q| q.0)
-            }
-            _ => request.name.clone(),
-        };
+        // The skill listed under that name, and no other.
+        let name = self
+            .prompts()
+            .into_iter()
+            .find(|(listed, _)| *listed == request.name)
+            .map(|(_, r)| r.qualified_name())
+            .ok_or_else(|| {
+                ErrorData::invalid_params(
+                    format!("SKILL_NOT_FOUND: no prompt named {:?}", request.name),
+                    None,
+                )
+            })?;
         let arguments = request
             .arguments
             .as_ref()
