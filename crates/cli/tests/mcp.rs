@@ -288,3 +288,53 @@ fn a_prompt_name_stands_for_the_one_skill_listed_under_it() {
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
 }
+
+// Regression (attack review): a client that closed stdin while a script ran got its skill
+// deactivated with the script still running, and the process could exit before the run
+// was recorded. The session's end now stops the script and records its run first.
+#[test]
+fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactivation() {
+    let f = Fixture::new();
+    f.skill("holder", "", "Holds.\n");
+    f.file(
+        "holder",
+        "scripts/hold.sh",
+        "echo started > \"$1\"\nexec sleep 600\n",
+    );
+    let fifo = f.path().join("started");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    let audit = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit.display());
+    let mut mcp = Mcp::start(&f, &[&audit_arg]);
+    let loaded = mcp.tool("skills_load", json!({"names": ["holder"]}));
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    mcp.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "skills_run_script", "arguments": {"path": "scripts/hold.sh", "args": [fifo]}}}));
+    // The script has started once it has written to the FIFO.
+    let said = std::fs::read_to_string(&fifo).expect("the script writes");
+    assert_eq!(said, "started\n");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+    let kinds: Vec<String> = std::fs::read_to_string(&audit)
+        .expect("audit")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("line")["event"]
+                .as_str()
+                .expect("event")
+                .to_owned()
+        })
+        .collect();
+    let at = |kind: &str| kinds.iter().position(|k| k == kind);
+    let (Some(started), Some(ran), Some(deactivated)) = (
+        at("script_started"),
+        at("script_executed"),
+        at("skill_deactivated"),
+    ) else {
+        panic!("{kinds:?}");
+    };
+    assert!(started < ran && ran < deactivated, "{kinds:?}");
+}

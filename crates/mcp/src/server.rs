@@ -28,6 +28,75 @@ pub(crate) struct SkillsServer {
     subscribed: Arc<Mutex<HashSet<String>>>,
     /// Dropped with the server: the thread that follows the index then ends.
     following: Mutex<Option<crossbeam_channel::Sender<()>>>,
+    /// The tool calls running now, so that the session's end stops them and waits for
+    /// their records before it deactivates anything.
+    calls: Arc<Calls>,
+}
+
+/// The tool calls of one MCP session that are running.
+#[derive(Debug, Default)]
+struct Calls {
+    /// Each running call's canceller, by a number of its own; `None` once the session ends
+    /// (no call starts after that).
+    running: Mutex<Option<HashMap<u64, Arc<skills_executor::Canceller>>>>,
+    next: std::sync::atomic::AtomicU64,
+    /// Told when a call ends.
+    ended: std::sync::Condvar,
+}
+
+/// A running call's place in [`Calls`], given back when it ends (dropped).
+struct Running {
+    calls: Arc<Calls>,
+    id: u64,
+}
+
+impl Calls {
+    /// Registers a call; `None` once the session has ended.
+    fn start(calls: &Arc<Calls>, canceller: Arc<skills_executor::Canceller>) -> Option<Running> {
+        let id = calls
+            .next
+            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        calls
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .as_mut()?
+            .insert(id, canceller);
+        Some(Running {
+            calls: Arc::clone(calls),
+            id,
+        })
+    }
+
+    /// Refuses new calls, cancels the running ones (a script and its descendants are
+    /// killed) and waits until each has ended, its record written.
+    fn end(&self) {
+        let mut running = self.running.lock().unwrap_or_else(PoisonError::into_inner);
+        for canceller in running.iter().flat_map(|r| r.values()) {
+            canceller.cancel();
+        }
+        while running.as_ref().is_some_and(|r| !r.is_empty()) {
+            running = self
+                .ended
+                .wait(running)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
+        *running = None;
+    }
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let mut running = self
+            .calls
+            .running
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(r) = running.as_mut() {
+            r.remove(&self.id);
+        }
+        self.calls.ended.notify_all();
+    }
 }
 
 impl SkillsServer {
@@ -37,12 +106,19 @@ impl SkillsServer {
             session: Arc::new(executor.session(context)),
             subscribed: Arc::new(Mutex::new(HashSet::new())),
             following: Mutex::new(None),
+            calls: Arc::new(Calls {
+                running: Mutex::new(Some(HashMap::new())),
+                ..Calls::default()
+            }),
         }
     }
 }
 
 impl Drop for SkillsServer {
     fn drop(&mut self) {
+        // A script still running when the client goes is stopped, and its run recorded,
+        // before its skill is deactivated.
+        self.calls.end();
         if let Err(e) = self.session.end_task() {
             tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
         }
@@ -285,6 +361,10 @@ impl ServerHandler for SkillsServer {
         let session = Arc::clone(&self.session);
         // The client's cancellation stops a running script (and every descendant).
         let (canceller, cancellation) = skills_executor::cancellation();
+        let canceller = Arc::new(canceller);
+        let Some(running) = Calls::start(&self.calls, Arc::clone(&canceller)) else {
+            return Err(ErrorData::internal_error("the MCP session is ending", None));
+        };
         let ct = context.ct.clone();
         let watch_cancel = tokio::spawn(async move {
             ct.cancelled().await;
@@ -309,7 +389,9 @@ impl ServerHandler for SkillsServer {
             })
         });
         let result = tokio::task::spawn_blocking(move || {
-            protocol::call_cancellable(&session, &name, input, Some(cancellation))
+            let result = protocol::call_cancellable(&session, &name, input, Some(cancellation));
+            drop(running);
+            result
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None));
