@@ -301,10 +301,20 @@ enum Input<'a> {
 }
 
 fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Input<'_>) -> Result<T, ExecError> {
+    // An object, or nothing: a struct's fields would also be read from an array, in order.
+    let not_an_object = || ExecError::BadInput(format!("{request}: the input is a JSON object"));
     let input = match input {
-        Input::Tree(input) => input,
+        Input::Tree(input) => {
+            if !(input.is_object() || input.is_null()) {
+                return Err(not_an_object());
+            }
+            input
+        }
         Input::Text(text) => {
             let text = text.get();
+            if !(text.starts_with('{') || text == "null") {
+                return Err(not_an_object());
+            }
             // A missing or null input, and the rare input that may name both `names` and
             // `skills`, are decided on the tree, by the rules below.
             if text == "null" || (text.contains("\"names\"") && text.contains("\"skills\"")) {
@@ -611,6 +621,10 @@ fn error_response(id: &RawValue, code: &str, message: &str) -> String {
 /// Answers one request line (without its newline) with one response line (without its
 /// newline). Never fails: a malformed request gets an error response.
 pub fn respond_line(session: &Session, line: &str) -> String {
+    // An object: a struct's fields would also be read from an array, in order.
+    if !line.trim_start().starts_with('{') {
+        return error_line("SKILL_BAD_REQUEST", "a request is a JSON object");
+    }
     let request: WireRequest<'_> = match serde_json::from_str(line) {
         Ok(r) => r,
         Err(e) => {

@@ -474,6 +474,8 @@ fn a_malformed_request_is_answered_with_its_id_when_it_names_one_once() {
         (r#"{"id":1,"id":2,"tool":"hello","input":{}}"#, "null"),
         (r#"{"id":3,"tool":"hello","input":{}} {}"#, "null"),
         ("not json", "null"),
+        // An array is no request, though its items would fill a request's fields in order.
+        (r#"["", "hello", {}]"#, "null"),
     ];
     for (line, id) in cases {
         let answer = protocol::respond_line(&session, line);
@@ -487,6 +489,13 @@ fn a_malformed_request_is_answered_with_its_id_when_it_names_one_once() {
             "{line}: {answer}"
         );
     }
+    // An input that is an array is refused the same way, over the wire and as a tree.
+    let line = r#"{"id":1,"tool":"check_tool","input":["Bash",{"command":"ls"}]}"#;
+    let answer: Value = serde_json::from_str(&protocol::respond_line(&session, line)).unwrap();
+    assert_eq!(answer["error"]["code"], "SKILL_BAD_INPUT", "{answer}");
+    let err =
+        protocol::call(&session, "check_tool", json!(["Bash", {"command": "ls"}])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT");
 }
 
 // Regression (found by the protocol fuzz target): an id holding a carriage return between
