@@ -91,6 +91,17 @@ async fn send(
     (status, headers)
 }
 
+/// Opens a session (no token asked) and returns its id.
+async fn opened(addr: SocketAddr) -> String {
+    let (status, headers) = send(addr, "POST", &[], INITIALIZE).await;
+    assert_eq!(status, 200);
+    headers
+        .into_iter()
+        .find(|(n, _)| n == "mcp-session-id")
+        .map(|(_, v)| v)
+        .expect("a session id")
+}
+
 const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"http-test","version":"0"}}}"#;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -176,14 +187,7 @@ async fn no_more_sessions_open_than_the_most_allowed() {
     let addr = serve_with(root.path(), options).await;
     let mut open = Vec::new();
     for _ in 0..2 {
-        let (status, headers) = send(addr, "POST", &[], INITIALIZE).await;
-        assert_eq!(status, 200);
-        let id = headers
-            .into_iter()
-            .find(|(n, _)| n == "mcp-session-id")
-            .map(|(_, v)| v)
-            .expect("a session id");
-        open.push(id);
+        open.push(opened(addr).await);
     }
     let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
     assert_eq!(status, 503, "a third session");
@@ -228,13 +232,7 @@ async fn a_subscription_names_a_visible_skill_within_bounds() {
     )
     .expect("a skill");
     let addr = serve_with(root.path(), HttpOptions::default()).await;
-    let (status, headers) = send(addr, "POST", &[], INITIALIZE).await;
-    assert_eq!(status, 200);
-    let id = headers
-        .into_iter()
-        .find(|(n, _)| n == "mcp-session-id")
-        .map(|(_, v)| v)
-        .expect("a session id");
+    let id = opened(addr).await;
     let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
     let (status, _) = send(addr, "POST", &[("mcp-session-id", &id)], initialized).await;
     assert_eq!(status, 202);
