@@ -91,6 +91,19 @@ impl Session {
         let protected = !stack.is_empty()
             || (pt.access == PathAccess::Write
                 && self.exec.policy.skill_writes == SkillWrites::Refused);
+        // A pattern below the path is judged with the path only when it stays below it.
+        for (field, value) in pt.patterns.iter().filter_map(|f| Some((f, input.get(f)?))) {
+            let stays = value.as_str().is_some_and(|p| {
+                !(p.starts_with(['/', '\\', '~'])
+                    || p.split(['/', '\\']).any(|part| part == "..")
+                    || p.contains('\0'))
+            });
+            if protected && !stays {
+                return Decision::refused(format!(
+                    "{tool}'s {field} is not a pattern below its path (it is absolute, climbs with .., or is not a string), so the path rules and protections cannot be checked"
+                ));
+            }
+        }
         let mut decision: Option<Decision> = None;
         for (field, value) in pt.fields.iter().filter_map(|f| Some((f, input.get(f)?))) {
             let d = match value.as_str() {

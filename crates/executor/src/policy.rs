@@ -85,21 +85,25 @@ pub struct Policy {
 pub(crate) struct PathTool {
     pub(crate) access: crate::enforce::PathAccess,
     pub(crate) fields: Vec<String>,
+    /// Fields holding a pattern the tool matches below its path (Glob's `pattern`): one
+    /// that climbs out of the path (`..`) or names its own root (`/...`, `~...`) cannot be
+    /// judged by the path alone.
+    pub(crate) patterns: Vec<String>,
 }
 
-/// The built-in path tools, with their real field names: every path rule and protection
-/// applies to all of them.
-const PATH_TOOLS: [(&str, crate::enforce::PathAccess, &[&str]); 8] = {
+/// The built-in path tools, with their real field names (paths, then patterns below the
+/// path): every path rule and protection applies to all of them.
+const PATH_TOOLS: [(&str, crate::enforce::PathAccess, &[&str], &[&str]); 8] = {
     use crate::enforce::PathAccess::{Read, Write};
     [
-        ("read", Read, &["file_path", "path"]),
-        ("grep", Read, &["path"]),
-        ("glob", Read, &["path"]),
-        ("ls", Read, &["path"]),
-        ("write", Write, &["file_path", "path"]),
-        ("edit", Write, &["file_path", "path"]),
-        ("multiedit", Write, &["file_path"]),
-        ("notebookedit", Write, &["notebook_path"]),
+        ("read", Read, &["file_path", "path"], &[]),
+        ("grep", Read, &["path"], &[]),
+        ("glob", Read, &["path"], &["pattern"]),
+        ("ls", Read, &["path"], &[]),
+        ("write", Write, &["file_path", "path"], &[]),
+        ("edit", Write, &["file_path", "path"], &[]),
+        ("multiedit", Write, &["file_path"], &[]),
+        ("notebookedit", Write, &["notebook_path"], &[]),
     ]
 };
 
@@ -125,12 +129,13 @@ impl Policy {
         primary_args.insert("bash".to_owned(), vec!["command".to_owned()]);
         let path_tools = PATH_TOOLS
             .iter()
-            .map(|(tool, access, fields)| {
+            .map(|(tool, access, fields, patterns)| {
                 (
                     (*tool).to_owned(),
                     PathTool {
                         access: *access,
                         fields: fields.iter().map(|f| (*f).to_owned()).collect(),
+                        patterns: patterns.iter().map(|f| (*f).to_owned()).collect(),
                     },
                 )
             })
@@ -296,6 +301,7 @@ impl PolicyBuilder {
             .or_insert_with(|| PathTool {
                 access: crate::enforce::PathAccess::Write,
                 fields: Vec::new(),
+                patterns: Vec::new(),
             });
         if !entry.fields.iter().any(|f| f == field) {
             entry.fields.push(field.to_owned());

@@ -121,6 +121,32 @@ fn every_path_tool_gets_every_path_rule_and_protection() {
             false,
         ),
         ("Glob", json!({"pattern": "*", "path": outside}), false),
+        // Regression (attack review): Glob's pattern climbed out of an allowed path.
+        (
+            "Glob",
+            json!({"pattern": "**/*.md", "path": dir.join("references")}),
+            true,
+        ),
+        (
+            "Glob",
+            json!({"pattern": "../../secrets/*", "path": dir.join("references")}),
+            false,
+        ),
+        (
+            "Glob",
+            json!({"pattern": "/etc/*", "path": dir.join("references")}),
+            false,
+        ),
+        (
+            "Glob",
+            json!({"pattern": "~/.ssh/*", "path": dir.join("references")}),
+            false,
+        ),
+        (
+            "Glob",
+            json!({"pattern": ["*"], "path": dir.join("references")}),
+            false,
+        ),
         ("LS", json!({"path": dir.join("scripts")}), false),
         ("LS", json!({"path": dir.join("references")}), true),
         (
