@@ -101,7 +101,26 @@ pub(crate) fn script_digest(path: &Path) -> Option<String> {
     if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
         return None;
     }
-    let mut file = std::fs::File::open(path).ok()?.take(SCRIPT_LIMIT + 1);
+    opened_digest(path)
+}
+
+/// The digest of what opening `path` finds, if that is a regular file within the limit:
+/// opened without blocking (a FIFO swapped in after a caller's check cannot hang it), and
+/// asked once open, so what is hashed is the regular file that was opened.
+fn opened_digest(path: &Path) -> Option<String> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path).ok()?;
+    let opened = file.metadata().ok()?;
+    if !opened.is_file() || opened.len() > SCRIPT_LIMIT {
+        return None;
+    }
+    let mut file = file.take(SCRIPT_LIMIT + 1);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut read = 0u64;
@@ -416,5 +435,28 @@ impl Session {
             results.push(run);
         }
         results
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    // Regression (review): a FIFO renamed onto a script between the check and the open
+    // blocked the open, and the load, for good.
+    #[test]
+    fn a_fifo_in_place_of_a_script_is_not_opened_blocking() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("run.sh");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .unwrap();
+        assert!(made.success());
+        assert_eq!(opened_digest(&fifo), None);
+        assert_eq!(script_digest(&fifo), None);
+        let file = dir.path().join("ok.sh");
+        std::fs::write(&file, "echo ok\n").unwrap();
+        assert!(opened_digest(&file).is_some_and(|d| d.starts_with("sha256:")));
     }
 }
