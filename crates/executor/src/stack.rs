@@ -138,13 +138,20 @@ impl Session {
         // Adding only narrows (every restricting skill still judges every call, and running
         // the new skill's scripts needs their permission). Replacing drops the restricting
         // skills, so each one that would go must allow it.
+        let snapshot = self.exec.index.snapshot();
         if by == Activation::Model && mode == LoadMode::Replace {
+            // The skills the names stand for, as the load resolves them.
+            let named: Vec<String> = names
+                .iter()
+                .filter_map(|n| self.resolve(&snapshot, n).ok())
+                .map(|r| r.qualified_name())
+                .collect();
             let stack = self.stack.lock();
             for a in stack.iter().filter(|a| a.by == Activation::Model) {
                 let Some(allowed) = &a.rules.allowed else {
                     continue;
                 };
-                let stays = names.iter().any(|n| a.is_named(n));
+                let stays = named.contains(&a.key());
                 if !stays
                     && !names
                         .iter()
@@ -157,18 +164,10 @@ impl Session {
                 }
             }
         }
-        let snapshot = self.exec.index.snapshot();
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
         for name in names {
             self.plan(&snapshot, name, None, &mut plan, &mut visiting)?;
-        }
-        // The model activates none of the skills a user alone invokes: neither by name nor
-        // as another skill's dependency.
-        if by == Activation::Model {
-            if let Some(r) = plan.iter().find(|r| !r.model_invocable()) {
-                return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
-            }
         }
         let policy = &self.exec.policy;
         let mut warnings = Vec::new();
@@ -202,23 +201,15 @@ impl Session {
                     layer: r.layer.to_string(),
                 });
             }
-            // A pre hook is a script run at activation: under a skill that restricts tools
-            // the model needs the permission running it would need.
-            if by == Activation::Model {
-                for hook in r.frontmatter.hooks.iter().flat_map(|h| &h.pre) {
-                    self.runtime_allowed(
-                        "skills_run_script",
-                        &format!("{}:{hook}", r.name),
-                        Some(r.name.as_str()),
-                    )?;
-                }
-            }
         }
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
         let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
         for r in &plan {
             prepared.push(self.prepare(r, by)?);
+        }
+        if by == Activation::Model {
+            self.model_may_activate(&prepared)?;
         }
         let mut stack = self.stack.lock();
         // The names of the stack after the load, in order: for `add` the stack as it is,
@@ -270,10 +261,19 @@ impl Session {
                 requested: new_names.len(),
             });
         }
-        let (kept, dropped): (Vec<Active>, Vec<Active>) = stack
+        let (mut kept, dropped): (Vec<Active>, Vec<Active>) = stack
             .iter()
             .cloned()
             .partition(|a| new_names.contains(&a.key()) && !to_activate.contains(&a.key()));
+        // The host pins a skill it names that the model had loaded already.
+        if by == Activation::Host {
+            for a in kept
+                .iter_mut()
+                .filter(|a| prepared.iter().any(|p| p.key() == a.key()))
+            {
+                a.by = Activation::Host;
+            }
+        }
         let loaded: Vec<Active> = prepared
             .into_iter()
             .filter(|a| to_activate.contains(&a.key()))
@@ -388,6 +388,35 @@ impl Session {
         })
     }
 
+    /// What the model may not activate, judged on the versions just read (the ones that
+    /// would be active, whatever the index's snapshot said) of the skills new to the stack
+    /// (one already active runs no hook again, and the host may have pinned it): a skill a
+    /// user alone invokes, by name or as a dependency; and, under a skill that restricts
+    /// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
+    /// allow as it would have to allow running them.
+    fn model_may_activate(&self, prepared: &[Active]) -> Result<(), ExecError> {
+        let on_stack: Vec<String> = self.stack.lock().iter().map(Active::key).collect();
+        for a in prepared.iter().filter(|a| !on_stack.contains(&a.key())) {
+            let r = &a.skill.record;
+            if !r.model_invocable() {
+                return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
+            }
+            for hook in r
+                .frontmatter
+                .hooks
+                .iter()
+                .flat_map(|h| h.pre.iter().chain(&h.post))
+            {
+                self.runtime_allowed(
+                    "skills_run_script",
+                    &format!("{}:{hook}", r.name),
+                    Some(r.name.as_str()),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
     /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
     /// restrict tools: every skill with an `allowed-tools` must allow it, except the skill
     /// `own` names (its own scripts, loading itself again) needs no permission from itself. Listing, reading the
@@ -435,7 +464,20 @@ impl Session {
             }
             (Err(e), None) => return Err(e),
         };
-        if plan.iter().any(|r| r.name == record.name) || !visiting.insert(record.name.to_string()) {
+        if let Some(other) = plan
+            .iter()
+            .find(|r| r.name == record.name && r.qualified_name() != record.qualified_name())
+        {
+            return Err(ExecError::NameActive {
+                active: other.qualified_name(),
+                requested: record.qualified_name(),
+            });
+        }
+        if plan
+            .iter()
+            .any(|r| r.qualified_name() == record.qualified_name())
+            || !visiting.insert(record.qualified_name())
+        {
             return Ok(());
         }
         for dep in record
@@ -632,7 +674,7 @@ impl Session {
 
     /// `skills_list`: the skills this session may see, and which are active.
     pub fn list(&self) -> SkillList {
-        let active: Vec<String> = self.stack.lock().iter().map(Active::name).collect();
+        let active: Vec<String> = self.stack.lock().iter().map(Active::key).collect();
         SkillList {
             skills: self
                 .visible()
@@ -642,7 +684,7 @@ impl Session {
                     qualified_name: r.qualified_name(),
                     description: r.listed_description().into_owned(),
                     layer: r.layer.to_string(),
-                    active: active.iter().any(|a| a == r.name.as_str()),
+                    active: active.contains(&r.qualified_name()),
                 })
                 .collect(),
         }

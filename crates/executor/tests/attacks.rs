@@ -630,6 +630,21 @@ fn a_skill_of_the_same_name_from_another_layer_never_stands_for_an_active_one() 
             "{by} {mode:?}"
         );
     }
+    // Regression (review): both in one load, the second was dropped without a word.
+    let session = executor.session(SessionContext::default());
+    let err = session
+        .load(&names(&["personal:guard", "project:guard"]), LoadMode::Add)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_NAME_ACTIVE", "{err}");
+    // Regression (review): with `project:guard` active, `skills_list` said the visible
+    // `personal:guard` was.
+    session
+        .load(&names(&["project:guard"]), LoadMode::Add)
+        .unwrap();
+    let listed = session.list();
+    let guard = listed.skills.iter().find(|s| s.name == "guard").unwrap();
+    assert_eq!(guard.qualified_name, "personal:guard");
+    assert!(!guard.active);
     // Replacing a restricting skill the model loaded needs its permission, whatever the
     // name of what replaces it.
     let session = executor.session(SessionContext::default());
@@ -662,4 +677,18 @@ fn a_dependency_a_user_alone_invokes_is_not_activated_by_the_model() {
     // On a user's behalf, the host may.
     session.host_activate(&names(&["helper"])).unwrap();
     assert_eq!(common::active(&session), ["deploy", "helper"]);
+    // Regression (review): with the host's `deploy` active, the model may load a skill that
+    // needs it: nothing a user alone invokes is activated by the model.
+    let session = env.session();
+    session.host_activate(&names(&["deploy"])).unwrap();
+    session.load(&names(&["helper"]), LoadMode::Add).unwrap();
+    assert_eq!(common::active(&session), ["deploy", "helper"]);
+    // Regression (review): judged on the version read at the load, not the index's
+    // snapshot: a SKILL.md marked user-only since it was indexed is refused too.
+    let env = Env::new();
+    env.skill("fresh", "", "Fresh.\n");
+    let session = env.session();
+    env.skill("fresh", "disable-model-invocation: true\n", "Fresh.\n");
+    let err = session.load(&names(&["fresh"]), LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
 }

@@ -532,7 +532,7 @@ fn a_restricting_skill_governs_the_hooks_a_load_would_run() {
     env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
     env.skill(
         "lenient",
-        "allowed-tools: Read skills_run_script(hooked:scripts/pre.sh)\n",
+        "allowed-tools: Read skills_run_script(hooked:scripts/*)\n",
         "Reads, and lets hooked start.\n",
     );
     let session = env.session();
@@ -552,6 +552,34 @@ fn a_restricting_skill_governs_the_hooks_a_load_would_run() {
     load(&session, &["guard"], LoadMode::Add).unwrap();
     session.host_activate(&names(&["hooked"])).unwrap();
     assert_eq!(hook_log(&dir), "pre\npre\n");
+    // Regression (review): a skill already active runs no hook again, so loading it again
+    // under a restriction pinned since needs no permission.
+    let session = env.session();
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    session.host_activate(&names(&["guard"])).unwrap();
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    assert_eq!(hook_log(&dir), "pre\npre\npre\n");
+}
+
+// Regression (review): the hooks a load would run were judged on the index's snapshot, and
+// those of the file read at the load ran: hooks written into a SKILL.md after it was
+// indexed ran under a skill that refuses them. Post hooks were not judged at all.
+#[test]
+fn the_hooks_judged_are_the_hooks_of_the_version_loaded() {
+    let env = Env::new();
+    env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
+    let later = env.skill("later", "", "Later.\n");
+    env.file("later", "scripts/pre.sh", "echo pre >> hook.log\n");
+    env.file("later", "scripts/post.sh", "echo post >> hook.log\n");
+    let session = env.session();
+    load(&session, &["guard"], LoadMode::Add).unwrap();
+    for hooks in ["pre: [scripts/pre.sh]", "post: [scripts/post.sh]"] {
+        env.skill("later", &format!("hooks:\n  {hooks}\n"), "Later.\n");
+        let err = load(&session, &["later"], LoadMode::Add).unwrap_err();
+        assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{hooks}: {err}");
+    }
+    assert_eq!(hook_log(&later), "");
+    assert_eq!(active(&session), ["guard"]);
 }
 
 #[test]
