@@ -780,3 +780,16 @@ fn unload_accepts_the_qualified_names_load_accepts() {
     let err = session.unload(&names(&["project:alpha"])).unwrap_err();
     assert_eq!(err.code(), "SKILL_NOT_ACTIVE");
 }
+
+// Regression (review): the host's activation of a skill the model had loaded already left it
+// the model's, so the model could still unload what the user asked for.
+#[test]
+fn the_host_pins_a_skill_the_model_had_loaded() {
+    let env = abc();
+    let session = env.session();
+    load(&session, &["alpha"], LoadMode::Add).unwrap();
+    session.host_activate(&names(&["alpha"])).unwrap();
+    let err = session.unload(&names(&["alpha"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_PINNED_BY_HOST", "{err}");
+    assert_eq!(active(&session), ["alpha"]);
+}
