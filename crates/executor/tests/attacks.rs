@@ -147,6 +147,12 @@ fn every_path_tool_gets_every_path_rule_and_protection() {
             json!({"pattern": ["*"], "path": dir.join("references")}),
             false,
         ),
+        // Regression (review): braces a glob expands climbed through `{..,x}`.
+        (
+            "Glob",
+            json!({"pattern": "{..,x}/{..,x}/secrets/*", "path": dir.join("references")}),
+            false,
+        ),
         ("LS", json!({"path": dir.join("scripts")}), false),
         ("LS", json!({"path": dir.join("references")}), true),
         (
