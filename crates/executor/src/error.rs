@@ -122,7 +122,7 @@ pub enum ExecError {
     ModelInvocationDisabled(String),
     /// An active skill's `SKILL.md` changed on disk since it was loaded: the loaded version's
     /// rules are in force, and the file is not served beside them.
-    #[error("the SKILL.md of {skill:?} changed since it was loaded: the version loaded is the one in force (its instructions came with the load); load it again to read and enforce the new one")]
+    #[error("the SKILL.md of {skill:?} changed since it was loaded: the version loaded is the one in force (its instructions came with the load); once the index has read the edit (at once with the watcher, otherwise after the host's reload), load it again to read and enforce the new one")]
     SkillChanged {
         /// The skill.
         skill: String,

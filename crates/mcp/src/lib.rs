@@ -64,8 +64,9 @@ pub struct HttpOptions {
     /// request that would open one more is answered 503, so that clients opening sessions
     /// without end cannot spend the process's threads and memory.
     pub max_sessions: Option<usize>,
-    /// How long a client may take to send a request's head (default 10 seconds).
-    pub head_timeout: Option<Duration>,
+    /// How long a client may take to send a request's head, and then its body (default 10
+    /// seconds each).
+    pub request_timeout: Option<Duration>,
     /// The most connections served at once (default 256); one more is closed at once.
     pub max_connections: Option<usize>,
 }
@@ -142,6 +143,7 @@ pub async fn serve_http(
         token: options.token.map(Arc::<str>::from),
         sessions: Arc::clone(&sessions),
         max_sessions: options.max_sessions.unwrap_or(DEFAULT_MAX_SESSIONS),
+        body_timeout: options.request_timeout.unwrap_or(REQUEST_TIMEOUT),
     };
     let router = axum::Router::new()
         .nest_service("/mcp", service)
@@ -149,7 +151,7 @@ pub async fn serve_http(
     // On SIGTERM or SIGINT every MCP session is ended (its skills deactivated, audited),
     // then the listener stops.
     let bounds = Bounds {
-        head_timeout: options.head_timeout.unwrap_or(HEAD_TIMEOUT),
+        head_timeout: options.request_timeout.unwrap_or(REQUEST_TIMEOUT),
         max_connections: options
             .max_connections
             .unwrap_or(MAX_CONNECTIONS)
@@ -163,10 +165,10 @@ pub async fn serve_http(
     Ok(())
 }
 
-/// How long a client may take to send a request's head (its line and headers) when
-/// [`HttpOptions::head_timeout`] says nothing: a connection that sends nothing, or a byte
-/// at a time, is closed then.
-const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client may take to send a request's head (its line and headers), and then
+/// its body, when [`HttpOptions::request_timeout`] says nothing: a connection that sends
+/// nothing, or a byte at a time, is closed then.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The most connections served at once when [`HttpOptions::max_connections`] says nothing.
 const MAX_CONNECTIONS: usize = 256;
@@ -243,11 +245,22 @@ async fn connections(
             drop(place);
         });
     }
+    // No new connection from here on; the open ones end after their current request, and
+    // a client that keeps one open (a body sent a byte at a time) is not waited for past
+    // the drain's time.
+    drop(listener);
     let _ = ending.send(true);
-    // Every place back: every connection has ended.
     let all = u32::try_from(bounds.max_connections).unwrap_or(u32::MAX);
-    let _ = places.acquire_many(all).await;
+    if tokio::time::timeout(DRAIN, places.acquire_many(all))
+        .await
+        .is_err()
+    {
+        tracing::warn!("connections still open at the end of the drain are closed");
+    }
 }
+
+/// How long the server waits, once told to stop, for its open connections to end.
+const DRAIN: Duration = Duration::from_secs(10);
 
 /// What [`admit`] checks a request against.
 #[derive(Clone)]
@@ -258,6 +271,8 @@ struct Admission {
     sessions: Arc<LocalSessionManager>,
     /// How many may be open at once.
     max_sessions: usize,
+    /// How long a request's body may take to arrive.
+    body_timeout: Duration,
 }
 
 /// Admits a request to `/mcp`, before rmcp sees it:
@@ -288,6 +303,34 @@ async fn admit(
             return (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
         }
     }
+    // A body comes whole within its time (a client sending one a byte at a time would hold
+    // a connection, and rmcp reads bodies without a deadline), and is at most rmcp's size.
+    let request = if request.method() == Method::POST {
+        let (parts, body) = request.into_parts();
+        match tokio::time::timeout(admission.body_timeout, axum::body::to_bytes(body, MAX_BODY))
+            .await
+        {
+            Ok(Ok(bytes)) => {
+                axum::extract::Request::from_parts(parts, axum::body::Body::from(bytes))
+            }
+            Ok(Err(_)) => {
+                return (
+                    StatusCode::PAYLOAD_TOO_LARGE,
+                    "the body is too large or broken",
+                )
+                    .into_response()
+            }
+            Err(_) => {
+                return (
+                    StatusCode::REQUEST_TIMEOUT,
+                    "the body did not arrive in time",
+                )
+                    .into_response()
+            }
+        }
+    } else {
+        request
+    };
     let opens_session =
         request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
     if opens_session && admission.sessions.sessions.read().await.len() >= admission.max_sessions {
@@ -323,6 +366,9 @@ async fn admit(
     }
     response
 }
+
+/// The largest request body read (rmcp's own bound).
+const MAX_BODY: usize = 4 * 1024 * 1024;
 
 /// The header that names a request's MCP session.
 const SESSION_HEADER: &str = "mcp-session-id";

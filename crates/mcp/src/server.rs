@@ -117,10 +117,22 @@ impl SkillsServer {
 impl Drop for SkillsServer {
     fn drop(&mut self) {
         // A script still running when the client goes is stopped, and its run recorded,
-        // before its skill is deactivated.
-        self.calls.end();
-        if let Err(e) = self.session.end_task() {
-            tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
+        // before its skill is deactivated. That waits (on a call running hooks, which are
+        // not cancelled, for as long as they run), so on a worker of a multi-threaded
+        // runtime it waits in `block_in_place`: the worker's other tasks move to another
+        // thread meanwhile.
+        let end = || {
+            self.calls.end();
+            if let Err(e) = self.session.end_task() {
+                tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
+            }
+        };
+        let multi = tokio::runtime::Handle::try_current()
+            .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+        if multi {
+            tokio::task::block_in_place(end);
+        } else {
+            end();
         }
     }
 }

@@ -277,10 +277,10 @@ async fn closed_unanswered(stream: &mut tokio::net::TcpStream) -> bool {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn connections_that_send_no_request_are_bounded_in_time_and_number() {
     let root = tempfile::tempdir().expect("a temporary folder");
-    // A head must come within 100 ms: a silent connection, and one that sent half a head,
-    // are closed unanswered.
+    // A head, then a body, must come within 100 ms each: a silent connection, and one that
+    // sent half a head, are closed unanswered.
     let quick = HttpOptions {
-        head_timeout: Some(std::time::Duration::from_millis(100)),
+        request_timeout: Some(std::time::Duration::from_millis(100)),
         ..HttpOptions::default()
     };
     let addr = serve_with(root.path(), quick).await;
@@ -296,6 +296,17 @@ async fn connections_that_send_no_request_are_bounded_in_time_and_number() {
         .await
         .expect("sends");
     assert!(closed_unanswered(&mut partial).await);
+    // Regression (review): a body sent a byte at a time held its connection for good.
+    let mut trickle = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: 1000\r\n\r\n{{"
+    );
+    trickle.write_all(head.as_bytes()).await.expect("sends");
+    let mut answer = String::new();
+    let _ = trickle.read_to_string(&mut answer).await;
+    assert!(answer.starts_with("HTTP/1.1 408"), "{answer}");
     // Two connections at most: a third is closed as it is accepted, while a request on an
     // open one is answered.
     let two = HttpOptions {
