@@ -155,7 +155,8 @@ pub async fn serve_http(
         max_connections: options
             .max_connections
             .unwrap_or(MAX_CONNECTIONS)
-            .min(u32::MAX as usize),
+            .min(u32::MAX as usize)
+            .min(tokio::sync::Semaphore::MAX_PERMITS),
     };
     connections(listener, router, bounds, async move {
         terminated().await;
