@@ -338,3 +338,26 @@ fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactiva
     };
     assert!(started < ran && ran < deactivated, "{kinds:?}");
 }
+
+// Regression (attack review): resources/list wrote file names raw into URIs (`#` began a
+// fragment for a client that parses them), and the encoded form named nothing.
+#[test]
+fn a_resource_uri_is_percent_encoded_and_reads_back() {
+    let f = Fixture::new();
+    f.skill("notes", "", "Notes.\n");
+    f.file("notes", "references/my notes #1.md", "Hash.\n");
+    let mut mcp = Mcp::start(&f, &[]);
+    let listed = mcp.call("resources/list", json!({}));
+    let uris: Vec<&str> = listed["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["uri"].as_str())
+        .collect();
+    let uri = "skill://personal/notes/references/my%20notes%20%231.md";
+    assert!(uris.contains(&uri), "{uris:?}");
+    let read = mcp.call("resources/read", json!({"uri": uri}));
+    assert_eq!(read["result"]["contents"][0]["text"], "Hash.\n", "{read}");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

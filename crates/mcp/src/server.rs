@@ -145,16 +145,57 @@ fn layer_segment(record: &SkillRecord) -> String {
     }
 }
 
-/// `skill://{layer}/{name}/{path}`.
+/// `skill://{layer}/{name}/{path}`, the name and the path percent-encoded (all but
+/// letters, digits, `-._~`, and the path's `/`), so that a file named `a b#1.md` makes a
+/// URI whose path is not cut at `#` or `?` by a client that parses it.
 fn uri(record: &SkillRecord, path: &str) -> String {
-    format!("skill://{}/{}/{path}", layer_segment(record), record.name)
+    format!(
+        "skill://{}/{}/{}",
+        layer_segment(record),
+        encoded(record.name.as_str(), ""),
+        encoded(path, "/")
+    )
 }
 
-/// A resource URI's skill (as a qualified name) and path.
+/// `text` percent-encoded but for unreserved characters and those in `kept`.
+fn encoded(text: &str, kept: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || kept.as_bytes().contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `text` with its percent escapes decoded; `None` for a malformed escape or bytes that are
+/// not UTF-8.
+fn decoded(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+/// A resource URI's skill (as a qualified name) and path, escapes decoded (a name that
+/// decodes to hold `/` or `:` names no skill).
 fn parse_uri(uri: &str) -> Option<(String, String)> {
     let rest = uri.strip_prefix("skill://")?;
     let (layer, rest) = rest.split_once('/')?;
     let (name, path) = rest.split_once('/')?;
+    let name = decoded(name).filter(|n| !n.contains(['/', ':']))?;
     let qualified = match layer.strip_prefix("plugin.") {
         Some(id) => format!("{id}:{name}"),
         None => {
@@ -162,7 +203,7 @@ fn parse_uri(uri: &str) -> Option<(String, String)> {
             format!("{layer}:{name}")
         }
     };
-    Some((qualified, path.to_owned()))
+    Some((qualified, decoded(path)?))
 }
 
 /// The most resources one MCP session may subscribe to.
@@ -595,5 +636,43 @@ impl ServerHandler for SkillsServer {
             text.push_str(&format!("\n\nArguments: {arguments}\n"));
         }
         Ok(GetPromptResult::new(vec![PromptMessage::new_text(Role::User, text)]).into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{decoded, encoded, parse_uri};
+
+    // Regression (attack review): a listed URI held a file's name raw, so `#` and `?` cut
+    // it for a client that parses URIs, and its encoded form named nothing.
+    #[test]
+    fn a_resource_uri_is_encoded_and_read_back() {
+        let cases = [
+            ("references/guide.md", "references/guide.md"),
+            (
+                "references/my notes #1?.md",
+                "references/my%20notes%20%231%3F.md",
+            ),
+            ("assets/é.png", "assets/%C3%A9.png"),
+            ("references/100%.md", "references/100%25.md"),
+        ];
+        for (path, uri_path) in cases {
+            assert_eq!(encoded(path, "/"), uri_path);
+            assert_eq!(decoded(uri_path).as_deref(), Some(path));
+            let uri = format!("skill://personal/notes/{uri_path}");
+            assert_eq!(
+                parse_uri(&uri),
+                Some(("personal:notes".to_owned(), path.to_owned()))
+            );
+        }
+        for bad in [
+            "skill://personal/notes/a%2",
+            "skill://personal/notes/a%zz",
+            "skill://personal/notes/%FF",
+            "skill://personal/no%2Ftes/SKILL.md",
+            "skill://personal/a%3Ab/SKILL.md",
+        ] {
+            assert_eq!(parse_uri(bad), None, "{bad}");
+        }
     }
 }
