@@ -93,16 +93,17 @@ impl Session {
                 && self.exec.policy.skill_writes == SkillWrites::Refused);
         // A pattern below the path is judged with the path only when it stays below it.
         for (field, value) in pt.patterns.iter().filter_map(|f| Some((f, input.get(f)?))) {
-            // Braces are refused too: a glob that expands them (`{..,x}/secrets`) climbs
-            // through a segment that is not `..` as written.
+            // Braces and backslashes are refused too: a glob that expands braces
+            // (`{..,x}/secrets`) or removes escapes (`.\./secrets`) climbs through a segment
+            // that is not `..` as written.
             let stays = value.as_str().is_some_and(|p| {
                 !(p.starts_with(['/', '\\', '~'])
                     || p.split(['/', '\\']).any(|part| part == "..")
-                    || p.contains(['\0', '{']))
+                    || p.contains(['\0', '{', '\\']))
             });
             if protected && !stays {
                 return Decision::refused(format!(
-                    "{tool}'s {field} is not a pattern below its path (it is absolute, climbs with .., holds braces, or is not a string), so the path rules and protections cannot be checked"
+                    "{tool}'s {field} is not a pattern below its path (it is absolute, climbs with .., holds braces or backslashes, or is not a string), so the path rules and protections cannot be checked"
                 ));
             }
         }

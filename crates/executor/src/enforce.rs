@@ -256,7 +256,7 @@ fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
 }
 
 /// A file's device and inode, links followed; `None` when it cannot be asked (or off Unix).
-fn file_id(path: &Path) -> Option<(u64, u64)> {
+pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;

@@ -367,10 +367,23 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
+        // What the path reaches, by any name (a hard link elsewhere in the skill): one of
+        // the scripts pinned at load is refused; its `SKILL.md` is judged as `SKILL.md`.
+        let dir = a.skill.record.dir();
+        let reached =
+            crate::enforce::file_id(&parts.iter().fold(dir.to_path_buf(), |p, s| p.join(s)));
+        if reached.is_some_and(|id| a.rules.script_files.contains(&id)) {
+            return Err(ExecError::ScriptNotReadable {
+                skill: a.skill.record.name.to_string(),
+                path: path.to_owned(),
+            });
+        }
+        let skill_md = parts == ["SKILL.md"]
+            || reached.is_some_and(|id| crate::enforce::file_id(&dir.join("SKILL.md")) == Some(id));
         let served = self.serve(&a.skill.record, &parts, path)?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
         // is refused rather than served beside rules it does not state.
-        if parts == ["SKILL.md"]
+        if skill_md
             && (served.encoding != Encoding::Text
                 || skills_index::skill_digest(served.content.as_bytes()) != a.skill.digest)
         {

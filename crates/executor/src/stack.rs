@@ -390,13 +390,22 @@ impl Session {
 
     /// What the model may not activate, judged on the versions just read (the ones that
     /// would be active, whatever the index's snapshot said) of the skills new to the stack
-    /// (one already active runs no hook again, and the host may have pinned it): a skill a
+    /// or in another version than the active one (one already active as it is runs no hook
+    /// again, and the host may have pinned it): a skill a
     /// user alone invokes, by name or as a dependency; and, under a skill that restricts
     /// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
     /// allow as it would have to allow running them.
     fn model_may_activate(&self, prepared: &[Active]) -> Result<(), ExecError> {
-        let on_stack: Vec<String> = self.stack.lock().iter().map(Active::key).collect();
-        for a in prepared.iter().filter(|a| !on_stack.contains(&a.key())) {
+        let on_stack: Vec<(String, String)> = self
+            .stack
+            .lock()
+            .iter()
+            .map(|a| (a.key(), a.skill.digest.clone()))
+            .collect();
+        // New to the stack, or a version other than the one active (whose post hooks would
+        // run at its end, and which may now say it is the user's alone).
+        let changes = |a: &&Active| !on_stack.contains(&(a.key(), a.skill.digest.clone()));
+        for a in prepared.iter().filter(changes) {
             let r = &a.skill.record;
             if !r.model_invocable() {
                 return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));

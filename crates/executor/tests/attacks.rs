@@ -153,6 +153,12 @@ fn every_path_tool_gets_every_path_rule_and_protection() {
             json!({"pattern": "{..,x}/{..,x}/secrets/*", "path": dir.join("references")}),
             false,
         ),
+        // Regression (attack review): a glob that removes escapes climbs through `.\.`.
+        (
+            "Glob",
+            json!({"pattern": ".\\./.\\./secrets/*", "path": dir.join("references")}),
+            false,
+        ),
         ("LS", json!({"path": dir.join("scripts")}), false),
         ("LS", json!({"path": dir.join("references")}), true),
         (
@@ -695,6 +701,19 @@ fn a_dependency_a_user_alone_invokes_is_not_activated_by_the_model() {
     env.skill("fresh", "", "Fresh.\n");
     let session = env.session();
     env.skill("fresh", "disable-model-invocation: true\n", "Fresh.\n");
+    let err = session.load(&names(&["fresh"]), LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
+    // Regression (attack review): an active skill loaded again in a version marked
+    // user-only since was pinned by the model.
+    env.skill("fresh", "", "Fresh.\n");
+    session.reload();
+    session.load(&names(&["fresh"]), LoadMode::Add).unwrap();
+    env.skill(
+        "fresh",
+        "disable-model-invocation: true\n",
+        "Fresh, again.\n",
+    );
+    session.reload();
     let err = session.load(&names(&["fresh"]), LoadMode::Add).unwrap_err();
     assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
 }

@@ -367,6 +367,11 @@ fn an_active_skills_skill_md_is_served_only_as_loaded() {
             .check_tool("Bash", &json!({"command": "ls"}))
             .allowed
     );
+    // Regression (attack review): nor through a link to it, by another name.
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::os::unix::fs::symlink("../SKILL.md", dir.join("references/link.md")).unwrap();
+    let err = read(&session, json!({"path": "references/link.md"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_CHANGED", "{err}");
     // Once the index has read the edit, loaded again, the new version is read and enforced.
     session.reload();
     session
@@ -380,6 +385,20 @@ fn an_active_skills_skill_md_is_served_only_as_loaded() {
             .contains("allowed-tools: Bash"),
         "{served}"
     );
+}
+
+// Regression (attack review): a hard link to a script, under references/, was served whole
+// by skills_read (never a script), though check_tool refused it by its inode.
+#[test]
+fn a_script_is_not_read_by_another_name() {
+    let env = scripted();
+    let dir = env.root.join("tools");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::hard_link(dir.join("scripts/args.sh"), dir.join("references/args.txt")).unwrap();
+    let session = env.session();
+    load(&session, &["tools"]);
+    let err = read(&session, json!({"path": "references/args.txt"})).unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE", "{err}");
 }
 
 // Regression: a load read every file under scripts/ whole to pin it, so a sparse terabyte

@@ -580,6 +580,19 @@ fn the_hooks_judged_are_the_hooks_of_the_version_loaded() {
     }
     assert_eq!(hook_log(&later), "");
     assert_eq!(active(&session), ["guard"]);
+    // Regression (attack review): a version of an active skill loaded again was not judged,
+    // so a post hook written into it since ran at the end under a host-pinned restriction.
+    let session = env.session();
+    env.skill("later", "", "Later.\n");
+    session.reload();
+    load(&session, &["later"], LoadMode::Add).unwrap();
+    session.host_activate(&names(&["guard"])).unwrap();
+    env.skill("later", "hooks:\n  post: [scripts/post.sh]\n", "Later.\n");
+    session.reload();
+    let err = load(&session, &["later"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+    drop(session.task());
+    assert_eq!(hook_log(&later), "");
 }
 
 #[test]
