@@ -139,11 +139,14 @@ impl Session {
         // the new skill's scripts needs their permission). Replacing drops the restricting
         // skills, so each one that would go must allow it.
         let snapshot = self.exec.index.snapshot();
+        // What a name that finds nothing may suggest instead: never a skill the one asking
+        // may not load (the user's alone, to the model).
+        let offered = |r: &SkillRecord| by == Activation::Host || r.model_invocable();
         if by == Activation::Model && mode == LoadMode::Replace {
             // The skills the names stand for, as the load resolves them.
             let named: Vec<String> = names
                 .iter()
-                .filter_map(|n| self.resolve(&snapshot, n).ok())
+                .filter_map(|n| self.resolve(&snapshot, n, &offered).ok())
                 .map(|r| r.qualified_name())
                 .collect();
             let stack = self.stack.lock();
@@ -167,7 +170,7 @@ impl Session {
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
         for name in names {
-            self.plan(&snapshot, name, None, &mut plan, &mut visiting)?;
+            self.plan(&snapshot, name, None, &offered, &mut plan, &mut visiting)?;
         }
         let policy = &self.exec.policy;
         let mut warnings = Vec::new();
@@ -460,10 +463,11 @@ impl Session {
         snapshot: &skills_index::Snapshot,
         name: &str,
         required_by: Option<&str>,
+        offered: &dyn Fn(&SkillRecord) -> bool,
         plan: &mut Vec<Arc<SkillRecord>>,
         visiting: &mut HashSet<String>,
     ) -> Result<(), ExecError> {
-        let record = match (self.resolve(snapshot, name), required_by) {
+        let record = match (self.resolve(snapshot, name, offered), required_by) {
             (Ok(r), _) => r,
             (Err(_), Some(by)) => {
                 return Err(ExecError::DependencyMissing {
@@ -503,6 +507,7 @@ impl Session {
                     snapshot,
                     &dep.skill_name,
                     Some(record.name.as_str()),
+                    offered,
                     plan,
                     visiting,
                 )?;
@@ -512,17 +517,20 @@ impl Session {
         Ok(())
     }
 
+    /// The visible skill `name` stands for; if none, the error suggests the closest name
+    /// among the visible skills `offered` admits (only those the asker may use).
     fn resolve(
         &self,
         snapshot: &skills_index::Snapshot,
         name: &str,
+        offered: &dyn Fn(&SkillRecord) -> bool,
     ) -> Result<Arc<SkillRecord>, ExecError> {
         match snapshot.get(name) {
             Some(r) if self.can_see(r) => Ok(Arc::clone(r)),
             _ => {
                 let visible: Vec<Arc<SkillRecord>> = snapshot
                     .skills()
-                    .filter(|r| self.can_see(r))
+                    .filter(|r| self.can_see(r) && offered(r))
                     .cloned()
                     .collect();
                 let suggestion =
@@ -704,15 +712,17 @@ impl Session {
     /// transport names. Skills marked `user-invocable: false` are not offered.
     pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
-        let result = self.resolve(&snapshot, name).and_then(|r| {
-            if !r.user_invocable() {
-                return Err(ExecError::NotFound(skills_index::IndexError::NotFound {
-                    name: name.to_owned(),
-                    suggestion: None,
-                }));
-            }
-            Ok(self.exec.index.load(&r.qualified_name())?)
-        });
+        let result = self
+            .resolve(&snapshot, name, &SkillRecord::user_invocable)
+            .and_then(|r| {
+                if !r.user_invocable() {
+                    return Err(ExecError::NotFound(skills_index::IndexError::NotFound {
+                        name: name.to_owned(),
+                        suggestion: None,
+                    }));
+                }
+                Ok(self.exec.index.load(&r.qualified_name())?)
+            });
         let mut e = self.event(AuditKind::SkillFileRead);
         e.tool_name = Some(via.to_owned());
         e.path = Some("SKILL.md".to_owned());

@@ -668,6 +668,44 @@ fn a_skill_of_the_same_name_from_another_layer_never_stands_for_an_active_one() 
     assert!(!allowed(&session, "Bash", rm));
 }
 
+// Regression (third attack): a name that found nothing suggested a skill the user alone
+// invokes, which the model was not to know of; the host and a user's prompt still get it.
+#[test]
+fn a_suggestion_to_the_model_never_names_a_skill_the_user_alone_invokes() {
+    let env = Env::new();
+    env.skill(
+        "deploy-prod",
+        "disable-model-invocation: true\n",
+        "Deploy.\n",
+    );
+    let session = env.session();
+    let err = session
+        .load(&names(&["deploy-prd"]), LoadMode::Add)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
+    assert!(!err.to_string().contains("deploy-prod"), "{err}");
+    let err = session.host_activate(&names(&["deploy-prd"])).unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean \"deploy-prod\""),
+        "{err}"
+    );
+    let err = session.instructions_of("deploy-prd", "prompt").unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean \"deploy-prod\""),
+        "{err}"
+    );
+    // A skill the model may load is suggested to it.
+    env.skill("deploy-test", "", "Deploy to test.\n");
+    let session = env.session();
+    let err = session
+        .load(&names(&["deploy-tst"]), LoadMode::Add)
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("did you mean \"deploy-test\""),
+        "{err}"
+    );
+}
+
 // Regression: the model could not load a skill a user alone invokes by name, but could as
 // a dependency of another skill, which then ran that skill's hooks.
 #[test]
