@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::audit::AuditKind;
 use crate::enforce::{decide, Fallback, PathAccess};
-use crate::policy::PathTool;
+use crate::policy::{not_plain, tool_key, PathTool};
 use crate::stack::Active;
 use crate::{Decision, Session, SkillWrites};
 
@@ -19,8 +19,11 @@ impl Session {
     /// for hosts that want to preview a call. A call that will run goes through
     /// [`check_tool`](Session::check_tool), which records the decision.
     pub fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
+        let Some(key) = tool_key(tool) else {
+            return Decision::refused(not_plain(tool));
+        };
         let stack = self.stack.lock();
-        match self.exec.policy.path_tools.get(&tool.to_ascii_lowercase()) {
+        match self.exec.policy.path_tools.get(&key) {
             Some(pt) => match primary_arg {
                 Some(path) => self.decide_path(&stack, tool, path, pt.access),
                 None => self.decide_on(&stack, tool, None, pt.access),
@@ -149,9 +152,11 @@ impl Session {
     /// is denied.
     pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
         let stack = self.stack.lock();
-        let decision = match self.exec.policy.path_tools.get(&tool.to_ascii_lowercase()) {
-            Some(pt) => self.decide_path_tool(&stack, tool, pt, input),
-            None => {
+        let key = tool_key(tool);
+        let decision = match key.as_ref().map(|k| self.exec.policy.path_tools.get(k)) {
+            None => Decision::refused(not_plain(tool)),
+            Some(Some(pt)) => self.decide_path_tool(&stack, tool, pt, input),
+            Some(None) => {
                 // Every declared field the input holds is checked (the host's tool may read
                 // any of them); the first denial wins. A field that is not a string cannot
                 // be checked.

@@ -107,6 +107,27 @@ const PATH_TOOLS: [(&str, crate::enforce::PathAccess, &[&str], &[&str]); 8] = {
     ]
 };
 
+/// The longest tool name judged (the bound MCP sets on tool names).
+const TOOL_NAME_MAX: usize = 128;
+
+/// A tool's name as the policy keys it (ASCII lowercase), or `None` when it is not a plain
+/// name: 1 to 128 ASCII letters, digits, `_`, `-`, `.` or `:`. Anything else (a space, a
+/// control or zero-width character, a fullwidth letter) is denied, never judged as an
+/// unknown tool: a host that trims or folds names could run a path tool under it with no
+/// protection applied.
+pub(crate) fn tool_key(tool: &str) -> Option<String> {
+    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':');
+    (!tool.is_empty() && tool.len() <= TOOL_NAME_MAX && tool.bytes().all(plain))
+        .then(|| tool.to_ascii_lowercase())
+}
+
+/// Why a tool name [`tool_key`] does not admit is denied.
+pub(crate) fn not_plain(tool: &str) -> String {
+    format!(
+        "the tool name {tool:?} is not a plain name (1 to {TOOL_NAME_MAX} ASCII letters, digits, '_', '-', '.' or ':'), so no rule can be proven to apply to it"
+    )
+}
+
 impl Default for Policy {
     fn default() -> Policy {
         Policy::builder().build()

@@ -668,6 +668,51 @@ fn a_skill_of_the_same_name_from_another_layer_never_stands_for_an_active_one() 
     assert!(!allowed(&session, "Bash", rm));
 }
 
+// Regression (third attack): tool names were keyed by ASCII lowercase alone, so `Write `,
+// a fullwidth `Ｗrite` or `Wr<zero-width space>ite` were unknown tools, allowed with no
+// path protection when no skill restricts, and a host that trims or folds names ran Write.
+#[test]
+fn a_tool_name_that_is_not_plain_is_denied() {
+    let env = Env::new();
+    let skill = env.skill("notes", "", "Notes.\n");
+    let session = env.session();
+    let target = skill.join("SKILL.md");
+    let input = json!({"file_path": target, "content": "x"});
+    let long = "a".repeat(129);
+    for tool in [
+        "Write ",
+        " Write",
+        "Write\n",
+        "\u{ff37}rite",
+        "Wr\u{200b}ite",
+        "Write\u{0}",
+        "Wri\u{301}te",
+        "",
+        long.as_str(),
+    ] {
+        let d = session.check_tool(tool, &input);
+        assert!(!d.allowed, "{tool:?}");
+        assert!(
+            d.reason.contains("not a plain name"),
+            "{tool:?}: {}",
+            d.reason
+        );
+        assert!(!session.decide(tool, None).allowed, "{tool:?}");
+    }
+    // Plain names are judged as before: a write into a skill folder is refused, other
+    // tools pass when no skill restricts.
+    assert!(!allowed(&session, "WRITE", input.clone()));
+    for tool in [
+        "Bash",
+        "mcp__github__create_issue",
+        "server:tool",
+        "a.b-c",
+        &long[1..],
+    ] {
+        assert!(allowed(&session, tool, json!({})), "{tool:?}");
+    }
+}
+
 // Regression (third attack): a name that found nothing suggested a skill the user alone
 // invokes, which the model was not to know of; the host and a user's prompt still get it.
 #[test]
