@@ -2,11 +2,12 @@
 
 /// Whether a call may set this environment variable for a script. An allow-list of shape
 /// (`[A-Z][A-Z0-9_]*`) minus every name an interpreter, the shell or the dynamic loader
-/// reads as code, a search path or options, and the names that move a tool's configuration
+/// reads as code, a search path or options (the C library's too: its resolver, locale
+/// catalogues and time zone files), and the names that move a tool's configuration
 /// (`XDG_CONFIG_HOME` as well as `HOME`: git's configuration runs commands) or name a
 /// program to start: a model passes data to a script, never code to what runs it.
 pub(crate) fn refused(name: &str) -> bool {
-    const EXACT: [&str; 28] = [
+    const EXACT: [&str; 47] = [
         "ENV",
         "PATH",
         "HOME",
@@ -36,6 +37,27 @@ pub(crate) fn refused(name: &str) -> bool {
         "GLIBC_TUNABLES",
         "RUSTFLAGS",
         "TERMINFO",
+        "TERMINFO_DIRS",
+        "INPUTRC",
+        "HOSTFILE",
+        "HISTFILE",
+        // Options of the shell and the C library, and the files they read in its place.
+        "POSIXLY_CORRECT",
+        "GLOBIGNORE",
+        "NLSPATH",
+        "GETCONF_DIR",
+        "TZ",
+        "TZDIR",
+        // Name resolution (which host a name reaches) and the trust anchors of TLS.
+        "HOSTALIASES",
+        "RES_OPTIONS",
+        "LOCALDOMAIN",
+        "NIS_PATH",
+        "RESOLV_HOST_CONF",
+        "SSL_CERT_FILE",
+        "SSL_CERT_DIR",
+        "CURL_CA_BUNDLE",
+        "REQUESTS_CA_BUNDLE",
     ];
     const PREFIXES: [&str; 23] = [
         "LD_", "DYLD_", "BASH", "PYTHON", "PERL", "RUBY", "NODE_", "GIT_", "JAVA_", "JDK_", "GEM_",

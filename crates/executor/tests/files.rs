@@ -747,7 +747,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     // The skill declares what its script takes; declaring a hijacking name lifts nothing.
     env.skill(
         "envy",
-        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV]\n",
+        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV, POSIXLY_CORRECT, GLOBIGNORE, RES_OPTIONS, NLSPATH, HOSTALIASES, LOCALDOMAIN, NIS_PATH, RESOLV_HOST_CONF, TZDIR, GETCONF_DIR, SSL_CERT_FILE]\n",
         "Body.\n",
     );
     env.file("envy", "scripts/env.sh", "env\n");
@@ -768,6 +768,19 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "PERL5LIB",
         "NODE_PATH",
         "GIT_SSH_COMMAND",
+        // Regression (third attack): the shell's and the C library's options and the
+        // files they read instead of their own.
+        "POSIXLY_CORRECT",
+        "GLOBIGNORE",
+        "RES_OPTIONS",
+        "NLSPATH",
+        "HOSTALIASES",
+        "LOCALDOMAIN",
+        "NIS_PATH",
+        "RESOLV_HOST_CONF",
+        "TZDIR",
+        "GETCONF_DIR",
+        "SSL_CERT_FILE",
         "lower_case",
         "",
     ] {
