@@ -350,7 +350,16 @@ impl Session {
     /// Runs `hooks.pre` (activation) or `hooks.post` (deactivation) when the skill's layer
     /// is trusted; each run is audited first-hand: a hook whose start cannot be audited
     /// does not run. Hooks lie under the skill's `scripts/` and run as pinned.
-    pub(crate) fn run_hooks(&self, a: &Active, stage: HookStage) -> Vec<HookRun> {
+    /// Runs `a`'s hooks of `stage`. A post hook of a skill the model activated runs only if
+    /// every other skill of `governing` (the stack as `a` leaves it) that restricts tools
+    /// allows running it, as a load judges hooks: a restriction pinned after `a` loaded
+    /// governs what runs at its end.
+    pub(crate) fn run_hooks(
+        &self,
+        a: &Active,
+        stage: HookStage,
+        governing: &[Active],
+    ) -> Vec<HookRun> {
         let Some(hooks) = a.skill.record.frontmatter.hooks.as_deref() else {
             return Vec::new();
         };
@@ -377,7 +386,17 @@ impl Session {
                     layer: record.layer.to_string(),
                 })
             } else {
-                self.runnable(record, hook)
+                let judged = match (stage, a.by) {
+                    (HookStage::Post, crate::stack::Activation::Model) => crate::stack::allowed_by(
+                        governing,
+                        "skills_run_script",
+                        &format!("{}:{hook}", record.name),
+                        Some(record.name.as_str()),
+                    ),
+                    _ => Ok(()),
+                };
+                judged
+                    .and_then(|()| self.runnable(record, hook))
                     .and_then(|()| self.script_path(&a.rules.dir, hook))
                     .and_then(|(script, rel)| {
                         self.check_pinned(a, &script, &rel, hook)?;

@@ -41,6 +41,26 @@ pub(crate) struct Active {
 }
 
 impl Active {
+    /// The stack `leaving` leaves, which judges their post hooks (see
+    /// [`Session::run_hooks`]); empty when none of them has a post hook the model's load
+    /// made its own.
+    fn judging(stack: &[Active], leaving: &[Active]) -> Vec<Active> {
+        let judged = |a: &Active| {
+            a.by == Activation::Model
+                && a.skill
+                    .record
+                    .frontmatter
+                    .hooks
+                    .as_ref()
+                    .is_some_and(|h| !h.post.is_empty())
+        };
+        if leaving.iter().any(judged) {
+            stack.to_vec()
+        } else {
+            Vec::new()
+        }
+    }
+
     /// Whether `name` (bare or qualified) names this skill.
     pub(crate) fn is_named(&self, name: &str) -> bool {
         let r = &self.skill.record;
@@ -268,6 +288,7 @@ impl Session {
             .iter()
             .cloned()
             .partition(|a| new_names.contains(&a.key()) && !to_activate.contains(&a.key()));
+        let before = Active::judging(&stack, &dropped);
         // The host pins a skill it names that the model had loaded already.
         if by == Activation::Host {
             for a in kept
@@ -341,12 +362,12 @@ impl Session {
         let mut hooks = Vec::new();
         for a in dropped.iter().rev() {
             if !reloaded.iter().any(|r| r.key() == a.key()) {
-                hooks.extend(self.run_hooks(a, crate::HookStage::Post));
+                hooks.extend(self.run_hooks(a, crate::HookStage::Post, &before));
             }
         }
         for a in &loaded {
             if !reloaded.iter().any(|r| r.key() == a.key()) {
-                hooks.extend(self.run_hooks(a, crate::HookStage::Pre));
+                hooks.extend(self.run_hooks(a, crate::HookStage::Pre, &[]));
             }
         }
         let delivery = policy.delivery;
@@ -439,22 +460,7 @@ impl Session {
         target: &str,
         own: Option<&str>,
     ) -> Result<(), ExecError> {
-        let stack = self.stack.lock();
-        for a in stack.iter() {
-            let Some(allowed) = &a.rules.allowed else {
-                continue;
-            };
-            if own.is_some_and(|own| a.is_named(own)) {
-                continue;
-            }
-            if !allowed.any_matches(tool, Some(target)) {
-                return Err(ExecError::ToolNotAllowed(format!(
-                    "{tool}({target}) is not in the allowed-tools of the active skill {:?}: a skill that restricts tools governs every call while it is active (list {tool} in its allowed-tools, or unload it first)",
-                    a.skill.record.name.as_str()
-                )));
-            }
-        }
-        Ok(())
+        allowed_by(&self.stack.lock(), tool, target, own)
     }
 
     /// Adds `name` and its dependencies to `plan` (dependencies first).
@@ -588,17 +594,25 @@ impl Session {
         for a in removed.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
         }
+        let before = Active::judging(&stack, &removed);
         stack.truncate(lowest);
         let remaining: Vec<String> = stack.iter().map(Active::name).collect();
         drop(stack);
-        Ok(self.finish_unload(&removed, remaining))
+        Ok(self.finish_unload(&removed, &before, remaining))
     }
 
-    fn finish_unload(&self, removed: &[Active], remaining: Vec<String>) -> UnloadReceipt {
+    /// Runs the post hooks of the `removed` skills, judged by the stack they left
+    /// (`before`), and says what is active now.
+    fn finish_unload(
+        &self,
+        removed: &[Active],
+        before: &[Active],
+        remaining: Vec<String>,
+    ) -> UnloadReceipt {
         let hooks: Vec<HookRun> = removed
             .iter()
             .rev()
-            .flat_map(|a| self.run_hooks(a, crate::HookStage::Post))
+            .flat_map(|a| self.run_hooks(a, crate::HookStage::Post, before))
             .collect();
         UnloadReceipt {
             unloaded: removed.iter().rev().map(Active::name).collect(),
@@ -620,10 +634,11 @@ impl Session {
         for a in removed.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
         }
+        let before = Active::judging(&stack, &removed);
         stack.retain(|a| !pred(a));
         let remaining: Vec<String> = stack.iter().map(Active::name).collect();
         drop(stack);
-        Ok(self.finish_unload(&removed, remaining))
+        Ok(self.finish_unload(&removed, &before, remaining))
     }
 
     /// Ends the task: every skill leaves the stack, the host's included, audited, and their
@@ -790,4 +805,29 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
         base_path: with_body.then(|| dir.clone()),
         body: with_body.then(|| a.skill.body.clone()),
     }
+}
+
+/// Whether every skill of `stack` that restricts tools allows runtime tool `tool` on
+/// `target`, but for the one `own` names (see [`Session::runtime_allowed`]).
+pub(crate) fn allowed_by(
+    stack: &[Active],
+    tool: &str,
+    target: &str,
+    own: Option<&str>,
+) -> Result<(), ExecError> {
+    for a in stack {
+        let Some(allowed) = &a.rules.allowed else {
+            continue;
+        };
+        if own.is_some_and(|own| a.is_named(own)) {
+            continue;
+        }
+        if !allowed.any_matches(tool, Some(target)) {
+            return Err(ExecError::ToolNotAllowed(format!(
+                "{tool}({target}) is not in the allowed-tools of the active skill {:?}: a skill that restricts tools governs every call while it is active (list {tool} in its allowed-tools, or unload it first)",
+                a.skill.record.name.as_str()
+            )));
+        }
+    }
+    Ok(())
 }

@@ -595,6 +595,46 @@ fn the_hooks_judged_are_the_hooks_of_the_version_loaded() {
     assert_eq!(hook_log(&later), "");
 }
 
+// Regression (third attack): a post hook was judged only when its skill loaded, so a
+// restriction the host pinned after the model's load did not stop it at the skill's end,
+// whether the model unloaded it or the task ended.
+#[test]
+fn a_restriction_pinned_after_a_load_governs_its_post_hooks() {
+    let env = Env::new();
+    let dir = hooked(&env);
+    env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
+    env.skill(
+        "lenient",
+        "allowed-tools: Read skills_run_script(hooked:scripts/post.sh)\n",
+        "Reads, and lets hooked end.\n",
+    );
+    // (The model cannot unload it alone: the host's skill is above it on the stack.)
+    for end in ["unload all", "task"] {
+        let session = env.session();
+        load(&session, &["hooked"], LoadMode::Add).unwrap();
+        session.host_activate(&names(&["guard"])).unwrap();
+        let hooks = match end {
+            "unload all" => session.unload_all().unwrap().hooks,
+            _ => session.end_task().unwrap().hooks,
+        };
+        let post = hooks.iter().find(|h| h.hook == "scripts/post.sh").unwrap();
+        let error = post.error.as_deref().unwrap_or_default();
+        assert!(error.contains("hooked:scripts/post.sh"), "{end}: {error}");
+        assert!(error.contains("\"guard\""), "{end}: {error}");
+    }
+    assert_eq!(hook_log(&dir), "pre\npre\n");
+    // A restriction that allows it lets it run; a skill the host activated is the host's,
+    // and its hooks need no skill's permission, as at its load.
+    let session = env.session();
+    load(&session, &["hooked"], LoadMode::Add).unwrap();
+    session.host_activate(&names(&["lenient"])).unwrap();
+    session.unload_all().unwrap();
+    let session = env.session();
+    session.host_activate(&names(&["hooked", "guard"])).unwrap();
+    session.end_task().unwrap();
+    assert_eq!(hook_log(&dir), "pre\npre\npre\npost\npre\npost\n");
+}
+
 #[test]
 fn hooks_of_an_untrusted_layer_are_refused_with_how_to_trust() {
     let env = Env::new();
