@@ -361,3 +361,41 @@ fn a_resource_uri_is_percent_encoded_and_reads_back() {
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
 }
+
+// Regression (attack): resources/list offered every file under references/ and assets/,
+// reads of which were then refused: a link into scripts/, a link out of the folder, a
+// file over the read limit. Only what a read serves is listed, and each one listed reads.
+#[test]
+fn resources_list_offers_only_what_a_read_serves() {
+    let f = Fixture::new();
+    let dir = f.skill("notes", "", "Notes.\n");
+    f.file("notes", "references/ok.md", "Fine.\n");
+    f.file("notes", "scripts/run.sh", "echo run\n");
+    f.file("notes", "references/big.txt", &"x".repeat(200_001));
+    std::fs::write(f.path().join("outside.txt"), "Outside.\n").unwrap();
+    std::os::unix::fs::symlink("../scripts/run.sh", dir.join("references/run.md")).unwrap();
+    std::fs::create_dir_all(dir.join("assets")).unwrap();
+    std::os::unix::fs::symlink(f.path().join("outside.txt"), dir.join("assets/out.txt")).unwrap();
+    let mut mcp = Mcp::start(&f, &[]);
+    let listed = mcp.call("resources/list", json!({}));
+    let uris: Vec<String> = listed["result"]["resources"]
+        .as_array()
+        .expect("resources")
+        .iter()
+        .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        uris,
+        [
+            "skill://personal/notes/SKILL.md",
+            "skill://personal/notes/references/ok.md"
+        ],
+        "{listed}"
+    );
+    for uri in &uris {
+        let read = mcp.call("resources/read", json!({"uri": uri}));
+        assert!(read["result"]["contents"][0]["text"].is_string(), "{read}");
+    }
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

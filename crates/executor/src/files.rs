@@ -12,6 +12,7 @@ use base64::Engine as _;
 use crate::audit::AuditKind;
 use crate::stack::Active;
 use crate::{Encoding, ExecError, FileContent, Session};
+use skills_model::SkillFile;
 use skills_storage::ReadError;
 
 /// The components of a path relative to a skill folder, or why it is refused.
@@ -41,6 +42,12 @@ pub(crate) fn relative_parts(path: &str) -> Result<Vec<&str>, String> {
         return Err("the path names no file".into());
     }
     Ok(parts)
+}
+
+/// Whether a path's first folder is one whose files are served to read (beside
+/// `SKILL.md`): `references/` and `assets/`, never `scripts/`.
+fn served_folder(parts: &[&str]) -> bool {
+    parts.len() > 1 && matches!(parts[0], "references" | "assets")
 }
 
 /// Joins `parts` to `dir` and checks that the canonical path stays inside `dir`.
@@ -267,6 +274,46 @@ impl Session {
         result
     }
 
+    /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside
+    /// its `SKILL.md`, as they are now: under `references/` or `assets/`, regular files
+    /// within the read limit, and for a skill on disk resolving inside its folder but not
+    /// into its `scripts/`. What a client is offered to read (MCP's `resources/list`), so
+    /// that nothing is offered that a read refuses; the read still judges what it opens.
+    pub fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+        let limit = self.exec.policy.read_limit;
+        let record = &skill.record;
+        let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
+        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
+        let dir = record.dir();
+        let (real_dir, scripts) = if on_disk {
+            (canonical(dir), canonical(&dir.join("scripts")))
+        } else {
+            (None, None)
+        };
+        skill
+            .files
+            .iter()
+            .filter(|f| {
+                let Ok(parts) = relative_parts(&f.path) else {
+                    return false;
+                };
+                if !served_folder(&parts) || f.size > limit {
+                    return false;
+                }
+                if !on_disk {
+                    return true;
+                }
+                let path = parts.iter().fold(dir.to_path_buf(), |p, s| p.join(s));
+                let (Some(real_dir), Some(real)) = (&real_dir, canonical(&path)) else {
+                    return false;
+                };
+                real.starts_with(real_dir)
+                    && !scripts.as_ref().is_some_and(|s| real.starts_with(s))
+                    && std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.len() <= limit)
+            })
+            .collect()
+    }
+
     fn read_unloaded_in(&self, skill: &str, path: &str) -> Result<FileContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
         let record = snapshot
@@ -283,7 +330,7 @@ impl Session {
             reason,
         };
         let parts = relative_parts(path).map_err(invalid)?;
-        let allowed = parts == ["SKILL.md"] || matches!(parts[0], "references" | "assets");
+        let allowed = parts == ["SKILL.md"] || served_folder(&parts);
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
                 skill: record.name.to_string(),

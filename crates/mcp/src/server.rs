@@ -472,28 +472,35 @@ impl ServerHandler for SkillsServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let mut resources = Vec::new();
-        for (record, _) in self.visible() {
-            resources.push(
-                Resource::new(
-                    uri(&record, "SKILL.md"),
-                    format!("{} SKILL.md", record.name),
-                )
-                .with_description(record.description.clone()),
-            );
-            if let Ok(skill) = self.executor.index().load(&record.qualified_name()) {
-                for file in skill
-                    .files
-                    .iter()
-                    .filter(|f| !f.path.starts_with("scripts/"))
-                {
-                    resources.push(Resource::new(
-                        uri(&record, &file.path),
-                        format!("{} {}", record.name, file.path),
-                    ));
+        let visible = self.visible();
+        let session = Arc::clone(&self.session);
+        // Listing a skill's files reads its folder: off the runtime's workers.
+        let resources = tokio::task::spawn_blocking(move || {
+            let executor = session.executor();
+            let mut resources = Vec::new();
+            for (record, _) in visible {
+                resources.push(
+                    Resource::new(
+                        uri(&record, "SKILL.md"),
+                        format!("{} SKILL.md", record.name),
+                    )
+                    .with_description(record.description.clone()),
+                );
+                if let Ok(skill) = executor.index().load(&record.qualified_name()) {
+                    // Only what a read serves: never a script, a link into `scripts/` or
+                    // out of the folder, or a file over the read limit.
+                    for file in session.servable_files(&skill) {
+                        resources.push(Resource::new(
+                            uri(&record, &file.path),
+                            format!("{} {}", record.name, file.path),
+                        ));
+                    }
                 }
             }
-        }
+            resources
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
         Ok(ListResourcesResult::with_all_items(resources))
     }
 
