@@ -371,7 +371,7 @@ fn resources_list_offers_only_what_a_read_serves() {
     let dir = f.skill("notes", "", "Notes.\n");
     f.file("notes", "references/ok.md", "Fine.\n");
     f.file("notes", "scripts/run.sh", "echo run\n");
-    f.file("notes", "references/big.txt", &"x".repeat(200_001));
+    f.file("notes", "references/big.txt", "x".repeat(200_001));
     std::fs::write(f.path().join("outside.txt"), "Outside.\n").unwrap();
     std::os::unix::fs::symlink("../scripts/run.sh", dir.join("references/run.md")).unwrap();
     std::fs::create_dir_all(dir.join("assets")).unwrap();
