@@ -351,9 +351,9 @@ impl Session {
     /// is trusted; each run is audited first-hand: a hook whose start cannot be audited
     /// does not run. Hooks lie under the skill's `scripts/` and run as pinned.
     /// Runs `a`'s hooks of `stage`. A post hook of a skill the model activated runs only if
-    /// every other skill of `governing` (the stack as `a` leaves it) that restricts tools
-    /// allows running it, as a load judges hooks: a restriction pinned after `a` loaded
-    /// governs what runs at its end.
+    /// every other skill of `governing` (the skills the host pinned on the stack `a` leaves)
+    /// that restricts tools allows running it, as a load judges hooks: a restriction the
+    /// host pinned after `a` loaded governs what runs at its end.
     pub(crate) fn run_hooks(
         &self,
         a: &Active,

@@ -41,9 +41,11 @@ pub(crate) struct Active {
 }
 
 impl Active {
-    /// The stack `leaving` leaves, which judges their post hooks (see
-    /// [`Session::run_hooks`]); empty when none of them has a post hook the model's load
-    /// made its own.
+    /// The skills that judge the post hooks of `leaving` (see [`Session::run_hooks`]): those
+    /// the host pinned on `stack`, the stack they leave. A skill the model loaded does not:
+    /// the model could load a restriction above a skill only to skip its cleanup, a post
+    /// hook its load approved. Empty when none of `leaving` has a post hook the model's
+    /// load made its own.
     fn judging(stack: &[Active], leaving: &[Active]) -> Vec<Active> {
         let judged = |a: &Active| {
             a.by == Activation::Model
@@ -55,7 +57,11 @@ impl Active {
                     .is_some_and(|h| !h.post.is_empty())
         };
         if leaving.iter().any(judged) {
-            stack.to_vec()
+            stack
+                .iter()
+                .filter(|a| a.by == Activation::Host)
+                .cloned()
+                .collect()
         } else {
             Vec::new()
         }

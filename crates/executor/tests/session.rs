@@ -597,7 +597,7 @@ fn the_hooks_judged_are_the_hooks_of_the_version_loaded() {
 
 // Regression (third attack): a post hook was judged only when its skill loaded, so a
 // restriction the host pinned after the model's load did not stop it at the skill's end,
-// whether the model unloaded it or the task ended.
+// whether the model unloaded it or the task ended. Only the host's pins judge it then.
 #[test]
 fn a_restriction_pinned_after_a_load_governs_its_post_hooks() {
     let env = Env::new();
@@ -623,6 +623,26 @@ fn a_restriction_pinned_after_a_load_governs_its_post_hooks() {
         assert!(error.contains("\"guard\""), "{end}: {error}");
     }
     assert_eq!(hook_log(&dir), "pre\npre\n");
+    // Regression (review): a restriction the model loads above it does not judge it, or
+    // the model could skip any skill's cleanup, however it ends.
+    for end in ["unload all", "task", "one by one"] {
+        let session = env.session();
+        load(&session, &["hooked"], LoadMode::Add).unwrap();
+        load(&session, &["guard"], LoadMode::Add).unwrap();
+        let hooks = match end {
+            "unload all" => session.unload_all().unwrap().hooks,
+            "task" => session.end_task().unwrap().hooks,
+            _ => {
+                session.unload(&names(&["guard"])).unwrap();
+                session.unload(&names(&["hooked"])).unwrap().hooks
+            }
+        };
+        assert!(hooks.iter().all(|h| h.error.is_none()), "{end}: {hooks:?}");
+    }
+    assert_eq!(
+        hook_log(&dir),
+        "pre\npre\npre\npost\npre\npost\npre\npost\n"
+    );
     // A restriction that allows it lets it run; a skill the host activated is the host's,
     // and its hooks need no skill's permission, as at its load.
     let session = env.session();
@@ -632,7 +652,10 @@ fn a_restriction_pinned_after_a_load_governs_its_post_hooks() {
     let session = env.session();
     session.host_activate(&names(&["hooked", "guard"])).unwrap();
     session.end_task().unwrap();
-    assert_eq!(hook_log(&dir), "pre\npre\npre\npost\npre\npost\n");
+    assert_eq!(
+        hook_log(&dir),
+        "pre\npre\npre\npost\npre\npost\npre\npost\npre\npost\npre\npost\n"
+    );
 }
 
 #[test]
