@@ -375,6 +375,13 @@ fn resources_list_offers_only_what_a_read_serves() {
     std::fs::write(f.path().join("outside.txt"), "Outside.\n").unwrap();
     std::os::unix::fs::symlink("../scripts/run.sh", dir.join("references/run.md")).unwrap();
     std::fs::create_dir_all(dir.join("assets")).unwrap();
+    // Regression (review): links that come back inside the folder, but by an absolute
+    // path or through `..` above it, which the read (beneath the folder) refuses.
+    std::os::unix::fs::symlink(dir.join("references/ok.md"), dir.join("references/abs.md"))
+        .unwrap();
+    std::os::unix::fs::symlink("../../notes/references/ok.md", dir.join("assets/climb.md"))
+        .unwrap();
+    std::os::unix::fs::symlink("ok.md", dir.join("references/rel.md")).unwrap();
     std::os::unix::fs::symlink(f.path().join("outside.txt"), dir.join("assets/out.txt")).unwrap();
     let mut mcp = Mcp::start(&f, &[]);
     let listed = mcp.call("resources/list", json!({}));
@@ -388,7 +395,8 @@ fn resources_list_offers_only_what_a_read_serves() {
         uris,
         [
             "skill://personal/notes/SKILL.md",
-            "skill://personal/notes/references/ok.md"
+            "skill://personal/notes/references/ok.md",
+            "skill://personal/notes/references/rel.md"
         ],
         "{listed}"
     );

@@ -106,6 +106,31 @@ fn read_beneath(
     parts: &[&str],
     limit: u64,
 ) -> Result<(PathBuf, Vec<u8>), BeneathError> {
+    let (real, file, meta) = open_checked(dir, parts, limit)?;
+    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
+    (&file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
+    if bytes.len() as u64 > limit {
+        return Err(BeneathError::TooLarge(bytes.len() as u64));
+    }
+    Ok((real, bytes))
+}
+
+/// The real path of a skill folder's `scripts/`: whatever opens beneath it is a script,
+/// by whichever name it was reached.
+fn real_scripts(dir: &Path) -> Option<PathBuf> {
+    std::fs::canonicalize(dir.join("scripts")).ok()
+}
+
+/// What [`read_beneath`] opens before it reads: the file beneath `dir`, a regular file
+/// within `limit`, resolving inside the folder; with its real path and metadata.
+fn open_checked(
+    dir: &Path,
+    parts: &[&str],
+    limit: u64,
+) -> Result<(PathBuf, std::fs::File, std::fs::Metadata), BeneathError> {
     let refused = |reason: &str| BeneathError::Refused(reason.to_owned());
     let canonical_dir =
         std::fs::canonicalize(dir).map_err(|_| refused("the skill folder is gone"))?;
@@ -128,15 +153,7 @@ fn read_beneath(
             "it resolves outside the skill folder (a link that escapes is refused)",
         ));
     }
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    (&file)
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(BeneathError::TooLarge(bytes.len() as u64));
-    }
-    Ok((real, bytes))
+    Ok((real, file, meta))
 }
 
 #[cfg(target_os = "linux")]
@@ -283,13 +300,8 @@ impl Session {
         let limit = self.exec.policy.read_limit;
         let record = &skill.record;
         let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
-        let canonical = |p: &Path| std::fs::canonicalize(p).ok();
         let dir = record.dir();
-        let (real_dir, scripts) = if on_disk {
-            (canonical(dir), canonical(&dir.join("scripts")))
-        } else {
-            (None, None)
-        };
+        let scripts = on_disk.then(|| real_scripts(dir)).flatten();
         skill
             .files
             .iter()
@@ -297,19 +309,16 @@ impl Session {
                 let Ok(parts) = relative_parts(&f.path) else {
                     return false;
                 };
-                if !served_folder(&parts) || f.size > limit {
+                if !served_folder(&parts) {
                     return false;
                 }
                 if !on_disk {
-                    return true;
+                    return f.size <= limit;
                 }
-                let path = parts.iter().fold(dir.to_path_buf(), |p, s| p.join(s));
-                let (Some(real_dir), Some(real)) = (&real_dir, canonical(&path)) else {
-                    return false;
-                };
-                real.starts_with(real_dir)
-                    && !scripts.as_ref().is_some_and(|s| real.starts_with(s))
-                    && std::fs::metadata(&real).is_ok_and(|m| m.is_file() && m.len() <= limit)
+                // Opened as the read opens it, so the same links and sizes are refused.
+                open_checked(dir, &parts, limit).is_ok_and(|(real, _, _)| {
+                    !scripts.as_ref().is_some_and(|s| real.starts_with(s))
+                })
             })
             .collect()
     }
@@ -386,7 +395,7 @@ impl Session {
                 reason,
             },
         })?;
-        if std::fs::canonicalize(dir.join("scripts")).is_ok_and(|s| real.starts_with(s)) {
+        if real_scripts(dir).is_some_and(|s| real.starts_with(s)) {
             return Err(ExecError::ScriptNotReadable {
                 skill: skill.to_owned(),
                 path: path.to_owned(),
