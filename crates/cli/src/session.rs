@@ -175,12 +175,20 @@ impl SessionOptions {
             let (tool, field) = spec
                 .split_once('=')
                 .with_context(|| format!("--primary-arg {spec:?}: expected TOOL=FIELD"))?;
+            anyhow::ensure!(
+                skills_executor::is_plain_tool_name(tool),
+                "--primary-arg {spec:?}: {tool:?} is not a plain tool name (1 to 128 ASCII letters, digits, '_', '-', '.' or ':'), and check_tool denies every call to such a tool"
+            );
             policy = policy.primary_arg(tool, field);
         }
         for spec in &self.path_tool {
             let (tool, field) = spec
                 .split_once('=')
                 .with_context(|| format!("--path-tool {spec:?}: expected TOOL=FIELD"))?;
+            anyhow::ensure!(
+                skills_executor::is_plain_tool_name(tool),
+                "--path-tool {spec:?}: {tool:?} is not a plain tool name (1 to 128 ASCII letters, digits, '_', '-', '.' or ':'), and check_tool denies every call to such a tool"
+            );
             policy = policy.path_tool(tool, field);
         }
         if self.allow_skill_writes {

@@ -142,6 +142,26 @@ fn the_cap_on_active_skills_comes_from_the_command_line() {
     assert!(status.success());
 }
 
+// Regression (review): a declared tool whose name is not plain was accepted, and every call
+// to it was then denied; the host hears of it when it starts.
+#[test]
+fn a_declared_tool_name_that_is_not_plain_is_refused_at_start() {
+    for flag in ["--path-tool", "--primary-arg"] {
+        let run = common::run(common::skillctl().args([
+            "session",
+            "--no-defaults",
+            flag,
+            "\u{c9}diter=file",
+        ]));
+        assert_eq!(run.code, Some(2), "{flag}: {}", run.stderr);
+        assert!(
+            run.stderr.contains("not a plain tool name"),
+            "{}",
+            run.stderr
+        );
+    }
+}
+
 #[test]
 fn read_path_attacks_are_refused() {
     let f = Fixture::new();

@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::audit::AuditKind;
 use crate::enforce::{decide, Fallback, PathAccess};
-use crate::policy::{not_plain, tool_key, PathTool};
+use crate::policy::{not_plain, shown_tool, tool_key, PathTool};
 use crate::stack::Active;
 use crate::{Decision, Session, SkillWrites};
 
@@ -190,7 +190,7 @@ impl Session {
             return decision;
         }
         let mut e = self.event(kind);
-        e.tool_name = Some(tool.to_owned());
+        e.tool_name = Some(shown_tool(tool).into_owned());
         e.tool_allowed = Some(decision.allowed);
         // The skill whose rule decided; with none deciding, the top of the stack.
         let decider = decision

@@ -35,7 +35,10 @@ pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
-pub use policy::{AllowedToolsMode, DefaultDecision, Delivery, Policy, PolicyBuilder, SkillWrites};
+pub use policy::{
+    is_plain_tool_name, AllowedToolsMode, DefaultDecision, Delivery, Policy, PolicyBuilder,
+    SkillWrites,
+};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
 };

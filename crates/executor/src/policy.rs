@@ -121,10 +121,38 @@ pub(crate) fn tool_key(tool: &str) -> Option<String> {
         .then(|| tool.to_ascii_lowercase())
 }
 
+/// A tool name as answers and audit events show it: whole when plain, else its first
+/// [`TOOL_NAME_MAX`] bytes (on a character boundary) and `...`, so a megabyte of
+/// combining marks is not echoed, escaped, into every answer and event.
+pub(crate) fn shown_tool(tool: &str) -> std::borrow::Cow<'_, str> {
+    if tool.len() <= TOOL_NAME_MAX {
+        return tool.into();
+    }
+    let end = (0..=TOOL_NAME_MAX)
+        .rev()
+        .find(|i| tool.is_char_boundary(*i))
+        .unwrap_or(0);
+    format!("{}...", &tool[..end]).into()
+}
+
+/// Whether `tool` is a plain tool name, the only kind `check_tool` judges (1 to 128 ASCII
+/// letters, digits, `_`, `-`, `.` or `:`): hosts check the names they declare with it, since
+/// a call to a tool whose name is not plain is always denied.
+///
+/// ```
+/// assert!(skills_executor::is_plain_tool_name("mcp__github__create_issue"));
+/// assert!(!skills_executor::is_plain_tool_name("Write "));
+/// assert!(!skills_executor::is_plain_tool_name("\u{c9}diter"));
+/// ```
+pub fn is_plain_tool_name(tool: &str) -> bool {
+    tool_key(tool).is_some()
+}
+
 /// Why a tool name [`tool_key`] does not admit is denied.
 pub(crate) fn not_plain(tool: &str) -> String {
     format!(
-        "the tool name {tool:?} is not a plain name (1 to {TOOL_NAME_MAX} ASCII letters, digits, '_', '-', '.' or ':'), so no rule can be proven to apply to it"
+        "the tool name {:?} is not a plain name (1 to {TOOL_NAME_MAX} ASCII letters, digits, '_', '-', '.' or ':'), so no rule can be proven to apply to it",
+        shown_tool(tool)
     )
 }
 

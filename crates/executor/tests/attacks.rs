@@ -699,6 +699,20 @@ fn a_tool_name_that_is_not_plain_is_denied() {
         );
         assert!(!session.decide(tool, None).allowed, "{tool:?}");
     }
+    // Regression (review): the denial echoed the whole name, escaped, into the answer and
+    // the audit event: 3.8 MB of combining marks made a 15 MB answer. Both show at most
+    // its first 128 bytes.
+    let huge = format!("a{}", "\u{301}".repeat(100_000));
+    let d = session.check_tool(&huge, &input);
+    assert!(!d.allowed);
+    assert!(d.reason.len() < 1_000, "{}", d.reason.len());
+    let event = env.sink.events().pop().unwrap();
+    let shown = event.tool_name.unwrap_or_default();
+    assert!(
+        shown.len() <= 131 && shown.ends_with("..."),
+        "{}",
+        shown.len()
+    );
     // Plain names are judged as before: a write into a skill folder is refused, other
     // tools pass when no skill restricts.
     assert!(!allowed(&session, "WRITE", input.clone()));
