@@ -7,7 +7,7 @@
 /// (`XDG_CONFIG_HOME` as well as `HOME`: git's configuration runs commands) or name a
 /// program to start: a model passes data to a script, never code to what runs it.
 pub(crate) fn refused(name: &str) -> bool {
-    const EXACT: [&str; 47] = [
+    const EXACT: [&str; 65] = [
         "ENV",
         "PATH",
         "HOME",
@@ -58,15 +58,98 @@ pub(crate) fn refused(name: &str) -> bool {
         "SSL_CERT_DIR",
         "CURL_CA_BUNDLE",
         "REQUESTS_CA_BUNDLE",
+        "SSLKEYLOGFILE",
+        "DATEMSK",
+        "GOENV",
+        "GOTOOLCHAIN",
+        "GOROOT",
+        "GOBIN",
+        "GOCACHE",
+        "AWS_CONFIG_FILE",
+        // The programs `make` and build scripts start by these names.
+        "CC",
+        "CXX",
+        "CPP",
+        "LD",
+        "AR",
+        "AS",
+        "FC",
+        "YACC",
+        "LEX",
+        "M4",
     ];
-    const PREFIXES: [&str; 23] = [
-        "LD_", "DYLD_", "BASH", "PYTHON", "PERL", "RUBY", "NODE_", "GIT_", "JAVA_", "JDK_", "GEM_",
-        "NPM_", "XDG_", "OPENSSL_", "LUA_", "PHP_", "CARGO_", "RUSTC", "BUNDLE_", "PIP_", "SSH_",
-        "TCL", "MALLOC_",
+    const PREFIXES: [&str; 39] = [
+        "LD_",
+        "DYLD_",
+        "BASH",
+        "PYTHON",
+        "PERL",
+        "RUBY",
+        "NODE_",
+        "GIT_",
+        "JAVA_",
+        "JDK_",
+        "GEM_",
+        "NPM_",
+        "XDG_",
+        "OPENSSL_",
+        "LUA_",
+        "PHP_",
+        "CARGO_",
+        "RUSTC",
+        "BUNDLE_",
+        "PIP_",
+        "SSH_",
+        "TCL",
+        "MALLOC_", // Build tools, runtimes and clouds whose variables start programs
+        // or choose the configuration that does (`MAKEFILES`, `DOTNET_STARTUP_HOOKS`,
+        // `AWS_PROFILE`'s `credential_process`, `R_PROFILE_USER`, `ERL_AFLAGS`).
+        "MAKE",
+        "DOTNET_",
+        "CORECLR_",
+        "AWS_",
+        "AZURE_",
+        "GOOGLE_",
+        "CLOUDSDK_",
+        "R_",
+        "ERL_",
+        "JULIA_",
+        "GUILE_",
+        "DENO_",
+        "BUN_",
+        "YARN_",
+        "COMPOSER_",
+        "KUBE",
+    ];
+    // Suffixes that name a search path, options, flags, a start-up or configuration file,
+    // a hook, a proxy or a command, whoever reads them (`GOFLAGS`, `MAVEN_OPTS`,
+    // `AWKLIBPATH`, `VIMINIT`, `MYVIMRC`, `HTTPS_PROXY`, `GNUPGHOME`).
+    const SUFFIXES: [&str; 18] = [
+        "PATH",
+        "LIB",
+        "LIBS",
+        "OPTS",
+        "OPTIONS",
+        "FLAGS",
+        "RC",
+        "INIT",
+        "HOOK",
+        "HOOKS",
+        "PROFILE",
+        "PROFILE_USER",
+        "ENVIRON",
+        "PROXY",
+        "PRELOAD",
+        "CONFIG",
+        "COMMAND",
+        "HOME",
     ];
     let shaped = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
         && name
             .bytes()
             .all(|b| b.is_ascii_uppercase() || b.is_ascii_digit() || b == b'_');
-    !shaped || EXACT.contains(&name) || PREFIXES.iter().any(|p| name.starts_with(p))
+    !shaped
+        || EXACT.contains(&name)
+        || PREFIXES.iter().any(|p| name.starts_with(p))
+        || SUFFIXES.iter().any(|s| name.ends_with(s))
 }

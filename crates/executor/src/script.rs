@@ -147,7 +147,7 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
     // with a floor no allow-list lifts.
     for (name, _) in request.env {
         let reason = if crate::env::refused(name) {
-            Some("names are upper-case letters, digits and underscores, and none that the shell, an interpreter or the loader reads as code, options or a search path")
+            Some("names are upper-case letters, digits and underscores, and none known to make the shell, an interpreter, the loader, the C library or a common tool read code, options, flags, a search path or its configuration (names ending in PATH, FLAGS, OPTS, OPTIONS, RC, PROXY, HOME, ... included)")
         } else if !request.allowed_env.iter().any(|a| a == name) {
             Some("only the names the host allows and the skill declares (security.scriptEnv) are passed")
         } else {

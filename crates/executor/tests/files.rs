@@ -747,7 +747,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     // The skill declares what its script takes; declaring a hijacking name lifts nothing.
     env.skill(
         "envy",
-        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV, POSIXLY_CORRECT, GLOBIGNORE, RES_OPTIONS, NLSPATH, HOSTALIASES, LOCALDOMAIN, NIS_PATH, RESOLV_HOST_CONF, TZDIR, GETCONF_DIR, SSL_CERT_FILE]\n",
+        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV, POSIXLY_CORRECT, GLOBIGNORE, RES_OPTIONS, NLSPATH, HOSTALIASES, LOCALDOMAIN, NIS_PATH, RESOLV_HOST_CONF, TZDIR, GETCONF_DIR, SSL_CERT_FILE, MAKEFILES, MAKEFLAGS, DOTNET_STARTUP_HOOKS, GOFLAGS, AWKLIBPATH, R_PROFILE_USER, VIMINIT, MYVIMRC, FPATH, KUBECONFIG, AWS_CONFIG_FILE, AWS_PROFILE, HTTPS_PROXY, SSLKEYLOGFILE, DATEMSK, ERL_AFLAGS, JULIA_DEPOT_PATH, GUILE_LOAD_PATH, MAVEN_OPTS, GRADLE_OPTS, GNUPGHOME, CC]\n",
         "Body.\n",
     );
     env.file("envy", "scripts/env.sh", "env\n");
@@ -781,6 +781,30 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "TZDIR",
         "GETCONF_DIR",
         "SSL_CERT_FILE",
+        // Regression (review): `MAKEFILES` made the skill's `make` run the model's file; and
+        // the other names that start programs or choose their configuration.
+        "MAKEFILES",
+        "MAKEFLAGS",
+        "DOTNET_STARTUP_HOOKS",
+        "GOFLAGS",
+        "AWKLIBPATH",
+        "R_PROFILE_USER",
+        "VIMINIT",
+        "MYVIMRC",
+        "FPATH",
+        "KUBECONFIG",
+        "AWS_CONFIG_FILE",
+        "AWS_PROFILE",
+        "HTTPS_PROXY",
+        "SSLKEYLOGFILE",
+        "DATEMSK",
+        "ERL_AFLAGS",
+        "JULIA_DEPOT_PATH",
+        "GUILE_LOAD_PATH",
+        "MAVEN_OPTS",
+        "GRADLE_OPTS",
+        "GNUPGHOME",
+        "CC",
         "lower_case",
         "",
     ] {
@@ -801,7 +825,8 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     assert!(out["stdout"].as_str().unwrap().contains("MY_INPUT=ok"));
     // Regression (security review): the filter was a deny-list, so `TAR_OPTIONS`,
     // `MAKEFLAGS`, `RSYNC_RSH`, `KUBECONFIG` or `CC` reached scripts. Names neither the
-    // host nor the skill allows are refused, each named in the message.
+    // host nor the skill allows are refused, each named in the message; those the list
+    // refuses as well say so, the others how a skill declares them.
     for name in [
         "TAR_OPTIONS",
         "MAKEFILES",
@@ -809,6 +834,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "RSYNC_RSH",
         "KUBECONFIG",
         "CC",
+        "MY_OTHER_INPUT",
     ] {
         let err = protocol::call(
             &session,
@@ -818,7 +844,11 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
         assert!(err.to_string().contains(name), "{err}");
-        assert!(err.to_string().contains("scriptEnv"), "{err}");
+        if matches!(name, "RSYNC_RSH" | "MY_OTHER_INPUT") {
+            assert!(err.to_string().contains("scriptEnv"), "{err}");
+        } else {
+            assert!(err.to_string().contains("configuration"), "{err}");
+        }
     }
 }
 
