@@ -245,26 +245,6 @@ fn drop_lookalikes(
     });
 }
 
-/// The first 24 bytes of a name, zero-padded, in an order that agrees with the names':
-/// two names whose prefixes differ compare as their prefixes do, and only names whose
-/// prefixes are equal (longer names sharing 24 bytes, or a name ending in NUL bytes) need
-/// comparing whole.
-#[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct NamePrefix(u128, u64);
-
-impl NamePrefix {
-    fn of(name: &str) -> NamePrefix {
-        let mut bytes = [0u8; 24];
-        let n = name.len().min(24);
-        bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
-        let (high, low) = bytes.split_at(16);
-        NamePrefix(
-            u128::from_be_bytes(high.try_into().unwrap_or_default()),
-            u64::from_be_bytes(low.try_into().unwrap_or_default()),
-        )
-    }
-}
-
 impl Snapshot {
     /// Resolves precedence over `records`. `order` ranks layers (index 0 wins).
     pub(crate) fn build(
@@ -291,7 +271,7 @@ impl Snapshot {
         // Unstable, so without a merge buffer: no two records share a path (one file is one
         // record: `hold_once` across roots, the publication within one), so no two are
         // equal and the order is the stable sort's.
-        let order_of = |a: &SkillRecord, b: &SkillRecord| {
+        records.par_sort_unstable_by(|a, b| {
             (
                 a.name.as_str(),
                 rank(a.layer),
@@ -304,25 +284,7 @@ impl Snapshot {
                     std::cmp::Reverse(b.frontmatter.priority),
                     b.path.as_os_str(),
                 ))
-        };
-        // Sorted as keys made once, each its record's place and the first bytes of its
-        // name, so most comparisons read no record: comparing the records themselves, each
-        // comparison followed two pointers to two names.
-        let mut keyed: Vec<(NamePrefix, u32)> = records
-            .iter()
-            .enumerate()
-            .map(|(i, r)| (NamePrefix::of(r.name.as_str()), i as u32))
-            .collect();
-        keyed.par_sort_unstable_by(|a, b| {
-            a.0.cmp(&b.0)
-                .then_with(|| order_of(&records[a.1 as usize], &records[b.1 as usize]))
         });
-        let mut unsorted: Vec<Option<Arc<SkillRecord>>> =
-            std::mem::take(&mut records).into_iter().map(Some).collect();
-        records = keyed
-            .iter()
-            .filter_map(|(_, i)| unsorted[*i as usize].take())
-            .collect();
         // After the sort, which has just read every name: the lookalike pass reads each once
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
@@ -547,39 +509,7 @@ impl Snapshot {
 mod tests {
     use skills_model::Layer;
 
-    use super::NamePrefix;
     use crate::SkillIndex;
-
-    /// The prefix key never orders two names against their own order: it is either the
-    /// names' order or a tie left to the whole names.
-    #[test]
-    fn a_name_prefix_orders_as_the_names_or_ties() {
-        let names = [
-            "",
-            "a",
-            "a\0",
-            "a\0\0",
-            "ab",
-            "analyze-analyze-01522",
-            "analyze-analyze-01559",
-            "analyze-analyze-015",
-            "analyze-analyze-0152",
-            "same-first-twenty-four-bytes-a",
-            "same-first-twenty-four-bytes-b",
-            "same-first-twenty-four-by",
-            "z",
-            "\u{e9}t\u{e9}",
-            "\u{1f600}",
-            "deploy",
-            "deploy-",
-        ];
-        for a in names {
-            for b in names {
-                let (pa, pb) = (NamePrefix::of(a), NamePrefix::of(b));
-                assert!(pa == pb || pa.cmp(&pb) == a.cmp(b), "{a:?} {b:?}");
-            }
-        }
-    }
 
     /// A snapshot holds the index's reading threads weakly: they end with the index, not
     /// with the last snapshot a host keeps (a review found a whole idle pool kept per
