@@ -7,7 +7,7 @@
 /// (`XDG_CONFIG_HOME` as well as `HOME`: git's configuration runs commands) or name a
 /// program to start: a model passes data to a script, never code to what runs it.
 pub(crate) fn refused(name: &str) -> bool {
-    const EXACT: [&str; 65] = [
+    const EXACT: [&str; 93] = [
         "ENV",
         "PATH",
         "HOME",
@@ -66,7 +66,36 @@ pub(crate) fn refused(name: &str) -> bool {
         "GOBIN",
         "GOCACHE",
         "AWS_CONFIG_FILE",
-        // The programs `make` and build scripts start by these names.
+        // The programs `make`'s built-in rules and autoconf's scripts start by these names
+        // (a recipe expands them into a shell line).
+        "RM",
+        "TARGET_ARCH",
+        "LOADLIBES",
+        "CO",
+        "GET",
+        "PC",
+        "LINT",
+        "M2C",
+        "TEX",
+        "TEXI2DVI",
+        "WEAVE",
+        "CWEAVE",
+        "TANGLE",
+        "CTANGLE",
+        "SED",
+        "GREP",
+        "EGREP",
+        "FGREP",
+        "AWK",
+        "INSTALL",
+        "MKDIR_P",
+        "RANLIB",
+        "STRIP",
+        "NM",
+        "OBJDUMP",
+        "OBJCOPY",
+        "DLLTOOL",
+        "LDSHARED",
         "CC",
         "CXX",
         "CPP",
@@ -78,7 +107,7 @@ pub(crate) fn refused(name: &str) -> bool {
         "LEX",
         "M4",
     ];
-    const PREFIXES: [&str; 39] = [
+    const PREFIXES: [&str; 57] = [
         "LD_",
         "DYLD_",
         "BASH",
@@ -120,11 +149,31 @@ pub(crate) fn refused(name: &str) -> bool {
         "YARN_",
         "COMPOSER_",
         "KUBE",
+        "CMAKE_",
+        "RUSTUP_",
+        "RSYNC_",
+        "CCACHE_",
+        "GTK",
+        "GST_",
+        "GIO_",
+        "PG",
+        "TF_",
+        "ANSIBLE_",
+        "DOCKER_",
+        "IPYTHON",
+        "MPL",
+        "JUPYTER_",
+        "COREPACK_",
+        "UV_",
+        "PIPX_",
+        "POETRY_",
     ];
     // Suffixes that name a search path, options, flags, a start-up or configuration file,
-    // a hook, a proxy or a command, whoever reads them (`GOFLAGS`, `MAVEN_OPTS`,
-    // `AWKLIBPATH`, `VIMINIT`, `MYVIMRC`, `HTTPS_PROXY`, `GNUPGHOME`).
-    const SUFFIXES: [&str; 18] = [
+    // a hook, a proxy, a program or a command, whoever reads them (`GOFLAGS`, `MAVEN_OPTS`,
+    // `AWKLIBPATH`, `VIMINIT`, `MYVIMRC`, `HTTPS_PROXY`, `GNUPGHOME`, `CONFIG_SHELL`,
+    // `SUDO_ASKPASS`, `GIO_EXTRA_MODULES`, `XZ_OPT`). Not `_FILE` or `_DIR`: a path to
+    // data is what a script is most often given.
+    const SUFFIXES: [&str; 36] = [
         "PATH",
         "LIB",
         "LIBS",
@@ -143,6 +192,24 @@ pub(crate) fn refused(name: &str) -> bool {
         "CONFIG",
         "COMMAND",
         "HOME",
+        "SHELL",
+        "EDITOR",
+        "PAGER",
+        "ASKPASS",
+        "RSH",
+        "LAUNCHER",
+        "WRAPPER",
+        "MODULES",
+        "PLUGINS",
+        "CONF",
+        "CFG",
+        "CONFDIR",
+        "CONFIGDIR",
+        "CONFIG_DIR",
+        "_ARGS",
+        "_OPT",
+        "_OPTION",
+        "_ENVIRONMENT",
     ];
     let shaped = name.as_bytes().first().is_some_and(u8::is_ascii_uppercase)
         && name

@@ -747,7 +747,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
     // The skill declares what its script takes; declaring a hijacking name lifts nothing.
     env.skill(
         "envy",
-        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV, POSIXLY_CORRECT, GLOBIGNORE, RES_OPTIONS, NLSPATH, HOSTALIASES, LOCALDOMAIN, NIS_PATH, RESOLV_HOST_CONF, TZDIR, GETCONF_DIR, SSL_CERT_FILE, MAKEFILES, MAKEFLAGS, DOTNET_STARTUP_HOOKS, GOFLAGS, AWKLIBPATH, R_PROFILE_USER, VIMINIT, MYVIMRC, FPATH, KUBECONFIG, AWS_CONFIG_FILE, AWS_PROFILE, HTTPS_PROXY, SSLKEYLOGFILE, DATEMSK, ERL_AFLAGS, JULIA_DEPOT_PATH, GUILE_LOAD_PATH, MAVEN_OPTS, GRADLE_OPTS, GNUPGHOME, CC]\n",
+        "security:\n  scriptEnv: [MY_INPUT, LD_PRELOAD, PATH, BASH_ENV, POSIXLY_CORRECT, GLOBIGNORE, RES_OPTIONS, NLSPATH, HOSTALIASES, LOCALDOMAIN, NIS_PATH, RESOLV_HOST_CONF, TZDIR, GETCONF_DIR, SSL_CERT_FILE, MAKEFILES, MAKEFLAGS, DOTNET_STARTUP_HOOKS, GOFLAGS, AWKLIBPATH, R_PROFILE_USER, VIMINIT, MYVIMRC, FPATH, KUBECONFIG, AWS_CONFIG_FILE, AWS_PROFILE, HTTPS_PROXY, SSLKEYLOGFILE, DATEMSK, ERL_AFLAGS, JULIA_DEPOT_PATH, GUILE_LOAD_PATH, MAVEN_OPTS, GRADLE_OPTS, GNUPGHOME, CC, RM, TARGET_ARCH, OUTPUT_OPTION, CONFIG_SHELL, SUDO_ASKPASS, CMAKE_TOOLCHAIN_FILE, GIO_EXTRA_MODULES, MAVEN_ARGS, XZ_OPT, GHC_ENVIRONMENT, PGSERVICEFILE, LYNX_CFG, OCAMLFIND_CONF, GH_CONFIG_DIR, SED]\n",
         "Body.\n",
     );
     env.file("envy", "scripts/env.sh", "env\n");
@@ -805,6 +805,24 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         "GRADLE_OPTS",
         "GNUPGHOME",
         "CC",
+        // Regression (second review): make's built-in variables are expanded into its
+        // recipes' shell lines (`$(RM)`), and more names that start programs or pick
+        // modules and configuration.
+        "RM",
+        "TARGET_ARCH",
+        "OUTPUT_OPTION",
+        "CONFIG_SHELL",
+        "SUDO_ASKPASS",
+        "CMAKE_TOOLCHAIN_FILE",
+        "GIO_EXTRA_MODULES",
+        "MAVEN_ARGS",
+        "XZ_OPT",
+        "GHC_ENVIRONMENT",
+        "PGSERVICEFILE",
+        "LYNX_CFG",
+        "OCAMLFIND_CONF",
+        "GH_CONFIG_DIR",
+        "SED",
         "lower_case",
         "",
     ] {
@@ -844,7 +862,7 @@ fn variables_that_hijack_the_interpreter_are_refused() {
         .unwrap_err();
         assert_eq!(err.code(), "SKILL_BAD_INPUT", "{name}");
         assert!(err.to_string().contains(name), "{err}");
-        if matches!(name, "RSYNC_RSH" | "MY_OTHER_INPUT") {
+        if name == "MY_OTHER_INPUT" {
             assert!(err.to_string().contains("scriptEnv"), "{err}");
         } else {
             assert!(err.to_string().contains("configuration"), "{err}");
