@@ -407,3 +407,44 @@ fn resources_list_offers_only_what_a_read_serves() {
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
 }
+
+// Regression (second review): resources/list answered every file of every skill at once,
+// opening each one: 20 skills of 10,000 files made a 17 MB answer. It is paged by skill
+// (about 1,000 resources a page, a skill never split) with a cursor.
+#[test]
+fn resources_list_is_paged_by_skill() {
+    let f = Fixture::new();
+    for (name, files) in [("alpha", 600), ("beta", 600), ("gamma", 1)] {
+        f.skill(name, "", "Body.\n");
+        for i in 0..files {
+            f.file(name, &format!("references/r{i:04}.md"), "x\n");
+        }
+    }
+    let mut mcp = Mcp::start(&f, &[]);
+    let uris = |page: &serde_json::Value| -> Vec<String> {
+        page["result"]["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .filter_map(|r| r["uri"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let first = mcp.call("resources/list", json!({}));
+    let cursor = first["result"]["nextCursor"].as_str().expect("a cursor").to_owned();
+    let one = uris(&first);
+    assert_eq!(one.len(), 1202, "{}", one.len());
+    assert!(one.iter().all(|u| !u.contains("/gamma/")));
+    let second = mcp.call("resources/list", json!({"cursor": cursor}));
+    assert!(second["result"].get("nextCursor").is_none(), "{second}");
+    assert_eq!(
+        uris(&second),
+        [
+            "skill://personal/gamma/SKILL.md",
+            "skill://personal/gamma/references/r0000.md"
+        ]
+    );
+    let bad = mcp.call("resources/list", json!({"cursor": "x"}));
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

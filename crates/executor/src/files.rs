@@ -131,10 +131,19 @@ fn open_checked(
     parts: &[&str],
     limit: u64,
 ) -> Result<(PathBuf, std::fs::File, std::fs::Metadata), BeneathError> {
+    let canonical_dir = std::fs::canonicalize(dir)
+        .map_err(|_| BeneathError::Refused("the skill folder is gone".into()))?;
+    open_checked_in(&canonical_dir, parts, limit)
+}
+
+/// [`open_checked`] beneath a folder given by its real path (one lookup for many files).
+fn open_checked_in(
+    canonical_dir: &Path,
+    parts: &[&str],
+    limit: u64,
+) -> Result<(PathBuf, std::fs::File, std::fs::Metadata), BeneathError> {
     let refused = |reason: &str| BeneathError::Refused(reason.to_owned());
-    let canonical_dir =
-        std::fs::canonicalize(dir).map_err(|_| refused("the skill folder is gone"))?;
-    let file = open_beneath(&canonical_dir, parts)?;
+    let file = open_beneath(canonical_dir, parts)?;
     let meta = file
         .metadata()
         .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
@@ -147,8 +156,8 @@ fn open_checked(
     if meta.len() > limit {
         return Err(BeneathError::TooLarge(meta.len()));
     }
-    let real = opened_path(&file, &canonical_dir, parts);
-    if !real.starts_with(&canonical_dir) {
+    let real = opened_path(&file, canonical_dir, parts);
+    if !real.starts_with(canonical_dir) {
         return Err(refused(
             "it resolves outside the skill folder (a link that escapes is refused)",
         ));
@@ -302,6 +311,7 @@ impl Session {
         let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
+        let real_dir = on_disk.then(|| std::fs::canonicalize(dir).ok()).flatten();
         skill
             .files
             .iter()
@@ -316,8 +326,10 @@ impl Session {
                     return f.size <= limit;
                 }
                 // Opened as the read opens it, so the same links and sizes are refused.
-                open_checked(dir, &parts, limit).is_ok_and(|(real, _, _)| {
-                    !scripts.as_ref().is_some_and(|s| real.starts_with(s))
+                real_dir.as_deref().is_some_and(|real_dir| {
+                    open_checked_in(real_dir, &parts, limit).is_ok_and(|(real, _, _)| {
+                        !scripts.as_ref().is_some_and(|s| real.starts_with(s))
+                    })
                 })
             })
             .collect()

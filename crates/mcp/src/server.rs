@@ -213,6 +213,11 @@ const MAX_SUBSCRIPTIONS: usize = 1024;
 /// open, and the layer and name before it).
 const MAX_URI: usize = 8192;
 
+/// About how many resources one page of `resources/list` holds: a page ends after the
+/// skill whose files reach it (a skill's files are never split), and the cursor names the
+/// next skill. Each page opens only its own skills' files.
+const RESOURCES_PAGE: usize = 1000;
+
 fn not_found(message: String) -> ErrorData {
     ErrorData::resource_not_found(message, None)
 }
@@ -469,16 +474,38 @@ impl ServerHandler for SkillsServer {
 
     async fn list_resources(
         &self,
-        _request: Option<PaginatedRequestParams>,
+        request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let visible = self.visible();
+        // The cursor is the place of the next skill among the visible ones.
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= visible.len())
+                .ok_or_else(|| {
+                    ErrorData::invalid_params(
+                        format!(
+                            "not a cursor of resources/list: {:?}",
+                            cursor.get(..64).unwrap_or("")
+                        ),
+                        None,
+                    )
+                })?,
+        };
         let session = Arc::clone(&self.session);
         // Listing a skill's files reads its folder: off the runtime's workers.
-        let resources = tokio::task::spawn_blocking(move || {
+        let (resources, next) = tokio::task::spawn_blocking(move || {
             let executor = session.executor();
             let mut resources = Vec::new();
-            for (record, _) in visible {
+            let mut next = None;
+            for (i, (record, _)) in visible.into_iter().enumerate().skip(start) {
+                if resources.len() >= RESOURCES_PAGE {
+                    next = Some(i.to_string());
+                    break;
+                }
                 resources.push(
                     Resource::new(
                         uri(&record, "SKILL.md"),
@@ -497,11 +524,13 @@ impl ServerHandler for SkillsServer {
                     }
                 }
             }
-            resources
+            (resources, next)
         })
         .await
         .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-        Ok(ListResourcesResult::with_all_items(resources))
+        let mut result = ListResourcesResult::with_all_items(resources);
+        result.next_cursor = next;
+        Ok(result)
     }
 
     async fn list_resource_templates(
