@@ -118,6 +118,51 @@ pub struct AuditEvent {
 }
 
 impl AuditEvent {
+    /// This event with every text field cut to [`MESSAGE_MAX`](crate::protocol::MESSAGE_MAX)
+    /// bytes: a field may echo a model's input (a name of a megabyte, escaped), and the
+    /// trail records what was asked, not all of it. Borrowed when no field is longer.
+    pub(crate) fn bounded(&self) -> std::borrow::Cow<'_, AuditEvent> {
+        use crate::protocol::{cut_text, MESSAGE_MAX};
+        let long = |f: &Option<String>| f.as_ref().is_some_and(|s| s.len() > MESSAGE_MAX);
+        let texts = [
+            &self.correlation_id,
+            &self.agent_id,
+            &self.task_id,
+            &self.tenant_id,
+            &self.skill_name,
+            &self.tool_name,
+            &self.path,
+            &self.rule,
+            &self.plugin_id,
+            &self.option,
+            &self.error,
+            &self.query,
+        ];
+        if !texts.iter().any(|f| long(f)) {
+            return std::borrow::Cow::Borrowed(self);
+        }
+        let mut e = self.clone();
+        for f in [
+            &mut e.correlation_id,
+            &mut e.agent_id,
+            &mut e.task_id,
+            &mut e.tenant_id,
+            &mut e.skill_name,
+            &mut e.tool_name,
+            &mut e.path,
+            &mut e.rule,
+            &mut e.plugin_id,
+            &mut e.option,
+            &mut e.error,
+            &mut e.query,
+        ] {
+            if let Some(text) = f.as_mut().filter(|t| t.len() > MESSAGE_MAX) {
+                *text = cut_text(text, MESSAGE_MAX).into_owned();
+            }
+        }
+        std::borrow::Cow::Owned(e)
+    }
+
     pub(crate) fn now(event: AuditKind, session_id: &str) -> AuditEvent {
         AuditEvent {
             timestamp: humantime::format_rfc3339_millis(SystemTime::now()).to_string(),

@@ -81,6 +81,7 @@ impl Session {
     /// Records an event: `tracing` first, then the sink. A sink failure is an error, so the
     /// caller fails closed.
     pub(crate) fn emit(&self, event: &AuditEvent) -> Result<(), ExecError> {
+        let event = &*event.bounded();
         // A call made while this thread holds decisions: their events go first, so the
         // trail keeps the order of the calls. If they cannot be written, this call fails;
         // they stay held, for the release to write or refuse.
@@ -117,6 +118,7 @@ impl Session {
     /// Records the event of a `check_tool` decision: held while this thread holds
     /// decisions ([`hold_decisions`](Self::hold_decisions)), else as [`emit`](Self::emit).
     pub(crate) fn emit_decision(&self, event: &AuditEvent) -> Result<(), ExecError> {
+        let event = &*event.bounded();
         let me = std::thread::current().id();
         let mut held = self.held.lock();
         let Some(batch) = held.iter_mut().find(|b| b.thread == me) else {

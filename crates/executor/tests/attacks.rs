@@ -727,6 +727,36 @@ fn a_tool_name_that_is_not_plain_is_denied() {
     }
 }
 
+// Regression (second review): error messages and audit events echoed a model's input
+// whole: 200 KB of combining marks as a tool or skill name came back as 800 KB (escaped)
+// in the answer and a megabyte in the trail. Both are cut to `MESSAGE_MAX`.
+#[test]
+fn an_answer_or_audit_event_never_echoes_a_huge_input_whole() {
+    let env = Env::new();
+    env.skill("notes", "", "Notes.\n");
+    let session = env.session();
+    let huge = format!("x{}", "\u{301}".repeat(100_000));
+    for line in [
+        json!({"id": 1, "tool": huge, "input": {}}),
+        json!({"id": 2, "tool": "skills_load", "input": {"names": [huge]}}),
+        json!({"id": 3, "tool": "skills_unload", "input": {"names": [huge]}}),
+        json!({"id": 4, "tool": "skills_read", "input": {"skill": huge, "path": "SKILL.md"}}),
+    ] {
+        let answer = protocol::respond_line(&session, &line.to_string());
+        assert!(
+            answer.len() < 2 * protocol::MESSAGE_MAX,
+            "{}: {}",
+            line["id"],
+            answer.len()
+        );
+        assert!(answer.contains("\"ok\":false"), "{answer}");
+    }
+    for event in env.sink.events() {
+        let line = serde_json::to_string(&event).unwrap();
+        assert!(line.len() < 8 * protocol::MESSAGE_MAX, "{}", line.len());
+    }
+}
+
 // Regression (third attack): a name that found nothing suggested a skill the user alone
 // invokes, which the model was not to know of; the host and a user's prompt still get it.
 #[test]

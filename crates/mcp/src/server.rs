@@ -219,7 +219,12 @@ const MAX_URI: usize = 8192;
 const RESOURCES_PAGE: usize = 1000;
 
 fn not_found(message: String) -> ErrorData {
-    ErrorData::resource_not_found(message, None)
+    ErrorData::resource_not_found(cut(&message), None)
+}
+
+/// A message that may echo a client's input, cut to what an answer carries.
+fn cut(message: &str) -> String {
+    protocol::cut_text(message, protocol::MESSAGE_MAX).into_owned()
 }
 
 /// The prompt name of a skill: its bare name when it holds it, `<layer>.<name>` otherwise.
@@ -411,7 +416,7 @@ impl ServerHandler for SkillsServer {
         let name = request.name.to_string();
         if !protocol::RUNTIME_TOOLS.contains(&name.as_str()) {
             return Err(ErrorData::invalid_params(
-                format!("no tool named {name:?}"),
+                cut(&format!("no tool named {name:?}")),
                 None,
             ));
         }
@@ -467,7 +472,7 @@ impl ServerHandler for SkillsServer {
                 }
                 result
             }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(format!("{}: {e}", e.code()))]),
+            Err(e) => CallToolResult::error(vec![ContentBlock::text(protocol::error_text(&e))]),
         }
         .into())
     }
@@ -564,7 +569,7 @@ impl ServerHandler for SkillsServer {
                 };
                 Ok(ReadResourceResult::new(vec![contents]).into())
             }
-            Err(e) => Err(not_found(format!("{}: {e}", e.code()))),
+            Err(e) => Err(not_found(protocol::error_text(&e))),
         }
     }
 
@@ -648,7 +653,10 @@ impl ServerHandler for SkillsServer {
             .map(|(_, r)| r.qualified_name())
             .ok_or_else(|| {
                 ErrorData::invalid_params(
-                    format!("SKILL_NOT_FOUND: no prompt named {:?}", request.name),
+                    cut(&format!(
+                        "SKILL_NOT_FOUND: no prompt named {:?}",
+                        request.name
+                    )),
                     None,
                 )
             })?;
@@ -663,7 +671,7 @@ impl ServerHandler for SkillsServer {
             tokio::task::spawn_blocking(move || session.instructions_of(&name, "prompts/get"))
                 .await
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-                .map_err(|e| ErrorData::invalid_params(format!("{}: {e}", e.code()), None))?;
+                .map_err(|e| ErrorData::invalid_params(protocol::error_text(&e), None))?;
         let mut text = format!(
             "Follow the instructions of the skill {} (its folder: {}).\n\n{}",
             content.name, content.base_path, content.content
