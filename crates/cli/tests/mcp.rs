@@ -430,7 +430,10 @@ fn resources_list_is_paged_by_skill() {
             .collect()
     };
     let first = mcp.call("resources/list", json!({}));
-    let cursor = first["result"]["nextCursor"].as_str().expect("a cursor").to_owned();
+    let cursor = first["result"]["nextCursor"]
+        .as_str()
+        .expect("a cursor")
+        .to_owned();
     let one = uris(&first);
     assert_eq!(one.len(), 1202, "{}", one.len());
     assert!(one.iter().all(|u| !u.contains("/gamma/")));
