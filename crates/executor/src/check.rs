@@ -30,6 +30,7 @@ impl Session {
             },
             None => self.decide_on(&stack, tool, primary_arg, PathAccess::None),
         }
+        .bounded()
     }
 
     fn decide_on(
@@ -175,7 +176,8 @@ impl Session {
                 }
                 decision.unwrap_or_else(|| self.decide_on(&stack, tool, None, PathAccess::None))
             }
-        };
+        }
+        .bounded();
         let kind = if decision.script_read {
             AuditKind::ScriptReadBlocked
         } else if !decision.allowed {

@@ -116,6 +116,17 @@ impl Decision {
         }
     }
 
+    /// This decision with its reason cut to
+    /// [`MESSAGE_MAX`](crate::protocol::MESSAGE_MAX): a reason quotes the call it judged,
+    /// and a call may be megabytes long.
+    pub(crate) fn bounded(mut self) -> Decision {
+        if self.reason.len() > crate::protocol::MESSAGE_MAX {
+            self.reason =
+                crate::protocol::cut_text(&self.reason, crate::protocol::MESSAGE_MAX).into_owned();
+        }
+        self
+    }
+
     /// A denial of the executor itself (the audit cannot be written).
     pub(crate) fn refused(reason: String) -> Decision {
         Decision::deny(reason)

@@ -543,6 +543,9 @@ pub(crate) fn fast_path(line: &str) -> Option<Vec<Vec<String>>> {
 pub(crate) fn lexical_commands(line: &str) -> Option<Vec<Vec<String>>> {
     let mut commands: Vec<Vec<String>> = vec![Vec::new()];
     let mut word: Option<String> = None;
+    // After `&&`, `||` or `|`, a command must follow (newlines may come first); a line
+    // that ends waiting for one is not a command the shell would run.
+    let mut awaiting = false;
     let mut chars = line.chars().peekable();
     let end_word = |word: &mut Option<String>, commands: &mut Vec<Vec<String>>| {
         if let Some(w) = word.take() {
@@ -590,12 +593,20 @@ pub(crate) fn lexical_commands(line: &str) -> Option<Vec<Vec<String>>> {
                     return None;
                 }
                 commands.push(Vec::new());
+                awaiting = true;
+                continue;
             }
             c if c.is_ascii_alphanumeric() || "_./:@+,=-%^".contains(c) => {
                 word.get_or_insert_with(String::new).push(c);
             }
             _ => return None,
         }
+        if word.is_some() {
+            awaiting = false;
+        }
+    }
+    if awaiting && word.is_none() {
+        return None;
     }
     end_word(&mut word, &mut commands);
     commands.retain(|c| !c.is_empty());

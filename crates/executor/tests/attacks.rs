@@ -751,6 +751,19 @@ fn an_answer_or_audit_event_never_echoes_a_huge_input_whole() {
         );
         assert!(answer.contains("\"ok\":false"), "{answer}");
     }
+    // Regression (attack): a denial's reason quoted the whole command (300 KB came back).
+    env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
+    let session = env.session();
+    session.load(&names(&["guard"]), LoadMode::Add).unwrap();
+    let command = "x".repeat(300_000);
+    let d = session.check_tool("Bash", &json!({ "command": command }));
+    assert!(!d.allowed);
+    assert!(
+        d.reason.len() < 2 * protocol::MESSAGE_MAX,
+        "{}",
+        d.reason.len()
+    );
+    assert!(session.decide("Bash", Some(&command)).reason.len() < 2 * protocol::MESSAGE_MAX);
     for event in env.sink.events() {
         let line = serde_json::to_string(&event).unwrap();
         assert!(line.len() < 8 * protocol::MESSAGE_MAX, "{}", line.len());

@@ -119,6 +119,37 @@ fn bash_lines_are_judged_by_the_grammar() {
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
 
+// Regression (attack): a long line ending in an operator (`git status | ` repeated) passed
+// the quoting rules' reading, which dropped the empty command at its end, so the grammar
+// read it whole, in time quadratic in its pipes (56 s for a 325 KB line, hours at the
+// 4 MiB cap) while the session waited. It is now refused before the grammar, as the
+// quoting rules cannot read it.
+#[test]
+fn a_long_line_ending_in_an_operator_never_reaches_the_grammar() {
+    let env = Env::new();
+    env.skill("git-only", "allowed-tools: Bash(git:*)\n", "Use git.\n");
+    let session = env.session();
+    session.load(&names(&["git-only"]), LoadMode::Add).unwrap();
+    for piece in [
+        "git status | ",
+        "git status |\n",
+        "git status && ",
+        "git status ||\n\n",
+    ] {
+        let line = piece.repeat(2_000);
+        let d = session.check_tool("Bash", &json!({ "command": line }));
+        assert!(!d.allowed, "{piece:?}");
+        assert!(
+            d.reason.contains("not plain commands"),
+            "{piece:?}: {}",
+            d.reason
+        );
+    }
+    // A pipeline continued on the next line is still one the shell runs.
+    let d = session.check_tool("Bash", &json!({"command": "git log |\ngit status"}));
+    assert!(d.allowed, "{}", d.reason);
+}
+
 // Regression (a parallel review): words were joined with plain spaces, so a quoted blank
 // vanished and `git -C '/srv log' push` matched a rule meant for `git -C /srv log`.
 #[test]
