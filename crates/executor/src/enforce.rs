@@ -95,6 +95,9 @@ pub struct Decision {
     pub rule: Option<String>,
 }
 
+/// The most of a call's argument a denial's reason quotes.
+const QUOTED_MAX: usize = 1024;
+
 impl Decision {
     fn allow(reason: &str) -> Decision {
         Decision {
@@ -509,8 +512,10 @@ pub(crate) fn decide<'a>(
             continue;
         }
         if !permitted {
+            // The call as the reason quotes it: its argument cut, so that what follows
+            // (why it was denied) stays within the reason's bound.
             let what = match arg {
-                Some(a) => format!("{tool}({a})"),
+                Some(a) => format!("{tool}({})", crate::protocol::cut_text(a, QUOTED_MAX)),
                 None => tool.to_owned(),
             };
             let why = match (refused, &held) {
