@@ -228,6 +228,21 @@ fn plugins_register_and_unregister_over_the_wire() {
     s.ok("skills_load", json!({"names": ["acme:deploy"]}));
     let out = s.ok("skills_run_script", json!({"path": "scripts/go.sh"}));
     assert_eq!(out["stdout"], "deployed\n");
+
+    // Regression (attack): a registration refused under the id of the host's own plugin
+    // marked that plugin as registered over the wire, so its scripts stopped running.
+    let host_root = format!("--root=plugin:acme={}", plugin.display());
+    let mut s = f.session(&[&host_root]);
+    s.ok("skills_load", json!({"names": ["acme:deploy"]}));
+    let (code, _) = s.err(
+        "register_plugin",
+        json!({"id": "acme", "root": plugin.display().to_string()}),
+    );
+    assert_eq!(code, "SKILL_PLUGIN_INVALID");
+    let out = s.ok("skills_run_script", json!({"path": "scripts/go.sh"}));
+    assert_eq!(out["stdout"], "deployed\n");
+    let (status, _) = s.finish();
+    assert!(status.success());
 }
 
 #[test]

@@ -127,22 +127,15 @@ impl Executor {
     ) -> Result<crate::PluginRegistered, ExecError> {
         let root = root.into();
         let root = std::path::absolute(&root).unwrap_or(root);
-        if origin == PluginOrigin::Protocol {
-            // Marked before the snapshot is published, so no session ever sees the plugin's
-            // skills as trusted.
-            self.inner.registered.lock().insert(id.to_owned());
-        }
+        // Marked before the snapshot is published, so no session ever sees the plugin's
+        // skills as trusted; unmarked on failure only if this call marked it (a refused
+        // registration under a host plugin's id must not make the host's plugin untrusted).
+        let marked =
+            origin == PluginOrigin::Protocol && self.inner.registered.lock().insert(id.to_owned());
         let snapshot = match self.inner.index.register_plugin(id, &root) {
             Ok(s) => s,
             Err(e) => {
-                if origin == PluginOrigin::Protocol
-                    && !self
-                        .inner
-                        .index
-                        .roots()
-                        .iter()
-                        .any(|r| r.plugin.as_deref() == Some(id))
-                {
+                if marked {
                     self.inner.registered.lock().remove(id);
                 }
                 return Err(e.into());
