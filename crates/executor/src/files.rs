@@ -44,6 +44,16 @@ pub(crate) fn relative_parts(path: &str) -> Result<Vec<&str>, String> {
     Ok(parts)
 }
 
+/// The skill folder a read is beneath.
+#[derive(Clone, Copy)]
+enum Folder<'a> {
+    /// The folder by its path, resolved now (a skill read without being active).
+    AsNow(&'a Path),
+    /// The folder's real path resolved when its skill was loaded: what is opened must
+    /// lie beneath it, so a folder since replaced by a link elsewhere serves nothing.
+    Pinned(&'a Path),
+}
+
 /// Whether a path's first folder is one whose files are served to read (beside
 /// `SKILL.md`): `references/` and `assets/`, never `scripts/`.
 fn served_folder(parts: &[&str]) -> bool {
@@ -102,11 +112,14 @@ enum BeneathError {
 /// that what was opened is a regular file inside the folder, and reads it with a bound.
 /// Returns the opened file's real path and its bytes.
 fn read_beneath(
-    dir: &Path,
+    dir: &Folder<'_>,
     parts: &[&str],
     limit: u64,
 ) -> Result<(PathBuf, Vec<u8>), BeneathError> {
-    let (real, file, meta) = open_checked(dir, parts, limit)?;
+    let (real, file, meta) = match dir {
+        Folder::AsNow(dir) => open_checked(dir, parts, limit)?,
+        Folder::Pinned(real_dir) => open_checked_in(real_dir, parts, limit)?,
+    };
     let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
     (&file)
         .take(limit + 1)
@@ -363,7 +376,7 @@ impl Session {
                 "only SKILL.md and files under references/ and assets/ are served".into(),
             ));
         }
-        self.serve(record, &parts, path)
+        self.serve(record, &parts, path, None)
     }
 
     /// Reads `parts` of a skill and serves it. A skill on disk is read beneath its folder
@@ -375,6 +388,7 @@ impl Session {
         record: &skills_model::SkillRecord,
         parts: &[&str],
         path: &str,
+        pinned: Option<&Path>,
     ) -> Result<FileContent, ExecError> {
         let limit = self.exec.policy.read_limit;
         let skill = record.name.as_str();
@@ -396,7 +410,8 @@ impl Session {
             return Ok(content(path, bytes));
         }
         let dir = record.dir();
-        let (real, bytes) = read_beneath(dir, parts, limit).map_err(|e| match e {
+        let folder = pinned.map_or(Folder::AsNow(dir), Folder::Pinned);
+        let (real, bytes) = read_beneath(&folder, parts, limit).map_err(|e| match e {
             BeneathError::TooLarge(size) => ExecError::FileTooLarge {
                 path: path.to_owned(),
                 size,
@@ -448,7 +463,14 @@ impl Session {
         }
         let skill_md = parts == ["SKILL.md"]
             || reached.is_some_and(|id| crate::enforce::file_id(&dir.join("SKILL.md")) == Some(id));
-        let served = self.serve(&a.skill.record, &parts, path)?;
+        // Beneath the folder as it was at the load: one replaced since by a link
+        // elsewhere serves nothing (its rules are the loaded version's).
+        let served = self.serve(
+            &a.skill.record,
+            &parts,
+            path,
+            a.rules.canonical_dir.as_deref(),
+        )?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
         // is refused rather than served beside rules it does not state.
         if skill_md

@@ -340,6 +340,39 @@ fn a_python_script_runs_through_python3() {
     assert_eq!(out["stdout"], "py ['one', 'two']\n");
 }
 
+// Regression (third attack): an active skill's folder replaced by a link to another folder
+// served that folder's files (any file under it), even once the skill was gone from the
+// index: reads resolved the folder anew each time.
+#[test]
+fn a_folder_replaced_by_a_link_serves_nothing_of_the_link_s_target() {
+    let env = Env::new();
+    let dir = env.skill("ed", "", "Ed.\n");
+    env.file("ed", "references/g.md", "Ed's notes.\n");
+    let session = env.session();
+    session.load(&names(&["ed"]), LoadMode::Add).unwrap();
+    let outside = env.root.parent().unwrap().join("outside");
+    std::fs::create_dir_all(outside.join("references")).unwrap();
+    std::fs::write(outside.join("references/g.md"), "TOPSECRET\n").unwrap();
+    std::fs::write(outside.join("secret.txt"), "KEY\n").unwrap();
+    std::fs::rename(&dir, env.root.join("ed.old")).unwrap();
+    std::os::unix::fs::symlink(&outside, &dir).unwrap();
+    for path in ["references/g.md", "secret.txt", "SKILL.md"] {
+        let read = session.read(Some("ed"), path);
+        assert!(
+            read.as_ref()
+                .is_err_and(|e| !e.to_string().contains("TOPSECRET")),
+            "{path}: {read:?}"
+        );
+    }
+    session.reload();
+    assert!(session.read(Some("ed"), "references/g.md").is_err());
+    // Back in its place, the folder serves again.
+    std::fs::remove_file(&dir).unwrap();
+    std::fs::rename(env.root.join("ed.old"), &dir).unwrap();
+    let read = session.read(Some("ed"), "references/g.md").unwrap();
+    assert_eq!(read.content, "Ed's notes.\n");
+}
+
 // Regression: after an edit, `skills_read` of SKILL.md served the file on disk (which said
 // `allowed-tools: Bash`) while the loaded version's rules (Read only) were in force.
 #[test]
