@@ -241,6 +241,11 @@ fn plugins_register_and_unregister_over_the_wire() {
     assert_eq!(code, "SKILL_PLUGIN_INVALID");
     let out = s.ok("skills_run_script", json!({"path": "scripts/go.sh"}));
     assert_eq!(out["stdout"], "deployed\n");
+    // Regression (attack): unregister_plugin removed the host's own plugin root too.
+    let (code, message) = s.err("unregister_plugin", json!({"id": "acme"}));
+    assert_eq!(code, "SKILL_PLUGIN_INVALID");
+    assert!(message.contains("host's own"), "{message}");
+    assert!(listed(&mut s).contains(&"acme:deploy".to_owned()));
     let (status, _) = s.finish();
     assert!(status.success());
 }

@@ -153,6 +153,11 @@ impl Executor {
         })
     }
 
+    /// Whether plugin `id` was registered over the protocol (and not by the host itself).
+    pub(crate) fn registered_over_protocol(&self, id: &str) -> bool {
+        self.inner.registered.lock().contains(id)
+    }
+
     /// Removes a plugin's skills from the index and returns once the new snapshot is
     /// published. Sessions deactivate the plugin's active skills (audited) at their next
     /// call; [`Session::unregister_plugin`] does it at once for its own session.

@@ -660,8 +660,22 @@ impl Session {
 
     /// Unregisters a plugin from the executor's index and deactivates its skills in this
     /// session at once (audited).
+    /// Only a plugin registered over the protocol: the host's own plugin roots are its to
+    /// remove ([`Executor::unregister_plugin`](crate::Executor::unregister_plugin)).
     pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
-        let out = self.executor().unregister_plugin(id)?;
+        let executor = self.executor();
+        let hosts = executor
+            .index()
+            .roots()
+            .iter()
+            .any(|r| r.plugin.as_deref() == Some(id));
+        if hosts && !executor.registered_over_protocol(id) {
+            return Err(ExecError::Index(skills_index::IndexError::Plugin {
+                id: id.to_owned(),
+                reason: "is one of the host's own plugins, not one registered over the protocol; the host removes it",
+            }));
+        }
+        let out = executor.unregister_plugin(id)?;
         self.deactivate_plugin(id)?;
         let mut e = self.event(AuditKind::PluginUnregistered);
         e.plugin_id = Some(id.to_owned());
