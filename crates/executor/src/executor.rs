@@ -132,7 +132,12 @@ impl Executor {
         // registration under a host plugin's id must not make the host's plugin untrusted).
         let marked =
             origin == PluginOrigin::Protocol && self.inner.registered.lock().insert(id.to_owned());
-        let snapshot = match self.inner.index.register_plugin(id, &root) {
+        // A plugin manager's root never shadows a skill of the host's plugins.
+        let from = match origin {
+            PluginOrigin::Protocol => skills_storage::RootOrigin::Registered,
+            PluginOrigin::Host => skills_storage::RootOrigin::Explicit,
+        };
+        let snapshot = match self.inner.index.register_plugin_from(id, &root, from) {
             Ok(s) => s,
             Err(e) => {
                 if marked {

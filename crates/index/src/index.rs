@@ -12,7 +12,8 @@ use rayon::prelude::*;
 use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
 use skills_storage::{
-    DiscoveryOptions, FileSeen, FsSource, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
+    DiscoveryOptions, FileSeen, FsSource, RootOrigin, RootSource, SkillRoot, SourceCandidate,
+    MAX_ROOT_DEPTH,
 };
 
 use crate::check::Reading;
@@ -480,6 +481,18 @@ impl SkillIndex {
         id: &str,
         root: impl Into<PathBuf>,
     ) -> Result<Arc<Snapshot>, IndexError> {
+        self.register_plugin_from(id, root, RootOrigin::Explicit)
+    }
+
+    /// [`register_plugin`](Self::register_plugin) with the root's origin: a root of
+    /// [`RootOrigin::Registered`] (a plugin manager's, over a protocol) never shadows a
+    /// skill of the plugin layer from another root, whatever its `priority`.
+    pub fn register_plugin_from(
+        &self,
+        id: &str,
+        root: impl Into<PathBuf>,
+        origin: RootOrigin,
+    ) -> Result<Arc<Snapshot>, IndexError> {
         check_plugin_id(id)?;
         {
             let mut writer = self.shared.writer.lock();
@@ -493,7 +506,9 @@ impl SkillIndex {
                     reason: "already registered",
                 });
             }
-            let mut state = RootState::new(SkillRoot::plugin(id, root), self.shared.config.depth);
+            let mut root = SkillRoot::plugin(id, root);
+            root.origin = origin;
+            let mut state = RootState::new(root, self.shared.config.depth);
             state.entries = self.shared.scan_root(&state, &Entries::default());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
@@ -890,6 +905,13 @@ impl Shared {
         // On the reading threads, as the scan was: a build that never searches then starts
         // no other pool (rayon's global one is two more threads beside the readers).
         let generation = writer.generation;
+        // Plugins registered for a plugin manager: their skills rank below their layer's.
+        let registered: Vec<String> = writer
+            .roots
+            .iter()
+            .filter(|r| r.root.origin == RootOrigin::Registered)
+            .filter_map(|r| r.root.plugin.clone())
+            .collect();
         let snapshot = self
             .reading(|| {
                 Snapshot::build(
@@ -898,6 +920,7 @@ impl Shared {
                     diagnostics,
                     &self.config.order,
                     folders,
+                    &registered,
                 )
             })
             .with_sources(sources)

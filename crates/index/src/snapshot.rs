@@ -253,6 +253,7 @@ impl Snapshot {
         diagnostics: Vec<PathDiagnostic>,
         order: &[Layer; 4],
         folders: Folders,
+        registered: &[String],
     ) -> Snapshot {
         let rank = |layer: Layer| {
             order
@@ -271,16 +272,26 @@ impl Snapshot {
         // Unstable, so without a merge buffer: no two records share a path (one file is one
         // record: `hold_once` across roots, the publication within one), so no two are
         // equal and the order is the stable sort's.
+        // A skill of a plugin registered for a plugin manager ranks below every other of
+        // its layer: its `priority` cannot take a name from the host's own plugins.
+        let lesser = |r: &SkillRecord| {
+            !registered.is_empty()
+                && r.plugin
+                    .as_deref()
+                    .is_some_and(|p| registered.iter().any(|id| id == p))
+        };
         records.par_sort_unstable_by(|a, b| {
             (
                 a.name.as_str(),
                 rank(a.layer),
+                lesser(a),
                 std::cmp::Reverse(a.frontmatter.priority),
                 a.path.as_os_str(),
             )
                 .cmp(&(
                     b.name.as_str(),
                     rank(b.layer),
+                    lesser(b),
                     std::cmp::Reverse(b.frontmatter.priority),
                     b.path.as_os_str(),
                 ))
@@ -433,7 +444,14 @@ impl Snapshot {
 
     /// An empty snapshot of generation 0.
     pub(crate) fn empty() -> Snapshot {
-        Snapshot::build(0, Vec::new(), Vec::new(), &Layer::ALL, Folders::Distinct)
+        Snapshot::build(
+            0,
+            Vec::new(),
+            Vec::new(),
+            &Layer::ALL,
+            Folders::Distinct,
+            &[],
+        )
     }
 
     /// The generation: it grows by one with every published change.

@@ -136,6 +136,27 @@ fn configurable_layer_order() {
     );
 }
 
+// Regression (third attack): a plugin registered for a plugin manager took a bare name
+// from the host's plugin by a higher priority.
+#[test]
+fn a_registered_plugin_ranks_below_every_other_root_of_its_layer() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (host, manager) = (tmp.path().join("host"), tmp.path().join("manager"));
+    let hosts = write_skill(&host, "deploy", "deploy", "priority: -5\n");
+    let managers = write_skill(&manager, "deploy", "deploy", "priority: 100\n");
+    let index = SkillIndex::builder().plugin("acme", &host).build().unwrap();
+    index
+        .register_plugin_from("mgr", &manager, skills_storage::RootOrigin::Registered)
+        .unwrap();
+    let snap = index.snapshot();
+    assert_eq!(snap.get("deploy").unwrap().path, hosts);
+    assert_eq!(snap.get("mgr:deploy").unwrap().path, managers);
+    // Registered as the host's own, priority decides as before.
+    index.unregister_plugin("mgr").unwrap();
+    index.register_plugin("mgr", &manager).unwrap();
+    assert_eq!(index.snapshot().get("deploy").unwrap().path, managers);
+}
+
 #[test]
 fn priority_breaks_ties_within_a_layer_only() {
     let tmp = tempfile::tempdir().unwrap();

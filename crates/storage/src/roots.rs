@@ -177,10 +177,15 @@ pub enum RootOrigin {
     Preset(Preset),
     /// Given by the host at run time (plugin roots, extra folders).
     Explicit,
+    /// Registered at run time for a plugin manager the host does not vouch for (over a
+    /// protocol): its skills never shadow a skill of their layer from a root of another
+    /// origin, whatever their `priority`.
+    Registered,
 }
 
 impl fmt::Display for RootOrigin {
-    /// `default`, `env`, `app`, `preset:claude-code`, `preset:codex`, `explicit`.
+    /// `default`, `env`, `app`, `preset:claude-code`, `preset:codex`, `explicit`,
+    /// `registered`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             RootOrigin::Default => f.write_str("default"),
@@ -188,6 +193,7 @@ impl fmt::Display for RootOrigin {
             RootOrigin::App => f.write_str("app"),
             RootOrigin::Preset(p) => write!(f, "preset:{p}"),
             RootOrigin::Explicit => f.write_str("explicit"),
+            RootOrigin::Registered => f.write_str("registered"),
         }
     }
 }
