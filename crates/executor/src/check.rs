@@ -154,19 +154,18 @@ impl Session {
     pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
         let stack = self.stack.lock();
         let key = tool_key(tool);
-        let decision = match key.as_ref().map(|k| self.exec.policy.path_tools.get(k)) {
+        let decision = match key
+            .as_ref()
+            .map(|k| (k, self.exec.policy.path_tools.get(k)))
+        {
             None => Decision::refused(not_plain(tool)),
-            Some(Some(pt)) => self.decide_path_tool(&stack, tool, pt, input),
-            Some(None) => {
+            Some((_, Some(pt))) => self.decide_path_tool(&stack, tool, pt, input),
+            Some((key, None)) => {
                 // Every declared field the input holds is checked (the host's tool may read
                 // any of them); the first denial wins. A field that is not a string cannot
                 // be checked.
                 let mut decision = None;
-                for value in self
-                    .primary_fields(tool)
-                    .iter()
-                    .filter_map(|f| input.get(f))
-                {
+                for value in self.primary_fields(key).iter().filter_map(|f| input.get(f)) {
                     let d = self.decide_on(&stack, tool, value.as_str(), PathAccess::None);
                     if !d.allowed {
                         decision = Some(d);
@@ -218,12 +217,13 @@ impl Session {
         }
     }
 
-    /// The input fields that hold `tool`'s primary argument (none when undeclared).
-    fn primary_fields(&self, tool: &str) -> &[String] {
+    /// The input fields that hold the primary argument of the tool `key` names (its
+    /// [`tool_key`]; none when undeclared).
+    fn primary_fields(&self, key: &str) -> &[String] {
         self.exec
             .policy
             .primary_args
-            .get(&tool.to_ascii_lowercase())
+            .get(key)
             .map_or(&[], Vec::as_slice)
     }
 }
