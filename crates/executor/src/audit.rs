@@ -123,40 +123,32 @@ impl AuditEvent {
     /// trail records what was asked, not all of it. Borrowed when no field is longer.
     pub(crate) fn bounded(&self) -> std::borrow::Cow<'_, AuditEvent> {
         use crate::protocol::{cut_text, MESSAGE_MAX};
+        // Every text field, by reference (`&` or `&mut`): one list for the test and the cut.
+        macro_rules! texts {
+            ($event:ident, $($by:tt)+) => {
+                [
+                    $($by)+ $event.correlation_id,
+                    $($by)+ $event.agent_id,
+                    $($by)+ $event.task_id,
+                    $($by)+ $event.tenant_id,
+                    $($by)+ $event.skill_name,
+                    $($by)+ $event.tool_name,
+                    $($by)+ $event.path,
+                    $($by)+ $event.rule,
+                    $($by)+ $event.plugin_id,
+                    $($by)+ $event.option,
+                    $($by)+ $event.error,
+                    $($by)+ $event.query,
+                ]
+            };
+        }
         let long = |f: &Option<String>| f.as_ref().is_some_and(|s| s.len() > MESSAGE_MAX);
-        let texts = [
-            &self.correlation_id,
-            &self.agent_id,
-            &self.task_id,
-            &self.tenant_id,
-            &self.skill_name,
-            &self.tool_name,
-            &self.path,
-            &self.rule,
-            &self.plugin_id,
-            &self.option,
-            &self.error,
-            &self.query,
-        ];
-        if !texts.iter().any(|f| long(f)) {
+        if !texts!(self, &).into_iter().any(long) {
             return std::borrow::Cow::Borrowed(self);
         }
         let mut e = self.clone();
-        for f in [
-            &mut e.correlation_id,
-            &mut e.agent_id,
-            &mut e.task_id,
-            &mut e.tenant_id,
-            &mut e.skill_name,
-            &mut e.tool_name,
-            &mut e.path,
-            &mut e.rule,
-            &mut e.plugin_id,
-            &mut e.option,
-            &mut e.error,
-            &mut e.query,
-        ] {
-            if let Some(text) = f.as_mut().filter(|t| t.len() > MESSAGE_MAX) {
+        for text in texts!(e, &mut).into_iter().flatten() {
+            if text.len() > MESSAGE_MAX {
                 *text = cut_text(text, MESSAGE_MAX).into_owned();
             }
         }
