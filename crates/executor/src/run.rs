@@ -10,7 +10,7 @@ use sha2::{Digest, Sha256};
 
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
-use crate::stack::Active;
+use crate::stack::{hook_allowed, Activation, Active};
 use crate::{
     run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session,
 };
@@ -349,11 +349,10 @@ impl Session {
 
     /// Runs `hooks.pre` (activation) or `hooks.post` (deactivation) when the skill's layer
     /// is trusted; each run is audited first-hand: a hook whose start cannot be audited
-    /// does not run. Hooks lie under the skill's `scripts/` and run as pinned.
-    /// Runs `a`'s hooks of `stage`. A post hook of a skill the model activated runs only if
-    /// every other skill of `governing` (the skills the host pinned on the stack `a` leaves)
-    /// that restricts tools allows running it, as a load judges hooks: a restriction the
-    /// host pinned after `a` loaded governs what runs at its end.
+    /// does not run. Hooks lie under the skill's `scripts/` and run as pinned. A post hook
+    /// of a skill the model activated runs only if every skill of `governing` (those the
+    /// host pinned on the stack `a` leaves) allows it ([`hook_allowed`]): a restriction
+    /// the host pinned after `a` loaded governs what runs at its end.
     pub(crate) fn run_hooks(
         &self,
         a: &Active,
@@ -387,12 +386,7 @@ impl Session {
                 })
             } else {
                 let judged = match (stage, a.by) {
-                    (HookStage::Post, crate::stack::Activation::Model) => crate::stack::allowed_by(
-                        governing,
-                        "skills_run_script",
-                        &format!("{}:{hook}", record.name),
-                        Some(record.name.as_str()),
-                    ),
+                    (HookStage::Post, Activation::Model) => hook_allowed(governing, record, hook),
                     _ => Ok(()),
                 };
                 judged

@@ -446,11 +446,7 @@ impl Session {
                 .iter()
                 .flat_map(|h| h.pre.iter().chain(&h.post))
             {
-                self.runtime_allowed(
-                    "skills_run_script",
-                    &format!("{}:{hook}", r.name),
-                    Some(r.name.as_str()),
-                )?;
+                hook_allowed(&self.stack.lock(), r, hook)?;
             }
         }
         Ok(())
@@ -658,10 +654,9 @@ impl Session {
         self.remove_where(|a| a.skill.record.plugin.as_deref() == Some(id))
     }
 
-    /// Unregisters a plugin from the executor's index and deactivates its skills in this
-    /// session at once (audited).
-    /// Only a plugin registered over the protocol: the host's own plugin roots are its to
-    /// remove ([`Executor::unregister_plugin`](crate::Executor::unregister_plugin)).
+    /// Unregisters a plugin registered over the protocol from the executor's index and
+    /// deactivates its skills in this session at once (audited). The host's own plugin
+    /// roots are its to remove ([`Executor::unregister_plugin`](crate::Executor::unregister_plugin)).
     pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
         let executor = self.executor();
         let hosts = executor
@@ -825,6 +820,19 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
         base_path: with_body.then(|| dir.clone()),
         body: with_body.then(|| a.skill.body.clone()),
     }
+}
+
+/// Whether every skill of `stack` that restricts tools (`r` itself aside) allows running
+/// `r`'s hook `hook`, as it would have to allow running that script:
+/// `skills_run_script(NAME:scripts/HOOK)`. A load judges a skill's hooks so, and so does
+/// its end judge its post hooks.
+pub(crate) fn hook_allowed(stack: &[Active], r: &SkillRecord, hook: &str) -> Result<(), ExecError> {
+    allowed_by(
+        stack,
+        "skills_run_script",
+        &format!("{}:{hook}", r.name),
+        Some(r.name.as_str()),
+    )
 }
 
 /// Whether every skill of `stack` that restricts tools allows runtime tool `tool` on
