@@ -5,6 +5,7 @@
 use std::time::Instant;
 
 use skills_index::SearchHit;
+use skills_model::SkillRecord;
 
 use crate::audit::AuditKind;
 use crate::{ExecError, SearchResult, SearchResults, Session};
@@ -62,12 +63,16 @@ impl Session {
             })?),
             None => None,
         };
-        let outcome = self.exec.index.snapshot().search(&q.query, limit, |r| {
-            self.can_see(r)
-                && r.model_invocable()
-                && layer.is_none_or(|l| r.layer == l)
-                && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
-        });
+        // Scored over what the model may see: a hidden skill moves no score.
+        let sees = |r: &SkillRecord| self.offers_model(r);
+        let audience = skills_index::Audience::seeing(&sees).remembered_in(&self.audience);
+        let outcome = self
+            .exec
+            .index
+            .snapshot()
+            .search_for(&audience, &q.query, limit, |r| {
+                layer.is_none_or(|l| r.layer == l) && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
+            });
         let total = outcome.total;
         let results = outcome
             .hits

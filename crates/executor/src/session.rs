@@ -30,6 +30,9 @@ pub struct Session {
     /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`]):
     /// this session's own, and only for the thread that holds them.
     held: Mutex<Vec<HeldBatch>>,
+    /// What this session sees of the search index it last searched: its searches are
+    /// scored over the skills it may see ([`Session::search`]).
+    pub(crate) audience: skills_index::AudienceMemo,
 }
 
 /// Events held for a batch: the holding thread, the events in call order (with their
@@ -56,6 +59,7 @@ impl Session {
             seen_generation: AtomicU64::new(generation),
             reported: Mutex::new(HashMap::new()),
             held: Mutex::new(Vec::new()),
+            audience: skills_index::AudienceMemo::default(),
         }
     }
 
@@ -201,6 +205,13 @@ impl Session {
         })
     }
 
+    /// Whether the model may be offered `record` in this session: its scope admits the
+    /// session, and it is not marked `disable-model-invocation`. What the model's listing
+    /// and its searches hold.
+    pub fn offers_model(&self, record: &SkillRecord) -> bool {
+        self.can_see(record) && record.model_invocable()
+    }
+
     /// The skills the model may be offered in this session, sorted by name: those its scope
     /// admits, less those marked `disable-model-invocation` (the host still activates
     /// those, with `host_activate`, on a user's request).
@@ -209,7 +220,7 @@ impl Session {
             .index
             .snapshot()
             .skills()
-            .filter(|r| self.can_see(r) && r.model_invocable())
+            .filter(|r| self.offers_model(r))
             .cloned()
             .collect()
     }

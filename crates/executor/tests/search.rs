@@ -90,3 +90,69 @@ fn search_sees_what_the_model_may_see_and_is_audited() {
     let defs = protocol::tool_definitions(&session);
     assert!(defs.iter().any(|d| d.name == "skills_search"));
 }
+
+/// Promise: a search's scores are over the skills the session may see. Skills of another
+/// tenant and skills only the user invokes that hold the query's words change no score and
+/// no place of what the model is shown.
+#[test]
+fn a_hidden_skill_moves_no_score_of_a_search() {
+    let shown = Env::new();
+    let with_hidden = Env::new();
+    for env in [&shown, &with_hidden] {
+        env.skill("invoice-tables", "", "Tables.\n");
+        env.skill("quarterly-invoice-report", "", "Reports.\n");
+    }
+    for i in 0..4 {
+        with_hidden.skill(
+            &format!("invoice-merger-{i}"),
+            "scope:\n  tenants:\n    - globex\n",
+            "Another tenant's.\n",
+        );
+        with_hidden.skill(
+            &format!("invoice-private-{i}"),
+            "disable-model-invocation: true\n",
+            "The user's alone.\n",
+        );
+    }
+    let search = |env: &Env, query: &str| {
+        let session = env.executor(Policy::default()).session(
+            SessionContext::builder()
+                .id("acme-1")
+                .tenant("acme")
+                .build(),
+        );
+        let out = protocol::call(&session, "skills_search", json!({"query": query})).unwrap();
+        out["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                (
+                    r["name"].as_str().unwrap().to_owned(),
+                    r["score"].as_f64().unwrap(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    for query in [
+        "invoice",
+        "invoice tables",
+        "quarterly invoice report",
+        "merger",
+    ] {
+        assert_eq!(
+            search(&with_hidden, query),
+            search(&shown, query),
+            "{query}"
+        );
+    }
+    // The other tenant's session does see its skills.
+    let globex = with_hidden.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("globex-1")
+            .tenant("globex")
+            .build(),
+    );
+    let out = protocol::call(&globex, "skills_search", json!({"query": "merger"})).unwrap();
+    assert_eq!(out["total"], 4);
+}

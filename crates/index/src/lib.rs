@@ -44,7 +44,9 @@ pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
 pub use index::{plugin_id_problem, SkillIndex, SkillIndexBuilder};
 pub use load::skill_digest;
-pub use search::{SearchField, SearchHit, SearchIndex, SearchOutcome, FIELD_WEIGHTS};
+pub use search::{
+    Audience, AudienceMemo, SearchField, SearchHit, SearchIndex, SearchOutcome, FIELD_WEIGHTS,
+};
 pub use snapshot::{PathDiagnostic, Shadowed, SkillPlace, Snapshot};
 pub use validate::{validate_paths, Validation};
 

@@ -22,6 +22,14 @@
 //! depend on how an index came to be: document counts, frequencies and average lengths
 //! are over the live documents only
 //! (`an_index_that_followed_changes_scores_as_a_fresh_one`).
+//!
+//! Nor do they depend on skills the caller may not see. A search for an [`Audience`]
+//! counts only the documents that audience sees: a skill of another tenant that holds a
+//! query's word changes neither the score nor the order of what a session is shown, so a
+//! score says nothing of what is hidden
+//! (`a_hidden_skill_moves_no_score_of_a_search`). What an audience sees is worked out
+//! once per index and kept ([`AudienceMemo`]); when it sees everything, the index's own
+//! statistics serve.
 
 use std::sync::Arc;
 
@@ -564,9 +572,96 @@ pub struct SearchHit {
     pub matched: Vec<SearchField>,
 }
 
+/// Who a search is for: which skills it may count and return. Its statistics (how many
+/// documents, how long their fields are on average, how many hold each term) are over
+/// those skills only (see the module documentation).
+///
+/// ```
+/// use skills_index::Audience;
+/// let everyone = Audience::everyone();
+/// let memo = skills_index::AudienceMemo::default();
+/// let ops_only = |r: &skills_model::SkillRecord| r.name.as_str().starts_with("ops-");
+/// let ops = Audience::seeing(&ops_only).remembered_in(&memo);
+/// # let _ = (everyone, ops);
+/// ```
+#[derive(Clone, Copy)]
+pub struct Audience<'a> {
+    /// `None`: it sees every skill.
+    sees: Option<&'a (dyn Fn(&SkillRecord) -> bool + 'a)>,
+    memo: Option<&'a AudienceMemo>,
+}
+
+impl std::fmt::Debug for Audience<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Audience")
+            .field("everyone", &self.sees.is_none())
+            .field("remembered", &self.memo.is_some())
+            .finish()
+    }
+}
+
+impl<'a> Audience<'a> {
+    /// An audience that sees every skill of the index.
+    pub fn everyone() -> Audience<'static> {
+        Audience {
+            sees: None,
+            memo: None,
+        }
+    }
+
+    /// An audience that sees the skills `sees` admits. `sees` must give the same answer
+    /// for a record each time it is asked (it is asked once per index when remembered).
+    pub fn seeing(sees: &'a (dyn Fn(&SkillRecord) -> bool + 'a)) -> Audience<'a> {
+        Audience {
+            sees: Some(sees),
+            memo: None,
+        }
+    }
+
+    /// What it sees of an index is kept in `memo`, and worked out again only for another
+    /// index. One memo serves one audience: given to another, it answers for the first.
+    #[must_use]
+    pub fn remembered_in(self, memo: &'a AudienceMemo) -> Audience<'a> {
+        Audience {
+            memo: Some(memo),
+            ..self
+        }
+    }
+}
+
+/// Where an [`Audience`] keeps what it sees of the index it last searched.
+#[derive(Debug, Default)]
+pub struct AudienceMemo(std::sync::Mutex<Option<Arc<Seen>>>);
+
+/// What an audience sees of one index: which documents (`None`: every live one), how
+/// many, and their average field lengths.
+#[derive(Debug)]
+struct Seen {
+    /// The index it was worked out for ([`SearchIndex::id`]).
+    index: u64,
+    /// Bit `d` set when the audience sees document `d`; `None` when it sees every live one.
+    docs: Option<Vec<u64>>,
+    live: usize,
+    avg: [f32; 4],
+}
+
+impl Seen {
+    fn has(&self, d: usize) -> bool {
+        self.docs
+            .as_ref()
+            .is_none_or(|bits| bits.get(d / 64).is_some_and(|w| w & (1 << (d % 64)) != 0))
+    }
+}
+
+/// Each search index's own number, for an [`AudienceMemo`] to know whether it holds
+/// what an audience sees of it.
+static NEXT_INDEX: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+
 /// The search index of one snapshot (see the module documentation).
 #[derive(Debug)]
 pub struct SearchIndex {
+    /// This index's own number ([`NEXT_INDEX`]).
+    id: u64,
     /// By document number; removed documents included.
     docs: Vec<Doc>,
     /// How many documents are live (not removed).
@@ -655,15 +750,59 @@ impl SearchIndex {
                 *t += u64::from(len);
             }
         }
-        let n = live.max(1) as f64;
         SearchIndex {
-            avg: total.map(|t| ((t as f64 / n) as f32).max(1.0)),
+            id: NEXT_INDEX.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+            avg: averages(total, live),
             docs,
             live,
             parts,
             fresh_parts,
             order,
         }
+    }
+
+    /// What `audience` sees of this index: from its memo when the memo holds this index's,
+    /// else worked out (one pass over the documents) and kept there.
+    fn seen(&self, audience: &Audience<'_>) -> Arc<Seen> {
+        let memo = audience
+            .memo
+            .map(|m| m.0.lock().unwrap_or_else(|e| e.into_inner()));
+        if let Some(seen) = memo.as_ref().and_then(|m| m.as_ref()) {
+            if seen.index == self.id {
+                return Arc::clone(seen);
+            }
+        }
+        let mut seen = Seen {
+            index: self.id,
+            docs: None,
+            live: self.live,
+            avg: self.avg,
+        };
+        if let Some(sees) = audience.sees {
+            let mut bits = vec![0u64; self.docs.len().div_ceil(64)];
+            let mut total = [0u64; 4];
+            let mut live = 0;
+            for (d, doc) in self.docs.iter().enumerate() {
+                if doc.record.as_deref().is_some_and(sees) {
+                    bits[d / 64] |= 1 << (d % 64);
+                    live += 1;
+                    for (t, len) in total.iter_mut().zip(doc.lens) {
+                        *t += u64::from(len);
+                    }
+                }
+            }
+            // Seeing every live document is seeing the index as it is.
+            if live != self.live {
+                seen.docs = Some(bits);
+                seen.live = live;
+                seen.avg = averages(total, live);
+            }
+        }
+        let seen = Arc::new(seen);
+        if let Some(mut memo) = memo {
+            *memo = Some(Arc::clone(&seen));
+        }
+        seen
     }
 
     /// How many skills it holds.
@@ -699,9 +838,23 @@ impl SearchIndex {
 
     /// The skills `keep` admits that match `query`: the best `limit` of them, best first
     /// (ties by precedence), and how many matched in all. Nothing matches a query with no
-    /// searchable word.
+    /// searchable word. For a search on behalf of someone who may not see every skill,
+    /// [`SearchIndex::search_for`].
     pub fn search(
         &self,
+        query: &str,
+        limit: usize,
+        keep: impl Fn(&SkillRecord) -> bool,
+    ) -> SearchOutcome {
+        self.search_for(&Audience::everyone(), query, limit, keep)
+    }
+
+    /// The skills `audience` sees and `keep` admits that match `query`, as
+    /// [`SearchIndex::search`] finds them, scored with statistics over what `audience`
+    /// sees only.
+    pub fn search_for(
+        &self,
+        audience: &Audience<'_>,
         query: &str,
         limit: usize,
         keep: impl Fn(&SkillRecord) -> bool,
@@ -710,7 +863,15 @@ impl SearchIndex {
         let mut words: Vec<String> = terms(&stemmer, query).collect();
         words.sort_unstable();
         words.dedup();
-        let n = self.live as f32;
+        if words.is_empty() {
+            return SearchOutcome {
+                hits: Vec::new(),
+                total: 0,
+            };
+        }
+        let seen = self.seen(audience);
+        let n = seen.live as f32;
+        let avg = seen.avg;
         let removed = self.docs.len() != self.live;
         // Dense per-document accumulators, and the documents touched, in first-touch order.
         let mut scores = vec![0f32; self.docs.len()];
@@ -719,7 +880,9 @@ impl SearchIndex {
         for word in &words {
             let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
             let postings = || lists.iter().copied().flatten();
-            let df = if removed {
+            let df = if seen.docs.is_some() {
+                postings().filter(|(d, _)| seen.has(*d as usize)).count()
+            } else if removed {
                 postings()
                     .filter(|(d, _)| self.docs[*d as usize].record.is_some())
                     .count()
@@ -740,6 +903,9 @@ impl SearchIndex {
                 else {
                     continue;
                 };
+                if !seen.has(d) {
+                    continue;
+                }
                 let mut tf = 0.0;
                 let mut mask = 0u8;
                 for f in 0..4 {
@@ -747,7 +913,7 @@ impl SearchIndex {
                         continue;
                     }
                     mask |= 1 << f;
-                    let norm = 1.0 - B + B * f32::from(lens[f]) / self.avg[f];
+                    let norm = 1.0 - B + B * f32::from(lens[f]) / avg[f];
                     tf += FIELD_WEIGHTS[f] * f32::from(counts[f]) / norm;
                 }
                 if fields[d] == 0 {
@@ -788,6 +954,13 @@ impl SearchIndex {
             .collect();
         SearchOutcome { hits, total }
     }
+}
+
+/// Average field lengths of `live` documents whose lengths sum to `total`: whole numbers,
+/// summed exactly, so they do not depend on document order; at least 1.
+fn averages(total: [u64; 4], live: usize) -> [f32; 4] {
+    let n = live.max(1) as f64;
+    total.map(|t| ((t as f64 / n) as f32).max(1.0))
 }
 
 /// How many parts the indexes that follow a fresh build may add to its own before the next

@@ -362,6 +362,18 @@ impl Snapshot {
         self.search_index().search(query, limit, keep)
     }
 
+    /// The best `limit` resolved skills `audience` sees and `keep` admits that match
+    /// `query`, scored over what `audience` sees (see [`SearchIndex::search_for`]).
+    pub fn search_for(
+        &self,
+        audience: &crate::Audience<'_>,
+        query: &str,
+        limit: usize,
+        keep: impl Fn(&SkillRecord) -> bool,
+    ) -> SearchOutcome {
+        self.search_index().search_for(audience, query, limit, keep)
+    }
+
     /// Builds this snapshot's search index from `previous`'s, re-reading only the records
     /// that changed, when `previous` has one.
     pub(crate) fn follow_search(&self, previous: &Snapshot) {

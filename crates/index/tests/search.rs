@@ -237,3 +237,90 @@ fn an_index_that_followed_changes_scores_as_a_fresh_one() {
     }
     drop(files);
 }
+
+/// Promise: a search for an audience is scored over what that audience sees. A hidden
+/// skill that holds the query's words (another tenant's, say) moves no score and no place
+/// of what the audience is shown, whichever way the index came to hold it.
+#[test]
+fn a_hidden_skill_moves_no_score_of_a_search() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |root: &str, name: &str, description: &str| {
+        let dir = tmp.path().join(root).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        )
+        .unwrap();
+    };
+    for root in ["shown", "all"] {
+        write(
+            root,
+            "invoice-tables",
+            "Formats invoice tables. Use for invoices.",
+        );
+        write(
+            root,
+            "quarterly-report",
+            "Writes the quarterly invoice report with tables and charts.",
+        );
+    }
+    // Hidden: many skills holding one of the query's words, with long descriptions.
+    for i in 0..6 {
+        write(
+            "all",
+            &format!("secret-merger-{i}"),
+            "Merger invoice merger invoice merger plans, long and wordy, for the other tenant only.",
+        );
+    }
+    let index = |root: &str| {
+        SkillIndex::builder()
+            .root(Layer::Project, tmp.path().join(root))
+            .build()
+            .unwrap()
+    };
+    let scored = |outcome: skills_index::SearchOutcome| {
+        outcome
+            .hits
+            .into_iter()
+            .map(|h| (h.record.name.to_string(), h.score))
+            .collect::<Vec<_>>()
+    };
+    let shown = index("shown");
+    let all = index("all");
+    let not_secret = |r: &skills_model::SkillRecord| !r.name.as_str().starts_with("secret-");
+    let memo = skills_index::AudienceMemo::default();
+    let audience = skills_index::Audience::seeing(&not_secret).remembered_in(&memo);
+    for query in [
+        "invoice tables",
+        "invoice",
+        "merger",
+        "quarterly invoice report",
+    ] {
+        let expected = scored(shown.snapshot().search(query, 10, |_| true));
+        // Twice: worked out, then from the memo.
+        for _ in 0..2 {
+            assert_eq!(
+                scored(all.snapshot().search_for(&audience, query, 10, |_| true)),
+                expected,
+                "{query}"
+            );
+        }
+        // Seen by everyone, the hidden skills do move the scores of the others.
+        if !expected.is_empty() {
+            let moved = scored(all.snapshot().search(query, 10, not_secret));
+            assert_ne!(moved, expected, "{query}");
+        }
+    }
+    // An index that followed a change (a hidden skill added, so documents are numbered
+    // anew beyond what the memo holds) is worked out again, not read from the memo.
+    write("all", "secret-merger-9", "Invoice tables merger.");
+    all.reload_now();
+    for query in ["invoice tables", "merger"] {
+        assert_eq!(
+            scored(all.snapshot().search_for(&audience, query, 10, |_| true)),
+            scored(shown.snapshot().search(query, 10, |_| true)),
+            "{query} after a change"
+        );
+    }
+}
