@@ -124,10 +124,29 @@ impl Session {
         self.activate(names, LoadMode::Add, Activation::Host)
     }
 
+    /// Loads the skill `record` was resolved to, by its qualified name. When it has left
+    /// the index since it was resolved, the index's answer suggests a name from every
+    /// skill it holds, those this session may not see included: the suggestion is dropped
+    /// (`regression_a_skill_gone_since_its_resolution_suggests_nothing`).
+    fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
+        self.exec
+            .index
+            .load(&record.qualified_name())
+            .map_err(|e| match e {
+                skills_index::IndexError::NotFound { name, .. } => {
+                    ExecError::NotFound(skills_index::IndexError::NotFound {
+                        name,
+                        suggestion: None,
+                    })
+                }
+                other => other.into(),
+            })
+    }
+
     /// Reads a skill's pinned version: body and record from one read, the digests of its
     /// scripts, its compiled rules.
     fn prepare(&self, record: &Arc<SkillRecord>, by: Activation) -> Result<Active, ExecError> {
-        let skill = self.exec.index.load(&record.qualified_name())?;
+        let skill = self.load_resolved(record)?;
         let dir = skill.record.dir().to_path_buf();
         let scripts: Arc<[(String, String)]> = skill
             .files
@@ -751,7 +770,7 @@ impl Session {
                         suggestion: None,
                     }));
                 }
-                Ok(self.exec.index.load(&r.qualified_name())?)
+                self.load_resolved(&r)
             });
         let mut e = self.event(AuditKind::SkillFileRead);
         e.tool_name = Some(via.to_owned());
@@ -858,4 +877,64 @@ pub(crate) fn allowed_by(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use skills_index::{IndexError, SkillIndex};
+    use skills_model::Layer;
+
+    use crate::{ExecError, Executor, SessionContext};
+
+    /// An index of one personal root holding `name`, with the extra frontmatter lines.
+    fn index_of(dir: &std::path::Path, name: &str, extra: &str) -> Arc<SkillIndex> {
+        let folder = dir.join(name);
+        std::fs::create_dir_all(&folder).unwrap();
+        std::fs::write(
+            folder.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: Does {name}.\n{extra}---\nBody.\n"),
+        )
+        .unwrap();
+        Arc::new(
+            SkillIndex::builder()
+                .root(Layer::Personal, dir)
+                .build()
+                .unwrap(),
+        )
+    }
+
+    /// A skill that left the index between its resolution and its load (here: a record of
+    /// another index) is not found, and the answer names no skill the model may not see.
+    #[test]
+    fn regression_a_skill_gone_since_its_resolution_suggests_nothing() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_of(
+            &tmp.path().join("a"),
+            "secret-plan",
+            "disable-model-invocation: true\n",
+        );
+        let gone = index_of(&tmp.path().join("b"), "secret-plam", "");
+        let record = Arc::clone(&gone.snapshot().records()[0]);
+        // The index itself suggests the hidden skill...
+        let Err(IndexError::NotFound { suggestion, .. }) = index.load(&record.qualified_name())
+        else {
+            panic!("not found expected");
+        };
+        assert_eq!(suggestion.as_deref(), Some("personal:secret-plan"));
+        // ...the session does not pass it on.
+        let session = Executor::builder(index)
+            .build()
+            .session(SessionContext::builder().id("s").build());
+        match session.load_resolved(&record) {
+            Err(ExecError::NotFound(IndexError::NotFound { suggestion, .. })) => {
+                assert_eq!(suggestion, None);
+            }
+            other => panic!(
+                "not found expected, got {:?}",
+                other.map(|s| s.record.name.clone())
+            ),
+        }
+    }
 }
