@@ -393,6 +393,31 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
         None,
         &format!("{} queries of three description words", queries.len() * 5),
     ));
+    // A session's search is for what it may see (`Audience`): worked out once per search
+    // index and remembered. The worst case, a memo made afresh for every query (each the
+    // first after a publication), with a tenth of the skills hidden.
+    let nine_in_ten = |r: &SkillRecord| !r.name.as_str().ends_with('7');
+    let mut first = Vec::new();
+    for _ in 0..5 {
+        for q in &queries {
+            let memo = skills_index::AudienceMemo::default();
+            let audience = skills_index::Audience::seeing(&nine_in_ten).remembered_in(&memo);
+            let t = Instant::now();
+            std::hint::black_box(search.search_for(&audience, q, 10, |_| true));
+            first.push(t.elapsed().as_secs_f64() * 1e6);
+        }
+    }
+    metrics.push(metric(
+        &format!("search latency, a session's first after a publication, {label} skills"),
+        "us",
+        median(first),
+        None,
+        &format!(
+            "{} queries as above, each for an audience that sees nine skills in ten, worked \
+             out afresh (a session remembers it until the next publication)",
+            queries.len() * 5
+        ),
+    ));
     // Searched once, the index keeps its search index current: each edit's publication
     // builds the next one by following this one (it reads only the edited record).
     let names: Vec<String> = snap

@@ -192,6 +192,14 @@ const GATES: &[Gate] = &[
         open: None,
     },
     Gate {
+        metric: "search latency, a session's first after a publication, 10000 skills",
+        on_ratio: false,
+        limit: 1000.0,
+        absolute: false,
+        target: "< 1 ms",
+        open: None,
+    },
+    Gate {
         metric: "search latency p99, 10000 skills",
         on_ratio: false,
         limit: 1000.0,
