@@ -71,7 +71,10 @@ impl Session {
             .index
             .snapshot()
             .search_for(&audience, &q.query, limit, |r| {
-                layer.is_none_or(|l| r.layer == l) && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
+                // What it may see is asked of every hit too: no hit rests on the memo alone.
+                sees(r)
+                    && layer.is_none_or(|l| r.layer == l)
+                    && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
             });
         let total = outcome.total;
         let results = outcome

@@ -124,23 +124,32 @@ impl Session {
         self.activate(names, LoadMode::Add, Activation::Host)
     }
 
-    /// Loads the skill `record` was resolved to, by its qualified name. When it has left
-    /// the index since it was resolved, the index's answer suggests a name from every
-    /// skill it holds, those this session may not see included: the suggestion is dropped
-    /// (`regression_a_skill_gone_since_its_resolution_suggests_nothing`).
+    /// Loads the skill `record` was resolved to, by its qualified name, as its file now
+    /// reads. Not found, with no suggestion, when it has left the index since it was
+    /// resolved (the index's answer suggests a name from every skill it holds, those this
+    /// session may not see included:
+    /// `regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when the version
+    /// read no longer admits this session in its `scope` (the snapshot that resolved it
+    /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
     fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
-        self.exec
+        let not_found = |name: String| {
+            ExecError::NotFound(skills_index::IndexError::NotFound {
+                name,
+                suggestion: None,
+            })
+        };
+        let skill = self
+            .exec
             .index
             .load(&record.qualified_name())
             .map_err(|e| match e {
-                skills_index::IndexError::NotFound { name, .. } => {
-                    ExecError::NotFound(skills_index::IndexError::NotFound {
-                        name,
-                        suggestion: None,
-                    })
-                }
+                skills_index::IndexError::NotFound { name, .. } => not_found(name),
                 other => other.into(),
-            })
+            })?;
+        if !self.can_see(&skill.record) {
+            return Err(not_found(record.qualified_name()));
+        }
+        Ok(skill)
     }
 
     /// Reads a skill's pinned version: body and record from one read, the digests of its
@@ -905,8 +914,10 @@ mod tests {
         )
     }
 
-    /// A skill that left the index between its resolution and its load (here: a record of
-    /// another index) is not found, and the answer names no skill the model may not see.
+    /// Regression: a skill that left the index between its resolution and its load (here:
+    /// a record of another index) was not found with a suggestion drawn from every skill
+    /// the index holds, naming one the model may not see. `prepare` and `instructions_of`
+    /// load through `load_resolved` alone.
     #[test]
     fn regression_a_skill_gone_since_its_resolution_suggests_nothing() {
         let tmp = tempfile::tempdir().unwrap();

@@ -114,14 +114,16 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
             "The user's alone.\n",
         );
     }
-    let search = |env: &Env, query: &str| {
-        let session = env.executor(Policy::default()).session(
+    let acme = |env: &Env| {
+        env.executor(Policy::default()).session(
             SessionContext::builder()
                 .id("acme-1")
                 .tenant("acme")
                 .build(),
-        );
-        let out = protocol::call(&session, "skills_search", json!({"query": query})).unwrap();
+        )
+    };
+    let search = |session: &skills_executor::Session, query: &str| {
+        let out = protocol::call(session, "skills_search", json!({"query": query})).unwrap();
         out["results"]
             .as_array()
             .unwrap()
@@ -134,17 +136,35 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
             })
             .collect::<Vec<_>>()
     };
-    for query in [
+    let (hidden_from, seeing_all) = (acme(&with_hidden), acme(&shown));
+    let queries = [
         "invoice",
         "invoice tables",
         "quarterly invoice report",
         "merger",
-    ] {
+    ];
+    for query in queries {
         assert_eq!(
-            search(&with_hidden, query),
-            search(&shown, query),
+            search(&hidden_from, query),
+            search(&seeing_all, query),
             "{query}"
         );
+    }
+    // The same sessions after a publication that adds a visible skill: what a session
+    // sees is worked out again for the new index.
+    for env in [&shown, &with_hidden] {
+        env.skill("invoice-ledger", "", "Ledger.\n");
+    }
+    hidden_from.reload();
+    seeing_all.reload();
+    for query in queries.into_iter().chain(["ledger"]) {
+        let found = search(&hidden_from, query);
+        assert_eq!(
+            found,
+            search(&seeing_all, query),
+            "{query} after a publication"
+        );
+        assert!(query != "ledger" || found.len() == 1);
     }
     // The other tenant's session does see its skills.
     let globex = with_hidden.executor(Policy::default()).session(

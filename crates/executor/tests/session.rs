@@ -869,3 +869,43 @@ fn the_host_pins_a_skill_the_model_had_loaded() {
     assert_eq!(err.code(), "SKILL_PINNED_BY_HOST", "{err}");
     assert_eq!(active(&session), ["alpha"]);
 }
+
+/// Regression: a skill whose `SKILL.md` gained a `scope` that leaves this session out, after
+/// the snapshot that resolved it read the file, was loaded as the file now reads (another
+/// tenant's instructions) for the model and the host alike, and served as a prompt.
+#[test]
+fn a_scope_written_since_the_index_read_it_governs_the_load() {
+    let env = Env::new();
+    env.skill("deploy", "", "Public deploy.\n");
+    let session = env.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("acme-1")
+            .tenant("acme")
+            .build(),
+    );
+    // Rewritten with no reload: the snapshot still holds the public version.
+    env.skill(
+        "deploy",
+        "scope:\n  tenants:\n    - globex\n",
+        "Globex's own deploy.\n",
+    );
+    let err = load(&session, &["deploy"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
+    assert!(!err.to_string().contains("Globex"), "{err}");
+    let err = session.host_activate(&names(&["deploy"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
+    let err = session
+        .instructions_of("deploy", "prompts/get")
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
+    assert!(active(&session).is_empty());
+    // Globex's session loads it as it now reads.
+    let globex = env.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("globex-1")
+            .tenant("globex")
+            .build(),
+    );
+    load(&globex, &["deploy"], LoadMode::Add).unwrap();
+    assert_eq!(active(&globex), ["deploy"]);
+}

@@ -620,6 +620,7 @@ impl<'a> Audience<'a> {
 
     /// What it sees of an index is kept in `memo`, and worked out again only for another
     /// index. One memo serves one audience: given to another, it answers for the first.
+    /// An audience that sees everything neither reads nor writes one.
     #[must_use]
     pub fn remembered_in(self, memo: &'a AudienceMemo) -> Audience<'a> {
         Audience {
@@ -764,6 +765,17 @@ impl SearchIndex {
     /// What `audience` sees of this index: from its memo when the memo holds this index's,
     /// else worked out (one pass over the documents) and kept there.
     fn seen(&self, audience: &Audience<'_>) -> Arc<Seen> {
+        let everything = || {
+            Arc::new(Seen {
+                index: self.id,
+                docs: None,
+                live: self.live,
+                avg: self.avg,
+            })
+        };
+        let Some(sees) = audience.sees else {
+            return everything();
+        };
         let memo = audience
             .memo
             .map(|m| m.0.lock().unwrap_or_else(|e| e.into_inner()));
@@ -772,33 +784,29 @@ impl SearchIndex {
                 return Arc::clone(seen);
             }
         }
-        let mut seen = Seen {
-            index: self.id,
-            docs: None,
-            live: self.live,
-            avg: self.avg,
-        };
-        if let Some(sees) = audience.sees {
-            let mut bits = vec![0u64; self.docs.len().div_ceil(64)];
-            let mut total = [0u64; 4];
-            let mut live = 0;
-            for (d, doc) in self.docs.iter().enumerate() {
-                if doc.record.as_deref().is_some_and(sees) {
-                    bits[d / 64] |= 1 << (d % 64);
-                    live += 1;
-                    for (t, len) in total.iter_mut().zip(doc.lens) {
-                        *t += u64::from(len);
-                    }
+        let mut bits = vec![0u64; self.docs.len().div_ceil(64)];
+        let mut total = [0u64; 4];
+        let mut live = 0;
+        for (d, doc) in self.docs.iter().enumerate() {
+            if doc.record.as_deref().is_some_and(sees) {
+                bits[d / 64] |= 1 << (d % 64);
+                live += 1;
+                for (t, len) in total.iter_mut().zip(doc.lens) {
+                    *t += u64::from(len);
                 }
             }
-            // Seeing every live document is seeing the index as it is.
-            if live != self.live {
-                seen.docs = Some(bits);
-                seen.live = live;
-                seen.avg = averages(total, live);
-            }
         }
-        let seen = Arc::new(seen);
+        // Seeing every live document is seeing the index as it is.
+        let seen = if live == self.live {
+            everything()
+        } else {
+            Arc::new(Seen {
+                index: self.id,
+                docs: Some(bits),
+                live,
+                avg: averages(total, live),
+            })
+        };
         if let Some(mut memo) = memo {
             *memo = Some(Arc::clone(&seen));
         }

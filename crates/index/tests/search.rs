@@ -312,11 +312,19 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
             assert_ne!(moved, expected, "{query}");
         }
     }
-    // An index that followed a change (a hidden skill added, so documents are numbered
-    // anew beyond what the memo holds) is worked out again, not read from the memo.
+    // An index that followed a change (a visible skill and a hidden one added: documents
+    // the memo does not hold) is worked out again, not read from the memo.
     write("all", "secret-merger-9", "Invoice tables merger.");
+    for root in ["shown", "all"] {
+        write(
+            root,
+            "invoice-ledger",
+            "Keeps the invoice ledger in tables.",
+        );
+    }
     all.reload_now();
-    for query in ["invoice tables", "merger"] {
+    shown.reload_now();
+    for query in ["invoice tables", "merger", "ledger"] {
         assert_eq!(
             scored(all.snapshot().search_for(&audience, query, 10, |_| true)),
             scored(shown.snapshot().search(query, 10, |_| true)),
