@@ -162,6 +162,15 @@ impl From<IndexError> for ExecError {
 }
 
 impl ExecError {
+    /// `name` is not found, with no suggestion: the answer for a skill this session may
+    /// not see, the same as for one that does not exist.
+    pub(crate) fn not_found(name: impl Into<String>) -> ExecError {
+        ExecError::NotFound(IndexError::NotFound {
+            name: name.into(),
+            suggestion: None,
+        })
+    }
+
     /// Every code a request can answer with, the index's included (PROTOCOL.md documents
     /// each; a test holds the two equal).
     pub const CODES: [&'static str; 25] = [

@@ -353,12 +353,7 @@ impl Session {
         let record = snapshot
             .get(skill)
             .filter(|r| self.can_see(r))
-            .ok_or_else(|| {
-                ExecError::NotFound(skills_index::IndexError::NotFound {
-                    name: skill.to_owned(),
-                    suggestion: None,
-                })
-            })?;
+            .ok_or_else(|| ExecError::not_found(skill))?;
         let invalid = |reason: String| ExecError::InvalidPath {
             path: path.to_owned(),
             reason,
@@ -376,6 +371,9 @@ impl Session {
                 "only SKILL.md and files under references/ and assets/ are served".into(),
             ));
         }
+        // Served only if the file as it now reads still admits this session: the snapshot
+        // may hold an older version (before a reload, or with no watcher).
+        self.load_resolved(record)?;
         self.serve(record, &parts, path, None)
     }
 

@@ -131,23 +131,17 @@ impl Session {
     /// `regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when the version
     /// read no longer admits this session in its `scope` (the snapshot that resolved it
     /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
-    fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
-        let not_found = |name: String| {
-            ExecError::NotFound(skills_index::IndexError::NotFound {
-                name,
-                suggestion: None,
-            })
-        };
+    pub(crate) fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
         let skill = self
             .exec
             .index
             .load(&record.qualified_name())
             .map_err(|e| match e {
-                skills_index::IndexError::NotFound { name, .. } => not_found(name),
+                skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
                 other => other.into(),
             })?;
         if !self.can_see(&skill.record) {
-            return Err(not_found(record.qualified_name()));
+            return Err(ExecError::not_found(record.qualified_name()));
         }
         Ok(skill)
     }
@@ -772,14 +766,17 @@ impl Session {
         let snapshot = self.exec.index.snapshot();
         let result = self
             .resolve(&snapshot, name, &SkillRecord::user_invocable)
+            // Judged on the version read too, as a load judges its scope.
             .and_then(|r| {
-                if !r.user_invocable() {
-                    return Err(ExecError::NotFound(skills_index::IndexError::NotFound {
-                        name: name.to_owned(),
-                        suggestion: None,
-                    }));
+                let offered = |r: &SkillRecord| r.user_invocable();
+                if !offered(&r) {
+                    return Err(ExecError::not_found(name));
                 }
-                self.load_resolved(&r)
+                let skill = self.load_resolved(&r)?;
+                if !offered(&skill.record) {
+                    return Err(ExecError::not_found(name));
+                }
+                Ok(skill)
             });
         let mut e = self.event(AuditKind::SkillFileRead);
         e.tool_name = Some(via.to_owned());

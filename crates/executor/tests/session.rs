@@ -898,7 +898,25 @@ fn a_scope_written_since_the_index_read_it_governs_the_load() {
         .instructions_of("deploy", "prompts/get")
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
+    env.file("deploy", "references/notes.md", "Globex's notes.\n");
+    for path in ["SKILL.md", "references/notes.md"] {
+        let err = session
+            .read_unloaded("deploy", path, "resources/read")
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_NOT_FOUND", "{path}: {err}");
+    }
     assert!(active(&session).is_empty());
+    // A prompt rewritten as no longer the user's to invoke is not served either.
+    env.skill("notes", "", "Notes.\n");
+    let session = env.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("acme-2")
+            .tenant("acme")
+            .build(),
+    );
+    env.skill("notes", "user-invocable: false\n", "Notes.\n");
+    let err = session.instructions_of("notes", "prompts/get").unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND", "{err}");
     // Globex's session loads it as it now reads.
     let globex = env.executor(Policy::default()).session(
         SessionContext::builder()
