@@ -220,7 +220,8 @@ pub struct Outdated {
     pub skill: String,
     /// The digest of the version the session serves and enforces.
     pub pinned: String,
-    /// The digest on disk now (absent when the file is gone or unreadable).
+    /// The digest on disk now (absent when the file is gone or unreadable, or when its
+    /// qualified name now stands for another skill or one this session may not see).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub current: Option<String>,
 }

@@ -271,7 +271,7 @@ impl Session {
             let qualified = a.skill.record.qualified_name();
             let current = match snapshot.get(&qualified) {
                 Some(r) if Arc::ptr_eq(r, &a.indexed) => continue,
-                Some(r) => {
+                Some(r) if r.path == a.skill.record.path && self.can_see(r) => {
                     let digest = file_digest(&r.path);
                     if digest.as_deref() == Some(a.skill.digest.as_str()) {
                         // Re-read, same bytes: nothing to report; remember the new record.
@@ -280,7 +280,15 @@ impl Session {
                     }
                     digest
                 }
-                None => None,
+                // The name stands for another skill now, one this session may not see
+                // (whose digest it is not told), or for none: only the loaded file's own
+                // change is reported, with no digest.
+                _ => {
+                    if file_digest(&a.skill.record.path).as_deref() == Some(&a.skill.digest) {
+                        continue;
+                    }
+                    None
+                }
             };
             out.push(Outdated {
                 skill: qualified,

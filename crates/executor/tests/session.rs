@@ -927,3 +927,36 @@ fn a_scope_written_since_the_index_read_it_governs_the_load() {
     load(&globex, &["deploy"], LoadMode::Add).unwrap();
     assert_eq!(active(&globex), ["deploy"]);
 }
+
+/// Regression: once a skill this session may not see took the qualified name of an active
+/// skill (a higher `priority` in the same layer), the session was told the active skill
+/// changed on disk, with the digest of the hidden skill's `SKILL.md`.
+#[test]
+fn a_hidden_skill_taking_an_active_skill_s_name_tells_nothing_of_itself() {
+    let env = Env::new();
+    env.skill("deploy", "", "Public deploy.\n");
+    let session = env.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("globex-1")
+            .tenant("globex")
+            .build(),
+    );
+    load(&session, &["deploy"], LoadMode::Add).unwrap();
+    env.file(
+        "deploy-acme",
+        "SKILL.md",
+        "---\nname: deploy\ndescription: Acme's deploy.\npriority: 10\nscope:\n  tenants:\n    - acme\n---\nAcme's.\n",
+    );
+    session.reload();
+    let acme_digest =
+        skills_index::skill_digest(&std::fs::read(env.root.join("deploy-acme/SKILL.md")).unwrap());
+    let told = serde_json::to_string(&session.instructions(None)).unwrap();
+    assert!(!told.contains(&acme_digest), "{told}");
+    assert!(session.outdated().is_empty(), "{:?}", session.outdated());
+    // Its own file changed: reported, with no digest.
+    env.skill("deploy", "", "Public deploy, edited.\n");
+    session.reload();
+    let outdated = session.outdated();
+    assert_eq!(outdated.len(), 1);
+    assert_eq!(outdated[0].current, None);
+}
