@@ -928,23 +928,22 @@ pub enum Event {
 /// The events one publication of the index means for `session`: what changed among the
 /// skills it may see, then each active skill that became outdated.
 pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
-    let snapshot = session.executor().index().snapshot();
-    let visible = |e: &ChangeEvent| {
-        // A removed skill is not in the snapshot: it was visible if its scope allowed it,
-        // which is unknown now, so it is reported.
-        snapshot
-            .records()
-            .iter()
-            .find(|r| r.qualified_name() == e.qualified_name)
-            .is_none_or(|r| session.can_see(r))
-    };
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     let generation = batch.iter().map(|e| e.generation).max().unwrap_or(0);
-    for e in batch.iter().filter(|e| visible(e)) {
-        let list = match e.event {
-            ChangeKind::Added => &mut added,
-            ChangeKind::Removed => &mut removed,
-            _ => &mut changed,
+    for e in batch {
+        // Judged by the records the event carries: a removed skill is in no snapshot, and
+        // a change can hide a skill from this session (for it, removed) or show it one
+        // (added). What it may not see before or after is not mentioned.
+        let now = session.can_see(&e.record);
+        let before = e.previous.as_deref().map(|p| session.can_see(p));
+        let list = match (e.event, before, now) {
+            (ChangeKind::Added, _, true) => &mut added,
+            (ChangeKind::Removed, _, true) => &mut removed,
+            (ChangeKind::Added | ChangeKind::Removed, _, false) => continue,
+            (_, Some(true), false) => &mut removed,
+            (_, Some(false), true) => &mut added,
+            (_, _, true) => &mut changed,
+            (_, _, false) => continue,
         };
         if !list.contains(&e.qualified_name) {
             list.push(e.qualified_name.clone());

@@ -960,3 +960,44 @@ fn a_hidden_skill_taking_an_active_skill_s_name_tells_nothing_of_itself() {
     assert_eq!(outdated.len(), 1);
     assert_eq!(outdated[0].current, None);
 }
+
+/// Regression: the change events a session is sent named a skill it may not see when that
+/// skill was removed (a removed skill was reported whatever its scope). A change that hides
+/// a skill from the session is, for it, a removal; one that shows it one, an addition.
+#[test]
+fn change_events_name_only_skills_the_session_may_see() {
+    let env = Env::new();
+    env.skill("deploy", "", "Public.\n");
+    let session = env.executor(Policy::default()).session(
+        SessionContext::builder()
+            .id("globex-1")
+            .tenant("globex")
+            .build(),
+    );
+    let batches = session.executor().index().subscribe_batches();
+    let step = |change: &dyn Fn()| {
+        change();
+        session.reload();
+        let batch = batches.try_recv().expect("a publication");
+        let told = protocol::events(&session, &batch);
+        serde_json::to_value(told).unwrap()
+    };
+    let acme = "scope:\n  tenants:\n    - acme\n";
+    // Another tenant's skill added, then removed: nothing is said.
+    let told = step(&|| {
+        env.skill("acme-merger", acme, "Secret.\n");
+    });
+    assert_eq!(told, json!([]));
+    let told = step(&|| std::fs::remove_dir_all(env.root.join("acme-merger")).unwrap());
+    assert_eq!(told, json!([]), "{told}");
+    // A visible skill rewritten as another tenant's: removed, for this session; and back.
+    let told = step(&|| {
+        env.skill("deploy", acme, "Now Acme's.\n");
+    });
+    assert_eq!(told[0]["removed"], json!(["personal:deploy"]), "{told}");
+    assert_eq!(told[0]["changed"], json!([]), "{told}");
+    let told = step(&|| {
+        env.skill("deploy", "", "Public again.\n");
+    });
+    assert_eq!(told[0]["added"], json!(["personal:deploy"]), "{told}");
+}

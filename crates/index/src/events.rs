@@ -40,9 +40,24 @@ pub struct ChangeEvent {
     pub path: PathBuf,
     /// The generation of the snapshot it appears in.
     pub generation: u64,
+    /// The skill's record: as the new snapshot holds it, or as the old one held it when
+    /// it is [`Removed`](ChangeKind::Removed). Whoever passes an event on judges by it
+    /// whether its reader may see the skill (a removed skill is no longer in any snapshot
+    /// to look it up in).
+    #[serde(skip)]
+    pub record: Arc<SkillRecord>,
+    /// Its record as the old snapshot held it, for a skill in both (changed, shadowed or
+    /// unshadowed): a change can hide a skill from a reader, or show it one.
+    #[serde(skip)]
+    pub previous: Option<Arc<SkillRecord>>,
 }
 
-fn event(kind: ChangeKind, r: &SkillRecord, generation: u64) -> ChangeEvent {
+fn event(
+    kind: ChangeKind,
+    r: &Arc<SkillRecord>,
+    previous: Option<&Arc<SkillRecord>>,
+    generation: u64,
+) -> ChangeEvent {
     ChangeEvent {
         event: kind,
         name: r.name.to_string(),
@@ -50,6 +65,8 @@ fn event(kind: ChangeKind, r: &SkillRecord, generation: u64) -> ChangeEvent {
         layer: r.layer,
         path: r.path.clone(),
         generation,
+        record: Arc::clone(r),
+        previous: previous.map(Arc::clone),
     }
 }
 
@@ -76,15 +93,15 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
     let mut events = Vec::new();
     for r in new.records() {
         match old_by_key.get(&key(r)) {
-            None => events.push(event(ChangeKind::Added, r, g)),
+            None => events.push(event(ChangeKind::Added, r, None, g)),
             Some(o) => {
                 let touched = touched(r);
                 if !Arc::ptr_eq(o, r) && (***o != **r || touched) {
-                    events.push(event(ChangeKind::Changed, r, g));
+                    events.push(event(ChangeKind::Changed, r, Some(o), g));
                 }
                 match (old.wins(o), new.wins(r)) {
-                    (true, false) => events.push(event(ChangeKind::Shadowed, r, g)),
-                    (false, true) => events.push(event(ChangeKind::Unshadowed, r, g)),
+                    (true, false) => events.push(event(ChangeKind::Shadowed, r, Some(o), g)),
+                    (false, true) => events.push(event(ChangeKind::Unshadowed, r, Some(o), g)),
                     _ => {}
                 }
             }
@@ -92,7 +109,7 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
     }
     for r in old.records() {
         if !new_by_key.contains_key(&key(r)) {
-            events.push(event(ChangeKind::Removed, r, g));
+            events.push(event(ChangeKind::Removed, r, None, g));
         }
     }
     events
