@@ -529,9 +529,11 @@ impl Session {
             .iter()
             .flat_map(|c| &c.dependencies)
         {
+            // An optional dependency the asker may not activate (a skill a user alone
+            // invokes, for the model) is absent to it, as one it may not see is.
             let available = snapshot
                 .get(&dep.skill_name)
-                .is_some_and(|r| self.can_see(r));
+                .is_some_and(|r| self.can_see(r) && offered(r));
             if available || !dep.optional {
                 self.plan(
                     snapshot,

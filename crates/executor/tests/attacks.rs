@@ -829,6 +829,16 @@ fn a_dependency_a_user_alone_invokes_is_not_activated_by_the_model() {
     // On a user's behalf, the host may.
     session.host_activate(&names(&["helper"])).unwrap();
     assert_eq!(common::active(&session), ["deploy", "helper"]);
+    // Regression (attack): an optional dependency a user alone invokes is absent to the
+    // model, as an optional one it may not see is; it blocked the load, naming itself.
+    env.skill(
+        "notes",
+        "composition:\n  dependencies:\n    - skillName: deploy\n      optional: true\n",
+        "Notes.\n",
+    );
+    let model = env.session();
+    model.load(&names(&["notes"]), LoadMode::Add).unwrap();
+    assert_eq!(common::active(&model), ["notes"]);
     // Regression (review): with the host's `deploy` active, the model may load a skill that
     // needs it: nothing a user alone invokes is activated by the model.
     let session = env.session();
