@@ -451,3 +451,41 @@ fn resources_list_is_paged_by_skill() {
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
 }
+
+// Regression (attack): another tenant's skill of a higher layer took a prompt's name: this
+// session's `deploy` was listed as `project.deploy`, which told it a hidden `deploy` ranks
+// above its own. A skill it may not see takes no name from one it may.
+#[test]
+fn a_hidden_skill_takes_no_prompt_name_from_a_visible_one() {
+    let f = Fixture::new();
+    let acme = f.skill("acme-deploy", "", "");
+    std::fs::write(
+        acme.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Acme's deploy. Use when testing.\nscope:\n  tenants:\n    - acme\n---\nAcme's.\n",
+    )
+    .expect("a skill");
+    let dir = f.path().join("project/deploy");
+    std::fs::create_dir_all(&dir).expect("a skill folder");
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Project deploy. Use when testing.\n---\nProject deploy.\n",
+    )
+    .expect("a skill");
+    let root = format!("project={}", f.path().join("project").display());
+    let mut mcp = Mcp::start(&f, &["--root", &root, "--tenant", "globex"]);
+    let listed = mcp.call("prompts/list", json!({}));
+    let names: Vec<&str> = listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect();
+    assert_eq!(names, ["deploy"], "{listed}");
+    let got = mcp.call("prompts/get", json!({"name": "deploy"}));
+    let text = got["result"]["messages"][0]["content"]["text"]
+        .as_str()
+        .expect("text");
+    assert!(text.contains("Project deploy."), "{text}");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

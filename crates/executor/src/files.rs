@@ -351,8 +351,7 @@ impl Session {
     fn read_unloaded_in(&self, skill: &str, path: &str) -> Result<FileContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
         let record = snapshot
-            .get(skill)
-            .filter(|r| self.can_see(r))
+            .get_for(skill, &|r| self.can_see(r))
             .ok_or_else(|| ExecError::not_found(skill))?;
         let invalid = |reason: String| ExecError::InvalidPath {
             path: path.to_owned(),

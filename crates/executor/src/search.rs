@@ -63,19 +63,27 @@ impl Session {
             })?),
             None => None,
         };
-        // Scored over what the model may see: a hidden skill moves no score.
-        let sees = |r: &SkillRecord| self.offers_model(r);
+        // Scored over what the model may see: a hidden skill moves no score. The search
+        // index holds every record, shadowed ones too; this session sees, of each name, the
+        // record the name stands for to it (one it may not see takes no name from one it
+        // may: `Snapshot::get_for`).
+        let snapshot = self.exec.index.snapshot();
+        let can_see = |r: &SkillRecord| self.can_see(r);
+        let shadowing = !snapshot.shadowed().is_empty();
+        let sees = |r: &SkillRecord| {
+            self.offers_model(r)
+                && (!shadowing
+                    || snapshot
+                        .get_for(r.name.as_str(), &can_see)
+                        .is_some_and(|w| std::ptr::eq(&**w, r)))
+        };
         let audience = skills_index::Audience::seeing(&sees).remembered_in(&self.audience);
-        let outcome = self
-            .exec
-            .index
-            .snapshot()
-            .search_for(&audience, &q.query, limit, |r| {
-                // What it may see is asked of every hit too: no hit rests on the memo alone.
-                sees(r)
-                    && layer.is_none_or(|l| r.layer == l)
-                    && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
-            });
+        let outcome = snapshot.search_for(&audience, &q.query, limit, |r| {
+            // What it may see is asked of every hit too: no hit rests on the memo alone.
+            self.offers_model(r)
+                && layer.is_none_or(|l| r.layer == l)
+                && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
+        });
         let total = outcome.total;
         let results = outcome
             .hits

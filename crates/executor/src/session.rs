@@ -216,11 +216,11 @@ impl Session {
     /// admits, less those marked `disable-model-invocation` (the host still activates
     /// those, with `host_activate`, on a user's request).
     pub fn visible(&self) -> Vec<Arc<SkillRecord>> {
-        self.exec
-            .index
-            .snapshot()
-            .skills()
-            .filter(|r| self.offers_model(r))
+        let snapshot = self.exec.index.snapshot();
+        let sees = |r: &SkillRecord| self.can_see(r);
+        snapshot
+            .skills_for(&sees)
+            .filter(|r| r.model_invocable())
             .cloned()
             .collect()
     }
@@ -269,7 +269,7 @@ impl Session {
         let mut out = Vec::new();
         for a in stack.iter_mut() {
             let qualified = a.skill.record.qualified_name();
-            let current = match snapshot.get(&qualified) {
+            let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
                 Some(r) if Arc::ptr_eq(r, &a.indexed) => continue,
                 Some(r) if r.path == a.skill.record.path && self.can_see(r) => {
                     let digest = file_digest(&r.path);

@@ -124,22 +124,19 @@ impl Session {
         self.activate(names, LoadMode::Add, Activation::Host)
     }
 
-    /// Loads the skill `record` was resolved to, by its qualified name, as its file now
-    /// reads. Not found, with no suggestion, when it has left the index since it was
-    /// resolved (the index's answer suggests a name from every skill it holds, those this
+    /// Loads the skill `record` was resolved to, itself (not whichever skill now holds its
+    /// qualified name, which may be one this session may not see), as its file now reads.
+    /// Not found, with no suggestion, when it has left the index since it was resolved
+    /// (the index's answer to a name suggests one from every skill it holds, those this
     /// session may not see included:
     /// `regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when the version
     /// read no longer admits this session in its `scope` (the snapshot that resolved it
     /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
     pub(crate) fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
-        let skill = self
-            .exec
-            .index
-            .load(&record.qualified_name())
-            .map_err(|e| match e {
-                skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
-                other => other.into(),
-            })?;
+        let skill = self.exec.index.load_record(record).map_err(|e| match e {
+            skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
+            other => other.into(),
+        })?;
         if !self.can_see(&skill.record) {
             return Err(ExecError::not_found(record.qualified_name()));
         }
@@ -532,8 +529,8 @@ impl Session {
             // An optional dependency the asker may not activate (a skill a user alone
             // invokes, for the model) is absent to it, as one it may not see is.
             let available = snapshot
-                .get(&dep.skill_name)
-                .is_some_and(|r| self.can_see(r) && offered(r));
+                .get_for(&dep.skill_name, &|r| self.can_see(r))
+                .is_some_and(|r| offered(r));
             if available || !dep.optional {
                 self.plan(
                     snapshot,
@@ -557,8 +554,10 @@ impl Session {
         name: &str,
         offered: &dyn Fn(&SkillRecord) -> bool,
     ) -> Result<Arc<SkillRecord>, ExecError> {
-        match snapshot.get(name) {
-            Some(r) if self.can_see(r) => Ok(Arc::clone(r)),
+        // What the name stands for among the skills this session may see: one it may not
+        // see takes no name from one it may.
+        match snapshot.get_for(name, &|r| self.can_see(r)) {
+            Some(r) => Ok(Arc::clone(r)),
             _ => {
                 let visible: Vec<Arc<SkillRecord>> = snapshot
                     .skills()

@@ -867,3 +867,65 @@ fn a_dependency_a_user_alone_invokes_is_not_activated_by_the_model() {
     let err = session.load(&names(&["fresh"]), LoadMode::Add).unwrap_err();
     assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
 }
+
+/// Regression (attack): a skill of another tenant took the name of a skill this session
+/// may see, when it ranked higher (a higher layer, or a higher `priority` in the same one):
+/// the session's own `deploy` left its listing, its search and its loads, and which names
+/// were taken told it what the other tenant had. A skill it may not see takes no name from
+/// one it may.
+#[test]
+fn a_hidden_skill_takes_no_name_from_a_visible_one() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |folder: &str, extra: &str, body: &str| {
+        let dir = tmp.path().join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: deploy\ndescription: Deploys the service.\n{extra}---\n{body}\n"),
+        )
+        .unwrap();
+    };
+    let acme = "scope:\n  tenants:\n    - acme\n";
+    write("personal/acme-deploy", acme, "Acme's deploy.");
+    write("personal/deploy", "", "Personal deploy.");
+    write(
+        "personal/acme-deploy-2",
+        &format!("priority: 10\n{acme}"),
+        "Acme's other.",
+    );
+    write("project/deploy", "", "Project deploy.");
+    let index = Arc::new(
+        skills_index::SkillIndex::builder()
+            .root(skills_model::Layer::Personal, tmp.path().join("personal"))
+            .root(skills_model::Layer::Project, tmp.path().join("project"))
+            .build()
+            .unwrap(),
+    );
+    let executor = skills_executor::Executor::builder(index).build();
+    let session = |tenant: &str| {
+        executor.session(SessionContext::builder().id(tenant).tenant(tenant).build())
+    };
+    let body = |s: &skills_executor::Session, name: &str| {
+        s.unload_all().unwrap();
+        s.load(&names(&[name]), LoadMode::Add).unwrap();
+        s.active()[0].body.trim().to_owned()
+    };
+    let globex = session("globex");
+    let listed: Vec<String> = globex
+        .visible()
+        .iter()
+        .map(|r| r.qualified_name())
+        .collect();
+    assert_eq!(listed, ["personal:deploy"]);
+    assert_eq!(body(&globex, "deploy"), "Personal deploy.");
+    assert_eq!(body(&globex, "personal:deploy"), "Personal deploy.");
+    assert_eq!(body(&globex, "project:deploy"), "Project deploy.");
+    let found = protocol::call(&globex, "skills_search", json!({"query": "deploy"})).unwrap();
+    assert_eq!(found["total"], 1, "{found}");
+    assert_eq!(found["results"][0]["layer"], "personal", "{found}");
+    // Acme's session gets Acme's, by precedence as before.
+    let acme = session("acme");
+    assert_eq!(body(&acme, "deploy"), "Acme's other.");
+    let found = protocol::call(&acme, "skills_search", json!({"query": "deploy"})).unwrap();
+    assert_eq!(found["total"], 1, "{found}");
+}

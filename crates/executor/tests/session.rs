@@ -953,12 +953,14 @@ fn a_hidden_skill_taking_an_active_skill_s_name_tells_nothing_of_itself() {
     let told = serde_json::to_string(&session.instructions(None)).unwrap();
     assert!(!told.contains(&acme_digest), "{told}");
     assert!(session.outdated().is_empty(), "{:?}", session.outdated());
-    // Its own file changed: reported, with no digest.
+    // Its own file changed: reported, with its own digest (the name still stands for it,
+    // to this session).
     env.skill("deploy", "", "Public deploy, edited.\n");
     session.reload();
     let outdated = session.outdated();
     assert_eq!(outdated.len(), 1);
-    assert_eq!(outdated[0].current, None);
+    let own = skills_index::skill_digest(&std::fs::read(env.root.join("deploy/SKILL.md")).unwrap());
+    assert_eq!(outdated[0].current.as_deref(), Some(own.as_str()));
 }
 
 /// Regression: the change events a session is sent named a skill it may not see when that

@@ -590,6 +590,13 @@ impl SkillIndex {
         crate::load::load(&self.snapshot(), name, &self.shared.config)
     }
 
+    /// Loads the skill of `record` itself, as [`load`](SkillIndex::load) does a name: its
+    /// `SKILL.md` through its layer and plugin, not whichever skill now holds its name (one
+    /// its reader may not see, say). Not found, with no suggestion, once it left the index.
+    pub fn load_record(&self, record: &SkillRecord) -> Result<Arc<Skill>, IndexError> {
+        crate::load::load_record(&self.snapshot(), record, &self.shared.config)
+    }
+
     /// Applies changes to `paths` as the watcher does after its debounce window, on this
     /// thread, and returns once the new snapshot is published. Benchmarks use it to time
     /// the reload step alone; hosts that learn of changes their own way may use it too.

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
-use skills_model::{Frontmatter, Skill, SkillFile};
+use skills_model::{Frontmatter, Skill, SkillFile, SkillRecord};
 use skills_parser::{ParseInput, SkillParser};
 use skills_storage::{ReadError, SkillSource};
 
@@ -56,7 +56,6 @@ pub(crate) fn load(
     name: &str,
     config: &Config,
 ) -> Result<Arc<Skill>, IndexError> {
-    let limit = config.file_limit;
     let Some(i) = snapshot.index_of(name) else {
         // A qualified name is compared with qualified names, a bare one with bare names.
         let suggestion = if name.contains(':') {
@@ -74,6 +73,35 @@ pub(crate) fn load(
             suggestion,
         });
     };
+    load_at(snapshot, i, name, config)
+}
+
+/// Loads the skill of `record` itself (its `SKILL.md` through its layer and plugin), not
+/// whichever holds its name: for a reader to whom another skill of that name is hidden.
+/// Not found, with no suggestion, when the snapshot no longer holds it.
+pub(crate) fn load_record(
+    snapshot: &Snapshot,
+    record: &SkillRecord,
+    config: &Config,
+) -> Result<Arc<Skill>, IndexError> {
+    let name = record.qualified_name();
+    match snapshot.place_of_record(record) {
+        Some(i) => load_at(snapshot, i, &name, config),
+        None => Err(IndexError::NotFound {
+            name,
+            suggestion: None,
+        }),
+    }
+}
+
+/// Loads the record at `i` of `snapshot`, asked for as `name`.
+fn load_at(
+    snapshot: &Snapshot,
+    i: usize,
+    name: &str,
+    config: &Config,
+) -> Result<Arc<Skill>, IndexError> {
+    let limit = config.file_limit;
     if let Some(skill) = snapshot.bodies[i].get() {
         return Ok(Arc::clone(skill));
     }

@@ -1,7 +1,8 @@
 //! Search over a snapshot's skills (`skills_search`): lexical relevance with field weights,
 //! English stemming, ties to precedence.
 //!
-//! Each resolved skill is a document of four fields: its name (split at hyphens and other
+//! Each record (shadowed ones too, for readers to whom a name's winner is hidden) is a
+//! document of four fields: its name (split at hyphens and other
 //! separators), description, `when_to_use` and tags. Words are lowercased, split at every
 //! character that is not a letter or digit, stripped of a few English function words and
 //! stemmed (Snowball's English stemmer, so "documentations" finds "documentation"); a word

@@ -86,6 +86,9 @@ pub struct Snapshot {
     /// The search index, built on first use or by the publication that follows a searched
     /// snapshot (see `search.rs`).
     pub(crate) search: OnceLock<Arc<SearchIndex>>,
+    /// What a reader who sees every skill sees of the search index, which holds shadowed
+    /// records too: the winners of their names ([`Snapshot::search`]).
+    resolved_audience: crate::AudienceMemo,
     /// The index's reading threads, where its search index is built
     /// ([`crate::search::Build`]); held weakly, so the threads end with the index even
     /// while its snapshots live (a build after that runs where it is asked for).
@@ -332,6 +335,7 @@ impl Snapshot {
             sources: Vec::new(),
             order: *order,
             search: OnceLock::new(),
+            resolved_audience: crate::AudienceMemo::default(),
             readers: std::sync::Weak::new(),
         }
     }
@@ -352,18 +356,26 @@ impl Snapshot {
     }
 
     /// The best `limit` resolved skills `keep` admits that match `query`, and how many
-    /// matched (see [`SearchIndex::search`]).
+    /// matched (see [`SearchIndex::search`]), scored over the resolved skills.
     pub fn search(
         &self,
         query: &str,
         limit: usize,
         keep: impl Fn(&SkillRecord) -> bool,
     ) -> SearchOutcome {
-        self.search_index().search(query, limit, keep)
+        let index = self.search_index();
+        if self.shadowed.is_empty() {
+            return index.search(query, limit, keep);
+        }
+        let wins = |r: &SkillRecord| self.wins(r);
+        let audience = crate::Audience::seeing(&wins).remembered_in(&self.resolved_audience);
+        index.search_for(&audience, query, limit, keep)
     }
 
-    /// The best `limit` resolved skills `audience` sees and `keep` admits that match
-    /// `query`, scored over what `audience` sees (see [`SearchIndex::search_for`]).
+    /// The best `limit` skills `audience` sees and `keep` admits that match `query`,
+    /// scored over what `audience` sees (see [`SearchIndex::search_for`]). The search
+    /// index holds every record, shadowed ones too: an audience that is to find skills by
+    /// the names they hold sees one record a name ([`Snapshot::get_for`]).
     pub fn search_for(
         &self,
         audience: &crate::Audience<'_>,
@@ -398,7 +410,9 @@ impl Snapshot {
     fn build_search(&self, previous: Option<&SearchIndex>) -> SearchIndex {
         let readers = self.readers.upgrade();
         let on = crate::search::Build::on(readers.as_deref());
-        SearchIndex::build(self.skills(), previous, self.order, on)
+        // Every record, shadowed ones too: a reader to whom a name's winner is hidden finds
+        // the record that name stands for to it (`search_for`).
+        SearchIndex::build(self.records.iter(), previous, self.order, on)
     }
 
     /// Where a record's files are read: for a source not on disk, that source (the deepest
@@ -492,19 +506,95 @@ impl Snapshot {
         self.index_of(name).map(|i| &self.records[i])
     }
 
-    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
-        let Some((prefix, bare)) = name.split_once(':') else {
-            return self.by_name.get(&self.records, name);
+    /// What `name` stands for to a reader who sees only the records `sees` admits (a
+    /// session, whose scope hides some skills): the first by precedence of the records
+    /// of that bare name, or of that name in that layer or plugin, that it sees. A record
+    /// it may not see takes no name from one it may: another tenant's skill of a higher
+    /// layer leaves this reader its own. Allocates nothing.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # for (folder, extra) in [("a", "priority: 9\nscope:\n  tenants: [acme]\n"), ("b", "")] {
+    /// #     let d = dir.path().join(folder);
+    /// #     std::fs::create_dir_all(&d).unwrap();
+    /// #     std::fs::write(d.join("SKILL.md"), format!("---\nname: deploy\ndescription: Deploys.\n{extra}---\n")).unwrap();
+    /// # }
+    /// let index = skills_index::SkillIndex::builder()
+    ///     .root(skills_model::Layer::Project, dir.path())
+    ///     .build()
+    ///     .unwrap();
+    /// let snapshot = index.snapshot();
+    /// let unscoped = |r: &skills_model::SkillRecord| r.frontmatter.scope.is_none();
+    /// // The scoped skill wins the name; a reader who cannot see it gets the other one.
+    /// assert!(snapshot.get("deploy").unwrap().path.ends_with("a/SKILL.md"));
+    /// let theirs = snapshot.get_for("project:deploy", &unscoped).unwrap();
+    /// assert!(theirs.path.ends_with("b/SKILL.md"));
+    /// ```
+    pub fn get_for(
+        &self,
+        name: &str,
+        sees: &dyn Fn(&SkillRecord) -> bool,
+    ) -> Option<&Arc<SkillRecord>> {
+        self.candidates(name).find(|(_, r)| sees(r)).map(|(_, r)| r)
+    }
+
+    /// The resolved skills of a reader who sees only the records `sees` admits, in name
+    /// order: for each name, the first record by precedence it sees (see
+    /// [`Snapshot::get_for`]).
+    pub fn skills_for<'s>(
+        &'s self,
+        sees: &'s dyn Fn(&SkillRecord) -> bool,
+    ) -> impl Iterator<Item = &'s Arc<SkillRecord>> + 's {
+        let mut last: Option<&'s str> = None;
+        self.records.iter().filter(move |r| {
+            if last == Some(r.name.as_str()) || !sees(r) {
+                return false;
+            }
+            last = Some(r.name.as_str());
+            true
+        })
+    }
+
+    /// The records `name` may stand for, best first, with their places: those of its bare
+    /// name, or of that name in that layer or plugin.
+    fn candidates<'s, 'n>(
+        &'s self,
+        name: &'n str,
+    ) -> impl Iterator<Item = (usize, &'s Arc<SkillRecord>)> + use<'s, 'n> {
+        let (prefix, bare) = match name.split_once(':') {
+            Some((prefix, bare)) => (Some(prefix), bare),
+            None => (None, name),
         };
-        let start = self.by_name.get(&self.records, bare)?;
-        self.records[start..]
-            .iter()
-            .take_while(|r| r.name.as_str() == bare)
-            .position(|r| match &r.plugin {
-                Some(id) => &**id == prefix,
-                None => r.layer.as_str() == prefix,
+        let start = self.by_name.get(&self.records, bare);
+        start
+            .into_iter()
+            .flat_map(move |start| {
+                self.records[start..]
+                    .iter()
+                    .take_while(move |r| r.name.as_str() == bare)
+                    .enumerate()
+                    .map(move |(offset, r)| (start + offset, r))
             })
-            .map(|offset| start + offset)
+            .filter(move |(_, r)| {
+                prefix.is_none_or(|prefix| match &r.plugin {
+                    Some(id) => &**id == prefix,
+                    None => r.layer.as_str() == prefix,
+                })
+            })
+    }
+
+    pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
+        self.candidates(name).next().map(|(i, _)| i)
+    }
+
+    /// The place of `record` (the same `SKILL.md` through the same layer and plugin) in
+    /// this snapshot.
+    pub(crate) fn place_of_record(&self, record: &SkillRecord) -> Option<usize> {
+        self.candidates(record.name.as_str())
+            .find(|(_, r)| {
+                r.path == record.path && r.layer == record.layer && r.plugin == record.plugin
+            })
+            .map(|(i, _)| i)
     }
 
     /// The skills that lost their bare name, with who shadows each.

@@ -266,19 +266,24 @@ impl SkillsServer {
             .collect()
     }
 
+    /// The skills this session sees, each with whether it holds its name for the session:
+    /// first the record each name stands for to it (`Snapshot::skills_for`: one it may
+    /// not see takes no name from one it may), then the others it sees.
     fn visible(&self) -> Vec<(Arc<SkillRecord>, bool)> {
         let snapshot = self.executor.index().snapshot();
+        let sees = |r: &SkillRecord| self.session.can_see(r);
         let mut out: Vec<(Arc<SkillRecord>, bool)> = snapshot
-            .skills()
-            .filter(|r| self.session.can_see(r))
+            .skills_for(&sees)
             .map(|r| (Arc::clone(r), true))
             .collect();
+        let holding: HashSet<*const SkillRecord> =
+            out.iter().map(|(r, _)| Arc::as_ptr(r)).collect();
         out.extend(
             snapshot
-                .shadowed()
+                .records()
                 .iter()
-                .filter(|s| self.session.can_see(&s.record))
-                .map(|s| (Arc::clone(&s.record), false)),
+                .filter(|r| sees(r) && !holding.contains(&Arc::as_ptr(r)))
+                .map(|r| (Arc::clone(r), false)),
         );
         out
     }
@@ -518,7 +523,7 @@ impl ServerHandler for SkillsServer {
                     )
                     .with_description(record.description.clone()),
                 );
-                if let Ok(skill) = executor.index().load(&record.qualified_name()) {
+                if let Ok(skill) = executor.index().load_record(&record) {
                     // Only what a read serves: never a script, a link into `scripts/` or
                     // out of the folder, or a file over the read limit.
                     for file in session.servable_files(&skill) {
