@@ -1,6 +1,7 @@
 //! `skillctl search`: the index's search (the ranking `skills_search` serves a model), for
-//! people: every resolved skill is searched, `disable-model-invocation` ones included
-//! (people invoke those).
+//! people: every resolved skill is searched and counted, `disable-model-invocation` and
+//! scoped ones included (people invoke those; a session's search counts only what its model
+//! may see, so its scores can differ).
 
 use std::io::Write as _;
 use std::process::ExitCode;
