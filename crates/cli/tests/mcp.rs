@@ -489,3 +489,34 @@ fn a_hidden_skill_takes_no_prompt_name_from_a_visible_one() {
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
 }
+
+// Regression (review): two skills of one layer share a qualified name; the one that does
+// not hold the name is listed as `<layer>.<name>`, and its prompt served the other one's
+// instructions (looked up again by the shared qualified name).
+#[test]
+fn a_prompt_of_a_shadowed_skill_of_the_same_layer_serves_that_skill() {
+    let f = Fixture::new();
+    for (folder, extra, body) in [
+        ("deploy-a", "", "The first."),
+        ("deploy-b", "priority: 5\n", "The second."),
+    ] {
+        let dir = f.skill(folder, "", "");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: deploy\ndescription: {body} Use when testing.\n{extra}---\n{body}\n"
+            ),
+        )
+        .expect("a skill");
+    }
+    let mut mcp = Mcp::start(&f, &[]);
+    for (prompt, body) in [("deploy", "The second."), ("personal.deploy", "The first.")] {
+        let got = mcp.call("prompts/get", json!({"name": prompt}));
+        let text = got["result"]["messages"][0]["content"]["text"]
+            .as_str()
+            .expect("text");
+        assert!(text.contains(body), "{prompt}: {text}");
+    }
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+}

@@ -7,7 +7,7 @@
 //! the output is the typed value the session returns, so the schemas served by
 //! `tool_definitions` and documented in PROTOCOL.md come from the code ([`schemas`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::time::Duration;
 
 use schemars::JsonSchema;
@@ -928,24 +928,38 @@ pub enum Event {
 /// The events one publication of the index means for `session`: what changed among the
 /// skills it may see, then each active skill that became outdated.
 pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
+    // Judged by the records the events carry: a removed skill is in no snapshot, and a
+    // change can hide a skill from this session (for it, removed) or show it one (added).
+    // What it may not see before or after is not mentioned.
+    let seen = |e: &ChangeEvent| {
+        let before = e.previous.as_deref().map(|p| session.can_see(p));
+        (before, session.can_see(&e.record))
+    };
+    // A skill's place in its name's precedence moves, for this session, only with a skill
+    // of that name it may see (added, removed or changed, precedence included): shadowing
+    // by a skill it may not see is not its (one takes no name from it), and is not said.
+    let moved: HashSet<&str> = batch
+        .iter()
+        .filter(|e| !matches!(e.event, ChangeKind::Shadowed | ChangeKind::Unshadowed))
+        .filter(|e| matches!(seen(e), (Some(true), _) | (_, true)))
+        .map(|e| e.name.as_str())
+        .collect();
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
+    let mut said = HashSet::new();
     let generation = batch.iter().map(|e| e.generation).max().unwrap_or(0);
     for e in batch {
-        // Judged by the records the event carries: a removed skill is in no snapshot, and
-        // a change can hide a skill from this session (for it, removed) or show it one
-        // (added). What it may not see before or after is not mentioned.
-        let now = session.can_see(&e.record);
-        let before = e.previous.as_deref().map(|p| session.can_see(p));
-        let list = match (e.event, before, now) {
-            (ChangeKind::Added, _, true) => &mut added,
-            (ChangeKind::Removed, _, true) => &mut removed,
-            (ChangeKind::Added | ChangeKind::Removed, _, false) => continue,
-            (_, Some(true), false) => &mut removed,
-            (_, Some(false), true) => &mut added,
-            (_, _, true) => &mut changed,
-            (_, _, false) => continue,
+        if matches!(e.event, ChangeKind::Shadowed | ChangeKind::Unshadowed)
+            && !moved.contains(e.name.as_str())
+        {
+            continue;
+        }
+        let (list, which) = match (e.event, seen(e)) {
+            (ChangeKind::Added, (_, true)) | (_, (Some(false), true)) => (&mut added, 0),
+            (ChangeKind::Removed, (_, true)) | (_, (Some(true), false)) => (&mut removed, 2),
+            (ChangeKind::Added | ChangeKind::Removed, (_, false)) | (_, (_, false)) => continue,
+            (_, (_, true)) => (&mut changed, 1),
         };
-        if !list.contains(&e.qualified_name) {
+        if said.insert((which, e.qualified_name.as_str())) {
             list.push(e.qualified_name.clone());
         }
     }

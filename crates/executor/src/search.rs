@@ -2,6 +2,9 @@
 //! scope and `disable-model-invocation` applied), the optional layer and tag filters, the
 //! limit, and one `skills_searched` audit event per query.
 
+use std::cell::OnceCell;
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Instant;
 
 use skills_index::SearchHit;
@@ -69,13 +72,17 @@ impl Session {
         // may: `Snapshot::get_for`).
         let snapshot = self.exec.index.snapshot();
         let can_see = |r: &SkillRecord| self.can_see(r);
+        // The records names stand for to this session, worked out in one pass the first
+        // time they are asked for (when the memo misses, once per index), and only when
+        // some name is held by more than one record.
         let shadowing = !snapshot.shadowed().is_empty();
+        let holding: OnceCell<HashSet<*const SkillRecord>> = OnceCell::new();
         let sees = |r: &SkillRecord| {
             self.offers_model(r)
                 && (!shadowing
-                    || snapshot
-                        .get_for(r.name.as_str(), &can_see)
-                        .is_some_and(|w| std::ptr::eq(&**w, r)))
+                    || holding
+                        .get_or_init(|| snapshot.skills_for(&can_see).map(Arc::as_ptr).collect())
+                        .contains(&std::ptr::from_ref(r)))
         };
         let audience = skills_index::Audience::seeing(&sees).remembered_in(&self.audience);
         let outcome = snapshot.search_for(&audience, &q.query, limit, |r| {

@@ -271,7 +271,7 @@ impl Session {
             let qualified = a.skill.record.qualified_name();
             let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
                 Some(r) if Arc::ptr_eq(r, &a.indexed) => continue,
-                Some(r) if r.path == a.skill.record.path && self.can_see(r) => {
+                Some(r) if r.path == a.skill.record.path => {
                     let digest = file_digest(&r.path);
                     if digest.as_deref() == Some(a.skill.digest.as_str()) {
                         // Re-read, same bytes: nothing to report; remember the new record.

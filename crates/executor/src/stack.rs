@@ -559,9 +559,10 @@ impl Session {
         match snapshot.get_for(name, &|r| self.can_see(r)) {
             Some(r) => Ok(Arc::clone(r)),
             _ => {
+                let can_see = |r: &SkillRecord| self.can_see(r);
                 let visible: Vec<Arc<SkillRecord>> = snapshot
-                    .skills()
-                    .filter(|r| self.can_see(r) && offered(r))
+                    .skills_for(&can_see)
+                    .filter(|r| offered(r))
                     .cloned()
                     .collect();
                 let suggestion =
@@ -765,8 +766,35 @@ impl Session {
     /// transport names. Skills marked `user-invocable: false` are not offered.
     pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
-        let result = self
-            .resolve(&snapshot, name, &SkillRecord::user_invocable)
+        let found = self.resolve(&snapshot, name, &SkillRecord::user_invocable);
+        self.instructions_from(found, name, via)
+    }
+
+    /// The instructions of `record` itself, as [`instructions_of`](Session::instructions_of)
+    /// gives a name's: for a transport that listed this record as a prompt, since two
+    /// skills of one layer can share a qualified name.
+    pub fn instructions_of_record(
+        &self,
+        record: &Arc<SkillRecord>,
+        via: &str,
+    ) -> Result<SkillContent, ExecError> {
+        let name = record.qualified_name();
+        let found = if self.can_see(record) {
+            Ok(Arc::clone(record))
+        } else {
+            Err(ExecError::not_found(name.as_str()))
+        };
+        self.instructions_from(found, &name, via)
+    }
+
+    /// The instructions of the skill `found` for a prompt asked for as `name`, audited.
+    fn instructions_from(
+        &self,
+        found: Result<Arc<SkillRecord>, ExecError>,
+        name: &str,
+        via: &str,
+    ) -> Result<SkillContent, ExecError> {
+        let result = found
             // Judged on the version read too, as a load judges its scope.
             .and_then(|r| {
                 let offered = |r: &SkillRecord| r.user_invocable();

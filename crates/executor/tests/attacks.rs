@@ -923,6 +923,10 @@ fn a_hidden_skill_takes_no_name_from_a_visible_one() {
     let found = protocol::call(&globex, "skills_search", json!({"query": "deploy"})).unwrap();
     assert_eq!(found["total"], 1, "{found}");
     assert_eq!(found["results"][0]["layer"], "personal", "{found}");
+    // Regression (review): a name that finds nothing suggested from the global winners,
+    // so this session's own `deploy` was never suggested.
+    let err = globex.load(&names(&["deplyo"]), LoadMode::Add).unwrap_err();
+    assert!(err.to_string().contains("\"deploy\""), "{err}");
     // Acme's session gets Acme's, by precedence as before.
     let acme = session("acme");
     assert_eq!(body(&acme, "deploy"), "Acme's other.");

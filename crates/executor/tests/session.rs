@@ -942,17 +942,29 @@ fn a_hidden_skill_taking_an_active_skill_s_name_tells_nothing_of_itself() {
             .build(),
     );
     load(&session, &["deploy"], LoadMode::Add).unwrap();
+    let batches = session.executor().index().subscribe_batches();
+    let told_of = |batch: &[skills_index::ChangeEvent]| {
+        serde_json::to_value(protocol::events(&session, batch)).unwrap()
+    };
     env.file(
         "deploy-acme",
         "SKILL.md",
         "---\nname: deploy\ndescription: Acme's deploy.\npriority: 10\nscope:\n  tenants:\n    - acme\n---\nAcme's.\n",
     );
     session.reload();
+    // Regression (review): the session's own `deploy` was reported changed (shadowed), as
+    // the hidden skill came and as it went.
+    let batch = batches.try_recv().expect("a publication");
+    assert_eq!(told_of(&batch), json!([]));
     let acme_digest =
         skills_index::skill_digest(&std::fs::read(env.root.join("deploy-acme/SKILL.md")).unwrap());
     let told = serde_json::to_string(&session.instructions(None)).unwrap();
     assert!(!told.contains(&acme_digest), "{told}");
     assert!(session.outdated().is_empty(), "{:?}", session.outdated());
+    std::fs::remove_dir_all(env.root.join("deploy-acme")).unwrap();
+    session.reload();
+    let batch = batches.try_recv().expect("a publication");
+    assert_eq!(told_of(&batch), json!([]));
     // Its own file changed: reported, with its own digest (the name still stands for it,
     // to this session).
     env.skill("deploy", "", "Public deploy, edited.\n");

@@ -593,6 +593,23 @@ impl SkillIndex {
     /// Loads the skill of `record` itself, as [`load`](SkillIndex::load) does a name: its
     /// `SKILL.md` through its layer and plugin, not whichever skill now holds its name (one
     /// its reader may not see, say). Not found, with no suggestion, once it left the index.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # for (folder, extra) in [("a", "priority: 9\n"), ("b", "")] {
+    /// #     let d = dir.path().join(folder);
+    /// #     std::fs::create_dir_all(&d).unwrap();
+    /// #     std::fs::write(d.join("SKILL.md"), format!("---\nname: deploy\ndescription: Deploys.\n{extra}---\nFolder {folder}.\n")).unwrap();
+    /// # }
+    /// let index = skills_index::SkillIndex::builder()
+    ///     .root(skills_model::Layer::Project, dir.path())
+    ///     .build()
+    ///     .unwrap();
+    /// let shadowed = index.snapshot().shadowed()[0].record.clone();
+    /// // By name, the winner; by record, the record itself.
+    /// assert_eq!(index.load("deploy").unwrap().body.trim(), "Folder a.");
+    /// assert_eq!(index.load_record(&shadowed).unwrap().body.trim(), "Folder b.");
+    /// ```
     pub fn load_record(&self, record: &SkillRecord) -> Result<Arc<Skill>, IndexError> {
         crate::load::load_record(&self.snapshot(), record, &self.shared.config)
     }

@@ -814,7 +814,7 @@ impl SearchIndex {
         seen
     }
 
-    /// How many skills it holds.
+    /// How many records it holds (a snapshot's shadowed records included).
     pub fn len(&self) -> usize {
         self.live
     }

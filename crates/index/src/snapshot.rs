@@ -340,8 +340,9 @@ impl Snapshot {
         }
     }
 
-    /// The search index of this snapshot's resolved skills, built on first use (and kept
-    /// up to date by every later publication once built).
+    /// The search index of this snapshot's records (shadowed ones too: see
+    /// [`Snapshot::search`] and [`Snapshot::search_for`]), built on first use (and kept up
+    /// to date by every later publication once built).
     pub fn search_index(&self) -> Arc<SearchIndex> {
         Arc::clone(
             self.search
@@ -541,6 +542,23 @@ impl Snapshot {
     /// The resolved skills of a reader who sees only the records `sees` admits, in name
     /// order: for each name, the first record by precedence it sees (see
     /// [`Snapshot::get_for`]).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir().unwrap();
+    /// # for (folder, name, extra) in [("a", "deploy", "priority: 9\nscope:\n  tenants: [acme]\n"), ("b", "deploy", ""), ("c", "review", "")] {
+    /// #     let d = dir.path().join(folder);
+    /// #     std::fs::create_dir_all(&d).unwrap();
+    /// #     std::fs::write(d.join("SKILL.md"), format!("---\nname: {name}\ndescription: Does it.\n{extra}---\n")).unwrap();
+    /// # }
+    /// let index = skills_index::SkillIndex::builder()
+    ///     .root(skills_model::Layer::Project, dir.path())
+    ///     .build()
+    ///     .unwrap();
+    /// let snapshot = index.snapshot();
+    /// let unscoped = |r: &skills_model::SkillRecord| r.frontmatter.scope.is_none();
+    /// let theirs: Vec<_> = snapshot.skills_for(&unscoped).map(|r| r.dir().to_path_buf()).collect();
+    /// assert_eq!(theirs, [dir.path().join("b"), dir.path().join("c")]);
+    /// ```
     pub fn skills_for<'s>(
         &'s self,
         sees: &'s dyn Fn(&SkillRecord) -> bool,

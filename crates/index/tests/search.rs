@@ -332,3 +332,50 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
         );
     }
 }
+
+/// The snapshot's own search (`skillctl search`, for people) finds each name's winner only,
+/// scored over the winners: the search index holds shadowed records too (for sessions to
+/// whom a winner is hidden), and they add neither hits nor weight.
+#[test]
+fn a_snapshot_search_finds_winners_only() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |root: &str, name: &str, description: &str| {
+        let dir = tmp.path().join(root).join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+        )
+        .unwrap();
+    };
+    for root in ["personal", "alone"] {
+        write(root, "tables", "Formats tables.");
+        write(root, "charts", "Draws charts from tables.");
+    }
+    write(
+        "project",
+        "tables",
+        "Formats tables, tables and more tables, wordily.",
+    );
+    let shadowing = SkillIndex::builder()
+        .root(Layer::Personal, tmp.path().join("personal"))
+        .root(Layer::Project, tmp.path().join("project"))
+        .build()
+        .unwrap();
+    let alone = SkillIndex::builder()
+        .root(Layer::Personal, tmp.path().join("alone"))
+        .build()
+        .unwrap();
+    assert_eq!(shadowing.snapshot().shadowed().len(), 1);
+    let scored = |index: &SkillIndex| {
+        let outcome = index.snapshot().search("tables", 10, |_| true);
+        let hits: Vec<(String, Layer, f32)> = outcome
+            .hits
+            .into_iter()
+            .map(|h| (h.record.name.to_string(), h.record.layer, h.score))
+            .collect();
+        (hits, outcome.total)
+    };
+    assert_eq!(scored(&shadowing), scored(&alone));
+    assert_eq!(scored(&shadowing).1, 2);
+}

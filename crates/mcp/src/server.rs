@@ -650,12 +650,13 @@ impl ServerHandler for SkillsServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        // The skill listed under that name, and no other.
-        let name = self
+        // The skill listed under that name, and no other (two skills of one layer may
+        // share a qualified name: the record itself is read).
+        let record = self
             .prompts()
             .into_iter()
             .find(|(listed, _)| *listed == request.name)
-            .map(|(_, r)| r.qualified_name())
+            .map(|(_, r)| r)
             .ok_or_else(|| {
                 ErrorData::invalid_params(
                     cut(&format!(
@@ -672,11 +673,12 @@ impl ServerHandler for SkillsServer {
             .and_then(Value::as_str)
             .map(str::to_owned);
         let session = Arc::clone(&self.session);
-        let content =
-            tokio::task::spawn_blocking(move || session.instructions_of(&name, "prompts/get"))
-                .await
-                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
-                .map_err(|e| ErrorData::invalid_params(protocol::error_text(&e), None))?;
+        let content = tokio::task::spawn_blocking(move || {
+            session.instructions_of_record(&record, "prompts/get")
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+        .map_err(|e| ErrorData::invalid_params(protocol::error_text(&e), None))?;
         let mut text = format!(
             "Follow the instructions of the skill {} (its folder: {}).\n\n{}",
             content.name, content.base_path, content.content
