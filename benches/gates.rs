@@ -393,28 +393,57 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
         None,
         &format!("{} queries of three description words", queries.len() * 5),
     ));
-    // A session's search is for what it may see (`Audience`): worked out once per search
-    // index and remembered. The worst case, a memo made afresh for every query (each the
-    // first after a publication), with a tenth of the skills hidden.
-    let nine_in_ten = |r: &SkillRecord| !r.name.as_str().ends_with('7');
-    let mut first = Vec::new();
+    // A session's search is for what it may see: worked out once per search index and
+    // remembered by the session. The worst case, each query a fresh session's first (as
+    // the first after a publication is), through `Session::search`, over the corpus and a
+    // personal root holding another tenant's skill of the first skill's name, ranked above
+    // it: the session resolves that name to the corpus's skill.
+    let other = tempfile::tempdir().expect("a temporary folder");
+    let first = snap.skills().next().expect("a skill").name.to_string();
+    let folder = other.path().join("theirs");
+    std::fs::create_dir_all(&folder).expect("a skill folder");
+    std::fs::write(
+        folder.join("SKILL.md"),
+        format!(
+            "---\nname: {first}\ndescription: Another tenant's.\nscope:\n  tenants: [acme]\n---\n"
+        ),
+    )
+    .expect("a skill");
+    let shadowed = SkillIndex::builder()
+        .root(Layer::Project, root)
+        .depth(depth)
+        .root(Layer::Personal, other.path())
+        .build()
+        .expect("index builds");
+    let executor = Executor::builder(Arc::new(shadowed)).build();
+    let mut firsts = Vec::new();
     for _ in 0..5 {
         for q in &queries {
-            let memo = skills_index::AudienceMemo::default();
-            let audience = skills_index::Audience::seeing(&nine_in_ten).remembered_in(&memo);
+            let session = executor.session(
+                SessionContext::builder()
+                    .id("bench")
+                    .tenant("globex")
+                    .build(),
+            );
+            let query = skills_executor::SearchQuery {
+                query: q.clone(),
+                limit: Some(10),
+                layer: None,
+                tag: None,
+            };
             let t = Instant::now();
-            std::hint::black_box(search.search_for(&audience, q, 10, |_| true));
-            first.push(t.elapsed().as_secs_f64() * 1e6);
+            std::hint::black_box(session.search(&query).expect("a search"));
+            firsts.push(t.elapsed().as_secs_f64() * 1e6);
         }
     }
     metrics.push(metric(
         &format!("search latency, a session's first after a publication, {label} skills"),
         "us",
-        median(first),
+        median(firsts),
         None,
         &format!(
-            "{} queries as above, each for an audience that sees nine skills in ten, worked \
-             out afresh (a session remembers it until the next publication)",
+            "{} queries as above through Session::search, each a fresh session's first (what \
+             it sees worked out afresh), with one name also held by another tenant's skill",
             queries.len() * 5
         ),
     ));

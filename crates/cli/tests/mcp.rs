@@ -15,6 +15,16 @@ struct Mcp {
     next: u64,
 }
 
+/// The names a `prompts/list` answer lists.
+fn prompt_names(listed: &Value) -> Vec<&str> {
+    listed["result"]["prompts"]
+        .as_array()
+        .expect("prompts")
+        .iter()
+        .filter_map(|p| p["name"].as_str())
+        .collect()
+}
+
 impl Mcp {
     fn start(f: &Fixture, args: &[&str]) -> Mcp {
         let root = f.root_arg("personal");
@@ -266,12 +276,7 @@ fn a_prompt_name_stands_for_the_one_skill_listed_under_it() {
     let root = format!("project={}", project.display());
     let mut mcp = Mcp::start(&f, &["--root", &root]);
     let listed = mcp.call("prompts/list", json!({}));
-    let names: Vec<&str> = listed["result"]["prompts"]
-        .as_array()
-        .expect("prompts")
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let names = prompt_names(&listed);
     assert!(
         names.contains(&"deploy") && names.contains(&"personal.deploy"),
         "{names:?}"
@@ -474,12 +479,7 @@ fn a_hidden_skill_takes_no_prompt_name_from_a_visible_one() {
     let root = format!("project={}", f.path().join("project").display());
     let mut mcp = Mcp::start(&f, &["--root", &root, "--tenant", "globex"]);
     let listed = mcp.call("prompts/list", json!({}));
-    let names: Vec<&str> = listed["result"]["prompts"]
-        .as_array()
-        .expect("prompts")
-        .iter()
-        .filter_map(|p| p["name"].as_str())
-        .collect();
+    let names = prompt_names(&listed);
     assert_eq!(names, ["deploy"], "{listed}");
     let got = mcp.call("prompts/get", json!({"name": "deploy"}));
     let text = got["result"]["messages"][0]["content"]["text"]

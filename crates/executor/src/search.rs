@@ -47,6 +47,32 @@ impl SearchResult {
     }
 }
 
+/// Records by address: the set a session's search asks of each document once per index.
+type Holding = HashSet<*const SkillRecord, std::hash::BuildHasherDefault<AddressHasher>>;
+
+/// The hash of a record's address: the address itself, its low bits (always zero, by the
+/// record's alignment) dropped and spread by a multiplication. Addresses are the
+/// allocator's, not chosen by a skill folder, so nothing keyed by them can be made to
+/// collide; SipHash cost more than the rest of the pass.
+#[derive(Default)]
+struct AddressHasher(u64);
+
+impl std::hash::Hasher for AddressHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(*b)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        }
+    }
+
+    fn write_usize(&mut self, address: usize) {
+        self.0 = ((address as u64) >> 3).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    }
+}
+
 impl Session {
     /// Searches the skills the model may see (see [`skills_index::SearchIndex`] for the
     /// ranking), best first; audited as `skills_searched`.
@@ -72,17 +98,30 @@ impl Session {
         // may: `Snapshot::get_for`).
         let snapshot = self.exec.index.snapshot();
         let can_see = |r: &SkillRecord| self.can_see(r);
-        // The records names stand for to this session, worked out in one pass the first
-        // time they are asked for (when the memo misses, once per index), and only when
-        // some name is held by more than one record.
+        // The records names stand for to this session and its model may be offered, worked
+        // out in one pass the first time they are asked for (when the memo misses, once
+        // per index), and only when some name is held by more than one record.
         let shadowing = !snapshot.shadowed().is_empty();
-        let holding: OnceCell<HashSet<*const SkillRecord>> = OnceCell::new();
+        let holding: OnceCell<Holding> = OnceCell::new();
         let sees = |r: &SkillRecord| {
-            self.offers_model(r)
-                && (!shadowing
-                    || holding
-                        .get_or_init(|| snapshot.skills_for(&can_see).map(Arc::as_ptr).collect())
-                        .contains(&std::ptr::from_ref(r)))
+            if !shadowing {
+                return self.offers_model(r);
+            }
+            holding
+                .get_or_init(|| {
+                    let mut set = Holding::with_capacity_and_hasher(
+                        snapshot.len(),
+                        std::hash::BuildHasherDefault::default(),
+                    );
+                    set.extend(
+                        snapshot
+                            .skills_for(&can_see)
+                            .filter(|r| r.model_invocable())
+                            .map(Arc::as_ptr),
+                    );
+                    set
+                })
+                .contains(&std::ptr::from_ref(r))
         };
         let audience = skills_index::Audience::seeing(&sees).remembered_in(&self.audience);
         let outcome = snapshot.search_for(&audience, &q.query, limit, |r| {

@@ -11,6 +11,17 @@ fn fixtures() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/search")
 }
 
+/// Writes `<root>/<name>/SKILL.md` with that name and description.
+fn skill_with_description(root: &Path, name: &str, description: &str) {
+    let dir = root.join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
+    )
+    .unwrap();
+}
+
 fn top(index: &SkillIndex, query: &str, n: usize) -> Vec<String> {
     index
         .snapshot()
@@ -245,13 +256,7 @@ fn an_index_that_followed_changes_scores_as_a_fresh_one() {
 fn a_hidden_skill_moves_no_score_of_a_search() {
     let tmp = tempfile::tempdir().unwrap();
     let write = |root: &str, name: &str, description: &str| {
-        let dir = tmp.path().join(root).join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
-        )
-        .unwrap();
+        skill_with_description(&tmp.path().join(root), name, description);
     };
     for root in ["shown", "all"] {
         write(
@@ -340,13 +345,7 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
 fn a_snapshot_search_finds_winners_only() {
     let tmp = tempfile::tempdir().unwrap();
     let write = |root: &str, name: &str, description: &str| {
-        let dir = tmp.path().join(root).join(name);
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::write(
-            dir.join("SKILL.md"),
-            format!("---\nname: {name}\ndescription: {description}\n---\nBody.\n"),
-        )
-        .unwrap();
+        skill_with_description(&tmp.path().join(root), name, description);
     };
     for root in ["personal", "alone"] {
         write(root, "tables", "Formats tables.");
