@@ -77,10 +77,29 @@ impl Active {
         self.skill.record.name.to_string()
     }
 
-    /// What identifies it on the stack: its qualified name. Two skills of one bare name
-    /// from different layers are different skills, and one never stands for the other.
-    fn key(&self) -> String {
-        self.skill.record.qualified_name()
+    /// What identifies it on the stack ([`StackKey`]).
+    fn key(&self) -> StackKey {
+        StackKey::of(&self.skill.record)
+    }
+}
+
+/// What identifies a skill on the stack: its qualified name and its `SKILL.md`. Two skills
+/// of one bare name from different layers are different skills, and so are two folders of
+/// one layer that hold one name (the second, once it ranks first, is not a new version of
+/// the first: it neither takes the first's place, pin and restrictions nor skips their
+/// hooks: `attacks.rs::another_folder_of_the_same_name_never_replaces_an_active_skill`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct StackKey {
+    qualified: String,
+    path: std::path::PathBuf,
+}
+
+impl StackKey {
+    fn of(record: &SkillRecord) -> StackKey {
+        StackKey {
+            qualified: record.qualified_name(),
+            path: record.path.clone(),
+        }
     }
 }
 
@@ -189,10 +208,10 @@ impl Session {
         let offered = |r: &SkillRecord| by == Activation::Host || r.model_invocable();
         if by == Activation::Model && mode == LoadMode::Replace {
             // The skills the names stand for, as the load resolves them.
-            let named: Vec<String> = names
+            let named: Vec<StackKey> = names
                 .iter()
                 .filter_map(|n| self.resolve(&snapshot, n, &offered).ok())
-                .map(|r| r.qualified_name())
+                .map(|r| StackKey::of(&r))
                 .collect();
             let stack = self.stack.lock();
             for a in stack.iter().filter(|a| a.by == Activation::Model) {
@@ -262,7 +281,7 @@ impl Session {
         let mut stack = self.stack.lock();
         // The names of the stack after the load, in order: for `add` the stack as it is,
         // then the plan's new skills; for `replace` the host's pinned skills, then the plan.
-        let mut new_names: Vec<String> = match mode {
+        let mut new_names: Vec<StackKey> = match mode {
             LoadMode::Replace => stack
                 .iter()
                 .filter(|a| a.by == Activation::Host)
@@ -286,20 +305,21 @@ impl Session {
                 to_activate.push(key);
             }
         }
-        // One active skill of a name: a second one from another layer would make every
-        // name the model gives (to read, run, unload) stand for either of them.
-        let bare = |key: &str| {
+        // One active skill of a name: a second one from another layer (or another folder of
+        // the same) would make every name the model gives (to read, run, unload) stand for
+        // either of them.
+        let bare = |key: &StackKey| {
             stack
                 .iter()
                 .chain(&prepared)
-                .find(|a| a.key() == key)
+                .find(|a| a.key() == *key)
                 .map(Active::name)
         };
         for (i, key) in new_names.iter().enumerate() {
             if let Some(other) = new_names[..i].iter().find(|o| bare(o) == bare(key)) {
                 return Err(ExecError::NameActive {
-                    active: other.clone(),
-                    requested: key.clone(),
+                    active: other.qualified.clone(),
+                    requested: key.qualified.clone(),
                 });
             }
         }
@@ -445,7 +465,7 @@ impl Session {
     /// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
     /// allow as it would have to allow running them.
     fn model_may_activate(&self, prepared: &[Active]) -> Result<(), ExecError> {
-        let on_stack: Vec<(String, String)> = self
+        let on_stack: Vec<(StackKey, String)> = self
             .stack
             .lock()
             .iter()
@@ -745,7 +765,7 @@ impl Session {
 
     /// `skills_list`: the skills this session may see, and which are active.
     pub fn list(&self) -> SkillList {
-        let active: Vec<String> = self.stack.lock().iter().map(Active::key).collect();
+        let active: Vec<StackKey> = self.stack.lock().iter().map(Active::key).collect();
         SkillList {
             skills: self
                 .visible()
@@ -755,7 +775,7 @@ impl Session {
                     qualified_name: r.qualified_name(),
                     description: r.listed_description().into_owned(),
                     layer: r.layer.to_string(),
-                    active: active.contains(&r.qualified_name()),
+                    active: active.contains(&StackKey::of(r)),
                 })
                 .collect(),
         }
