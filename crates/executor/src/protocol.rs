@@ -935,22 +935,15 @@ pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
         let before = e.previous.as_deref().map(|p| session.can_see(p));
         (before, session.can_see(&e.record))
     };
-    // A skill's place in its name's precedence moves, for this session, only with a skill
-    // of that name it may see (added, removed or changed, precedence included): shadowing
-    // by a skill it may not see is not its (one takes no name from it), and is not said.
-    let moved: HashSet<&str> = batch
-        .iter()
-        .filter(|e| !matches!(e.event, ChangeKind::Shadowed | ChangeKind::Unshadowed))
-        .filter(|e| matches!(seen(e), (Some(true), _) | (_, true)))
-        .map(|e| e.name.as_str())
-        .collect();
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     let mut said = HashSet::new();
     let generation = batch.iter().map(|e| e.generation).max().unwrap_or(0);
     for e in batch {
-        if matches!(e.event, ChangeKind::Shadowed | ChangeKind::Unshadowed)
-            && !moved.contains(e.name.as_str())
-        {
+        // Which skill a name stands for is worked out per session (one it may not see
+        // takes no name from one it may), so the index's shadowing, worked out over every
+        // skill, says nothing of this session's: a change of what a name stands for to it
+        // shows as the skill added, removed or changed that caused it.
+        if matches!(e.event, ChangeKind::Shadowed | ChangeKind::Unshadowed) {
             continue;
         }
         let (list, which) = match (e.event, seen(e)) {

@@ -1015,3 +1015,70 @@ fn change_events_name_only_skills_the_session_may_see() {
     });
     assert_eq!(told[0]["added"], json!(["personal:deploy"]), "{told}");
 }
+
+/// Regression (attack): the index's shadowing, worked out over every skill, went into a
+/// session's change events, so a hidden skill of a higher layer changed what the session
+/// was told when a skill of its name came (its own `deploy` was, or was not, reported
+/// changed). What a session is told is the same with and without skills it may not see.
+#[test]
+fn change_events_are_the_same_with_and_without_hidden_skills() {
+    let told = |hidden: bool| {
+        let tmp = tempfile::tempdir().unwrap();
+        let write = |layer: &str, folder: &str, name: &str, extra: &str| {
+            let dir = tmp.path().join(layer).join(folder);
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(
+                dir.join("SKILL.md"),
+                format!("---\nname: {name}\ndescription: Does {name}.\n{extra}---\nBody.\n"),
+            )
+            .unwrap();
+        };
+        let acme = "scope:\n  tenants:\n    - acme\n";
+        write("project", "deploy", "deploy", "");
+        if hidden {
+            write("enterprise", "deploy", "deploy", acme);
+        }
+        for layer in ["enterprise", "personal"] {
+            std::fs::create_dir_all(tmp.path().join(layer)).unwrap();
+        }
+        let index = skills_index::SkillIndex::builder()
+            .root(Layer::Enterprise, tmp.path().join("enterprise"))
+            .root(Layer::Personal, tmp.path().join("personal"))
+            .root(Layer::Project, tmp.path().join("project"))
+            .build()
+            .unwrap();
+        let session = Executor::builder(Arc::new(index))
+            .build()
+            .session(SessionContext::builder().id("g").tenant("globex").build());
+        let batches = session.executor().index().subscribe_batches();
+        let mut said = Vec::new();
+        let steps: [&dyn Fn(); 2] = [
+            // A skill of the name in a higher layer than the session's own.
+            &|| write("personal", "deploy", "deploy", ""),
+            // Another tenant's skill of the name arrives with an unrelated one.
+            &|| {
+                write(
+                    "enterprise",
+                    "deploy-2",
+                    "deploy",
+                    &format!("priority: 3\n{acme}"),
+                );
+                write("personal", "notes", "notes", "");
+            },
+        ];
+        for step in steps {
+            step();
+            session.reload();
+            let batch = batches.try_recv().expect("a publication");
+            said.push(serde_json::to_value(protocol::events(&session, &batch)).unwrap());
+        }
+        said
+    };
+    let without = told(false);
+    assert_eq!(
+        without[0][0]["added"],
+        json!(["personal:deploy"]),
+        "{without:?}"
+    );
+    assert_eq!(told(true), without);
+}
