@@ -199,6 +199,15 @@ impl Session {
                 "name at least one skill to load".into(),
             ));
         }
+        // A name given twice is resolved once: each resolution walks the skills of its
+        // name, those this session may not see included.
+        let mut once = HashSet::new();
+        let names: Vec<String> = names
+            .iter()
+            .filter(|n| once.insert(n.as_str()))
+            .cloned()
+            .collect();
+        let names = names.as_slice();
         // Adding only narrows (every restricting skill still judges every call, and running
         // the new skill's scripts needs their permission). Replacing drops the restricting
         // skills, so each one that would go must allow it.
@@ -540,11 +549,14 @@ impl Session {
         {
             return Ok(());
         }
+        let mut seen_deps = HashSet::new();
         for dep in record
             .frontmatter
             .composition
             .iter()
             .flat_map(|c| &c.dependencies)
+            // A dependency listed twice is resolved once.
+            .filter(|d| seen_deps.insert(d.skill_name.as_str()))
         {
             // An optional dependency the asker may not activate (a skill a user alone
             // invokes, for the model) is absent to it, as one it may not see is.

@@ -608,9 +608,16 @@ impl Snapshot {
     /// The place of `record` (the same `SKILL.md` through the same layer and plugin) in
     /// this snapshot.
     pub(crate) fn place_of_record(&self, record: &SkillRecord) -> Option<usize> {
+        // The record itself, by address, as a session that resolved it here holds it (a
+        // pass over the name's group comparing addresses only: comparing paths for every
+        // record of a large group, once per record, was quadratic); else the same skill
+        // read into another snapshot.
         self.candidates(record.name.as_str())
-            .find(|(_, r)| {
-                r.path == record.path && r.layer == record.layer && r.plugin == record.plugin
+            .find(|(_, r)| std::ptr::eq(&***r, record))
+            .or_else(|| {
+                self.candidates(record.name.as_str()).find(|(_, r)| {
+                    r.path == record.path && r.layer == record.layer && r.plugin == record.plugin
+                })
             })
             .map(|(i, _)| i)
     }

@@ -33,6 +33,8 @@ pub use frontmatter::{
     ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
 };
 pub use layer::Layer;
-pub use name::{closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN};
+pub use name::{
+    closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
+};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use tools::{Specifier, ToolRule, ToolRules};

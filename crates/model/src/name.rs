@@ -167,20 +167,38 @@ pub fn name_skeleton(name: &str) -> String {
 }
 
 /// The closest of `names` to `wanted` by edit distance, when it is close enough to suggest
-/// ("did you mean ...?"): within a third of `wanted`'s length, and at least 2 edits.
+/// ("did you mean ...?"): within a third of `wanted`'s length, and at least 2 edits. A name
+/// longer than [`SUGGESTED_MAX`] characters neither gets a suggestion nor is one, and a
+/// name whose length alone puts it out of reach is passed over unmeasured, so the work is
+/// bounded whatever the lengths (an edit distance costs the product of its two lengths:
+/// a 100 KB name against 200 skills took a minute).
 ///
 /// ```
 /// assert_eq!(skills_model::closest_name("pdf-tool", ["pdf-tools", "docx"].into_iter()).as_deref(), Some("pdf-tools"));
 /// assert_eq!(skills_model::closest_name("zzz", ["pdf-tools"].into_iter()), None);
+/// assert_eq!(skills_model::closest_name(&"pdf-tools".repeat(1000), ["pdf-tools"].into_iter()), None);
 /// ```
 pub fn closest_name<'a>(wanted: &str, names: impl Iterator<Item = &'a str>) -> Option<String> {
-    let limit = (wanted.chars().count() / 3).max(2);
+    let length = wanted.chars().count();
+    if length > SUGGESTED_MAX {
+        return None;
+    }
+    let limit = (length / 3).max(2);
     names
+        // The distance is at least the difference of the lengths.
+        .filter(|n| {
+            let l = n.chars().count();
+            l <= SUGGESTED_MAX && l.abs_diff(length) <= limit
+        })
         .map(|n| (edit_distance(wanted, n), n))
         .filter(|(d, _)| *d <= limit)
         .min()
         .map(|(_, n)| n.to_owned())
 }
+
+/// The longest name, in characters, that [`closest_name`] suggests or finds a suggestion
+/// for: twice the specification's longest name.
+pub const SUGGESTED_MAX: usize = 2 * MAX_NAME_LEN;
 
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
