@@ -907,7 +907,7 @@ pub enum Event {
         generation: u64,
         /// Qualified names of skills that appeared.
         added: Vec<String>,
-        /// Qualified names of skills whose files, or whose precedence, changed.
+        /// Qualified names of skills whose files or frontmatter changed.
         changed: Vec<String>,
         /// Qualified names of skills that are gone.
         removed: Vec<String>,

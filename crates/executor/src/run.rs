@@ -177,7 +177,7 @@ impl Session {
         self.runtime_allowed(
             "skills_run_script",
             &format!("{}:{}", record.name, call.path),
-            Some(record.name.as_str()),
+            Some(record),
         )?;
         self.runnable(record, &call.path)?;
         if !self.exec.trusts(record) {

@@ -217,10 +217,14 @@ impl Session {
         let offered = |r: &SkillRecord| by == Activation::Host || r.model_invocable();
         if by == Activation::Model && mode == LoadMode::Replace {
             // The skills the names stand for, as the load resolves them.
+            // Looked up with no suggestion for a miss: the plan below answers a name that
+            // finds nothing, once (a suggestion for each of many made-up names was unbounded
+            // work).
+            let can_see = |r: &SkillRecord| self.can_see(r);
             let named: Vec<StackKey> = names
                 .iter()
-                .filter_map(|n| self.resolve(&snapshot, n, &offered).ok())
-                .map(|r| StackKey::of(&r))
+                .filter_map(|n| snapshot.get_for(n, &can_see))
+                .map(|r| StackKey::of(r))
                 .collect();
             let stack = self.stack.lock();
             for a in stack.iter().filter(|a| a.by == Activation::Model) {
@@ -326,9 +330,17 @@ impl Session {
         };
         for (i, key) in new_names.iter().enumerate() {
             if let Some(other) = new_names[..i].iter().find(|o| bare(o) == bare(key)) {
+                // Two folders of one qualified name are told apart by their folders.
+                let shown = |k: &StackKey| {
+                    if other.qualified == key.qualified {
+                        format!("{} (in {})", k.qualified, k.path.display())
+                    } else {
+                        k.qualified.clone()
+                    }
+                };
                 return Err(ExecError::NameActive {
-                    active: other.qualified.clone(),
-                    requested: key.qualified.clone(),
+                    active: shown(other),
+                    requested: shown(key),
                 });
             }
         }
@@ -502,13 +514,14 @@ impl Session {
 
     /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
     /// restrict tools: every skill with an `allowed-tools` must allow it, except the skill
-    /// `own` names (its own scripts, loading itself again) needs no permission from itself. Listing, reading the
-    /// active skills' files and unloading are never restricted.
+    /// `own` (its own scripts, loading itself again) needs no permission from itself: that
+    /// skill itself, not another of its name. Listing, reading the active skills' files and
+    /// unloading are never restricted.
     pub(crate) fn runtime_allowed(
         &self,
         tool: &str,
         target: &str,
-        own: Option<&str>,
+        own: Option<&SkillRecord>,
     ) -> Result<(), ExecError> {
         allowed_by(&self.stack.lock(), tool, target, own)
     }
@@ -549,15 +562,25 @@ impl Session {
         {
             return Ok(());
         }
-        let mut seen_deps = HashSet::new();
+        // A dependency listed twice is resolved once, and is required if any of its
+        // entries says so.
+        let mut deps: Vec<skills_model::SkillDependency> = Vec::new();
+        let mut place: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
         for dep in record
             .frontmatter
             .composition
             .iter()
             .flat_map(|c| &c.dependencies)
-            // A dependency listed twice is resolved once.
-            .filter(|d| seen_deps.insert(d.skill_name.as_str()))
         {
+            match place.get(dep.skill_name.as_str()) {
+                Some(&i) => deps[i].optional &= dep.optional,
+                None => {
+                    place.insert(&dep.skill_name, deps.len());
+                    deps.push(dep.clone());
+                }
+            }
+        }
+        for dep in &deps {
             // An optional dependency the asker may not activate (a skill a user alone
             // invokes, for the model) is absent to it, as one it may not see is.
             let available = snapshot
@@ -777,7 +800,12 @@ impl Session {
 
     /// `skills_list`: the skills this session may see, and which are active.
     pub fn list(&self) -> SkillList {
-        let active: Vec<StackKey> = self.stack.lock().iter().map(Active::key).collect();
+        let active: Vec<String> = self
+            .stack
+            .lock()
+            .iter()
+            .map(|a| a.skill.record.qualified_name())
+            .collect();
         SkillList {
             skills: self
                 .visible()
@@ -787,7 +815,7 @@ impl Session {
                     qualified_name: r.qualified_name(),
                     description: r.listed_description().into_owned(),
                     layer: r.layer.to_string(),
-                    active: active.contains(&StackKey::of(r)),
+                    active: active.contains(&r.qualified_name()),
                 })
                 .collect(),
         }
@@ -917,23 +945,26 @@ pub(crate) fn hook_allowed(stack: &[Active], r: &SkillRecord, hook: &str) -> Res
         stack,
         "skills_run_script",
         &format!("{}:{hook}", r.name),
-        Some(r.name.as_str()),
+        Some(r),
     )
 }
 
 /// Whether every skill of `stack` that restricts tools allows runtime tool `tool` on
-/// `target`, but for the one `own` names (see [`Session::runtime_allowed`]).
+/// `target`, but for `own` itself (see [`Session::runtime_allowed`]): by its [`StackKey`],
+/// so a skill of its name from another folder or layer is not its own
+/// (`attacks.rs::a_skill_of_the_same_name_is_not_a_restricting_skill_s_own`).
 pub(crate) fn allowed_by(
     stack: &[Active],
     tool: &str,
     target: &str,
-    own: Option<&str>,
+    own: Option<&SkillRecord>,
 ) -> Result<(), ExecError> {
+    let own = own.map(StackKey::of);
     for a in stack {
         let Some(allowed) = &a.rules.allowed else {
             continue;
         };
-        if own.is_some_and(|own| a.is_named(own)) {
+        if own.as_ref().is_some_and(|own| a.key() == *own) {
             continue;
         }
         if !allowed.any_matches(tool, Some(target)) {

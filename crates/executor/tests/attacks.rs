@@ -977,3 +977,56 @@ fn another_folder_of_the_same_name_never_replaces_an_active_skill() {
         ));
     }
 }
+
+/// Regression (review): a restricting skill's exemption for its own hooks and scripts went
+/// by name, so another folder's skill of that name (ranked first since) ran its pre hook
+/// under the restriction when the model loaded it in its place. Its own is itself only.
+#[test]
+fn a_skill_of_the_same_name_is_not_a_restricting_skill_s_own() {
+    let env = Env::new();
+    env.file(
+        "deploy-a",
+        "SKILL.md",
+        "---\nname: deploy\ndescription: Restricted.\nallowed-tools: Read skills_load\n---\nRestricted.\n",
+    );
+    let session = env.session();
+    session.load(&names(&["deploy"]), LoadMode::Add).unwrap();
+    env.file(
+        "deploy-b",
+        "SKILL.md",
+        "---\nname: deploy\ndescription: Hooked.\npriority: 5\nhooks:\n  pre:\n    - scripts/pre.sh\n---\nHooked.\n",
+    );
+    env.file(
+        "deploy-b",
+        "scripts/pre.sh",
+        "#!/bin/sh\ntouch \"$0.ran\"\n",
+    );
+    session.reload();
+    let err = session
+        .load(&names(&["deploy"]), LoadMode::Replace)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+    assert!(!env.root.join("deploy-b/scripts/pre.sh.ran").exists());
+    assert_eq!(session.active()[0].body.trim(), "Restricted.");
+}
+
+/// Regression (review): a dependency listed twice, once optional and once required, was
+/// read by its first entry alone once repeats were resolved once: a missing required
+/// dependency let the load through. Repeats are required if any entry is.
+#[test]
+fn a_dependency_listed_twice_is_required_if_either_entry_says_so() {
+    let env = Env::new();
+    env.skill(
+        "app",
+        "composition:\n  dependencies:\n    - skillName: helper\n      optional: true\n    - skillName: helper\n",
+        "App.\n",
+    );
+    let session = env.session();
+    let err = session.load(&names(&["app"]), LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_DEPENDENCY_MISSING", "{err}");
+    env.skill("helper", "disable-model-invocation: true\n", "Helper.\n");
+    session.reload();
+    let err = session.load(&names(&["app"]), LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
+    assert!(common::active(&session).is_empty());
+}
