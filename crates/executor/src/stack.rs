@@ -611,10 +611,10 @@ impl Session {
     ) -> Result<Arc<SkillRecord>, ExecError> {
         // What the name stands for among the skills this session may see: one it may not
         // see takes no name from one it may.
-        match snapshot.get_for(name, &|r| self.can_see(r)) {
+        let can_see = |r: &SkillRecord| self.can_see(r);
+        match snapshot.get_for(name, &can_see) {
             Some(r) => Ok(Arc::clone(r)),
             _ => {
-                let can_see = |r: &SkillRecord| self.can_see(r);
                 let visible: Vec<Arc<SkillRecord>> = snapshot
                     .skills_for(&can_see)
                     .filter(|r| offered(r))
