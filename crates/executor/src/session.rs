@@ -206,8 +206,8 @@ impl Session {
     }
 
     /// Whether the model may be offered `record` in this session: its scope admits the
-    /// session, and it is not marked `disable-model-invocation`. What the model's listing
-    /// and its searches hold.
+    /// session, and it is not marked `disable-model-invocation`. (The listing and searches
+    /// first resolve each name among what the scope admits, then keep what this admits.)
     pub fn offers_model(&self, record: &SkillRecord) -> bool {
         self.can_see(record) && record.model_invocable()
     }
