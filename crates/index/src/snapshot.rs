@@ -615,9 +615,8 @@ impl Snapshot {
         self.candidates(record.name.as_str())
             .find(|(_, r)| std::ptr::eq(&***r, record))
             .or_else(|| {
-                self.candidates(record.name.as_str()).find(|(_, r)| {
-                    r.path == record.path && r.layer == record.layer && r.plugin == record.plugin
-                })
+                self.candidates(record.name.as_str())
+                    .find(|(_, r)| same_skill(r, record))
             })
             .map(|(i, _)| i)
     }
@@ -641,13 +640,15 @@ impl Snapshot {
     pub(crate) fn wins(&self, record: &SkillRecord) -> bool {
         self.by_name
             .get(&self.records, record.name.as_str())
-            .is_some_and(|i| {
-                let winner = &self.records[i];
-                winner.path == record.path
-                    && winner.layer == record.layer
-                    && winner.plugin == record.plugin
-            })
+            .is_some_and(|i| same_skill(&self.records[i], record))
     }
+}
+
+/// Whether two records are one skill, perhaps read into different snapshots: the same
+/// `SKILL.md` through the same layer and plugin (one folder reached through two roots is
+/// two skills).
+fn same_skill(a: &SkillRecord, b: &SkillRecord) -> bool {
+    a.path == b.path && a.layer == b.layer && a.plugin == b.plugin
 }
 
 #[cfg(test)]
