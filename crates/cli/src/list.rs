@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use skills_model::SkillRecord;
 
-use crate::out::{sorted_keys, Object, RecordView, Seq, ShadowedView};
+use crate::out::{DiagnosticView, Object, RecordView, Seq, ShadowedView};
 use crate::roots::RootArgs;
 use crate::validate::Format;
 
@@ -108,7 +108,9 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
             // Written as it is serialised: no tree of the whole answer is built. The
             // records, most of it, are serialised on two threads (`Object::array_field`).
             let mut doc = Object::new(&mut out);
-            doc.field("diagnostics", &sorted_keys(snap.diagnostics().iter()))?;
+            doc.array_field("diagnostics", snap.diagnostics().iter(), |d, element| {
+                element.write(&DiagnosticView::at(d))
+            })?;
             doc.field("generation", &snap.generation())?;
             doc.field(
                 "shadowed",

@@ -9,7 +9,7 @@ use skills_index::{validate_paths, SkillReport};
 use skills_model::{Diagnostic, Severity};
 use skills_parser::SkillParser;
 
-use crate::out::{sorted_keys, Seq};
+use crate::out::{DiagnosticView, Seq};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub(crate) enum Format {
@@ -201,7 +201,7 @@ fn json(reports: &[SkillReport], out: &mut impl std::io::Write) -> anyhow::Resul
     let t = totals(reports);
     let doc = Doc {
         skills: Seq::new(reports.iter().map(|r| Skill {
-            diagnostics: sorted_keys(r.diagnostics.iter()),
+            diagnostics: Seq::new(r.diagnostics.iter().map(DiagnosticView::of)),
             name: r.name(),
             path: r.dir.display().to_string(),
             valid: r.is_valid(),
