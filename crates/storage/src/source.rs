@@ -491,16 +491,30 @@ impl FsSource {
     /// A folder reached by a walk of the root, as a path relative to the root (`""` for
     /// the root itself); `None` when it is not UTF-8 or not below the root.
     fn relative(&self, dir: &Path) -> Option<String> {
-        // The walk joins names to the root as given: a folder right below it is the root's
-        // bytes, a separator and a name.
-        let name = crate::read::below(&self.root, dir)
-            .filter(|name| {
-                !name.iter().any(|b| *b == b'/' || *b == b'\\') && *name != b"." && *name != b".."
+        // The walk joins names to the root as given: a folder below it is the root's bytes,
+        // a separator and its names, one separator between each. Where `/` is the only
+        // separator, those bytes are the answer the components give below (a nested
+        // layout's thousands of folders were converted on one thread, component by
+        // component); anything else (an empty, `.` or `..` name, another separator) is
+        // left to the components.
+        let plain = |name: &[u8]| !name.is_empty() && name != b"." && name != b"..";
+        let rel = crate::read::below(&self.root, dir)
+            .filter(|rest| {
+                if cfg!(unix) {
+                    rest.split(|b| *b == b'/').all(plain)
+                } else {
+                    !rest.iter().any(|b| *b == b'/' || *b == b'\\') && plain(rest)
+                }
             })
-            .and_then(|name| std::str::from_utf8(name).ok());
-        if let Some(name) = name {
-            return Some(name.to_owned());
+            .and_then(|rest| std::str::from_utf8(rest).ok());
+        match rel {
+            Some(rel) => Some(rel.to_owned()),
+            None => self.relative_by_components(dir),
         }
+    }
+
+    /// [`relative`](Self::relative), component by component.
+    fn relative_by_components(&self, dir: &Path) -> Option<String> {
         let rel = dir.strip_prefix(&self.root).ok()?;
         let mut parts = Vec::new();
         for part in rel.components() {
@@ -518,9 +532,10 @@ impl FsSource {
     /// logged) as discovery's are.
     fn listed_candidates(&self, walked: Walked) -> CandidateList {
         self.log_problems(&walked.problems);
+        // In parallel, in order: a nested layout's thousands of candidates.
         let mut whole: Vec<(SourceCandidate, FileSeen)> = walked
             .candidates
-            .into_iter()
+            .into_par_iter()
             .zip(walked.seen)
             .filter_map(|(c, seen)| Some((self.source_candidate(c)?, seen)))
             .collect();
@@ -1039,6 +1054,45 @@ mod tests {
         assert!(!source.is_dir("pdf-tools/SKILL.md"));
         assert!(!source.is_dir("pdf-tool"));
         assert!(!source.is_dir(".."));
+    }
+
+    /// A folder's path relative to the root is what its components give, for paths the
+    /// walk makes (the bytes themselves) and for any other (the components alone).
+    #[test]
+    fn a_folder_relative_to_the_root_is_what_its_components_give() {
+        let root = PathBuf::from("/skills/root");
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let cases = [
+            "a",
+            "a/b",
+            "owner__repo/skills/name",
+            "a/b/c/d/e/f",
+            "with space/é 日",
+            "back\\slash/x",
+            "./a",
+            "a/./b",
+            "a//b",
+            "a/b/",
+            "a/../b",
+            "..",
+            ".",
+            "",
+            "/a",
+            ".hidden/x",
+            "a/..b/c.",
+        ];
+        for rel in cases {
+            let dir = PathBuf::from(format!("/skills/root/{rel}"));
+            assert_eq!(
+                source.relative(&dir),
+                source.relative_by_components(&dir),
+                "{rel:?}"
+            );
+        }
+        for other in ["/skills/rootx/a", "/skills", "/elsewhere/a"] {
+            assert_eq!(source.relative(Path::new(other)), None, "{other}");
+        }
+        assert_eq!(source.relative(&root).as_deref(), Some(""));
     }
 
     #[test]
