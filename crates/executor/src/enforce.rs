@@ -191,7 +191,7 @@ pub(crate) fn touched(arg: &str) -> Touched {
 /// `link` is resolved too. A dangling link is followed by hand (a write through it creates
 /// its target). `None` when the links loop (the kernel refuses such a path too) or the
 /// working folder is unknown.
-fn resolve_physical(raw: &Path) -> Option<PathBuf> {
+pub(crate) fn resolve_physical(raw: &Path) -> Option<PathBuf> {
     let start = if raw.is_absolute() {
         PathBuf::new()
     } else {

@@ -225,8 +225,11 @@ impl Inner {
                     .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.into()))
             })
             .chain(snapshot.records().iter().map(|r| r.dir().to_path_buf()));
+        // Each also as the kernel reaches it, through its links, whether or not it exists
+        // yet: a root not made yet, named through a linked home, is written by its real
+        // path (canonicalising gave nothing for it, and left the real path open).
         for dir in dirs {
-            if let Ok(real) = std::fs::canonicalize(&dir) {
+            if let Some(real) = crate::enforce::resolve_physical(&dir) {
                 folders.push(real);
             }
             folders.push(dir);

@@ -1030,3 +1030,38 @@ fn a_dependency_listed_twice_is_required_if_either_entry_says_so() {
     assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
     assert!(common::active(&session).is_empty());
 }
+
+/// Regression: a root that does not exist yet, named through a linked folder (a new user's
+/// `~/.skills` under a linked home), was protected only as written: the model's write tools
+/// could plant a skill through its real path, which a reload then indexed in the trusted
+/// layer and whose script ran.
+#[test]
+fn a_root_not_made_yet_is_read_only_through_its_real_path() {
+    let tmp = tempfile::tempdir().expect("temp dir");
+    let real_home = tmp.path().join("real-home");
+    std::fs::create_dir_all(&real_home).expect("home");
+    let home = tmp.path().join("home");
+    std::os::unix::fs::symlink(&real_home, &home).expect("link");
+    let index = skills_index::SkillIndex::builder()
+        .root(skills_model::Layer::Personal, home.join(".skills"))
+        .build()
+        .expect("index");
+    let executor = skills_executor::Executor::builder(Arc::new(index))
+        .policy(Policy::default())
+        .build();
+    let session = executor.session(SessionContext::builder().id("m").build());
+    let planted = real_home.join(".skills/planted");
+    for path in [planted.join("SKILL.md"), planted.join("scripts/run.sh")] {
+        for tool in ["Write", "Edit", "MultiEdit"] {
+            let decision = session.check_tool(tool, &json!({ "file_path": path }));
+            assert!(!decision.allowed, "{tool} {} allowed", path.display());
+        }
+    }
+    // Spelled with `..` through the link, too.
+    let dotted = home.join("x/../.skills/planted/SKILL.md");
+    assert!(
+        !session
+            .check_tool("Write", &json!({ "file_path": dotted }))
+            .allowed
+    );
+}
