@@ -241,14 +241,33 @@ impl Inner {
         folders
     }
 
-    /// Whether `record`'s skill may run scripts and hooks.
-    pub(crate) fn trusts(&self, record: &SkillRecord) -> bool {
-        let plugin = record.plugin.as_deref();
-        let origin = match plugin {
+    /// Who registered `record`'s plugin, as things stand now.
+    pub(crate) fn origin_of(&self, record: &SkillRecord) -> PluginOrigin {
+        match record.plugin.as_deref() {
             Some(id) if self.registered.lock().contains(id) => PluginOrigin::Protocol,
             _ => PluginOrigin::Host,
+        }
+    }
+
+    /// Whether `record`'s skill may run scripts and hooks.
+    pub(crate) fn trusts(&self, record: &SkillRecord) -> bool {
+        let origin = self.origin_of(record);
+        self.policy
+            .trusts_skill(record.layer, record.plugin.as_deref(), origin)
+    }
+
+    /// Whether an active skill may run scripts and hooks: a skill loaded from a plugin
+    /// registered over the protocol stays that plugin's, however its id is registered
+    /// since (unregistered, its skill would have counted as a host plugin's; registered
+    /// again by the host, the host's trust would have gone to the other folder's skill).
+    pub(crate) fn trusts_active(&self, a: &crate::stack::Active) -> bool {
+        let record = &a.skill.record;
+        let origin = match (a.origin, self.origin_of(record)) {
+            (PluginOrigin::Host, PluginOrigin::Host) => PluginOrigin::Host,
+            _ => PluginOrigin::Protocol,
         };
-        self.policy.trusts_skill(record.layer, plugin, origin)
+        self.policy
+            .trusts_skill(record.layer, record.plugin.as_deref(), origin)
     }
 }
 

@@ -180,7 +180,7 @@ impl Session {
             Some(record),
         )?;
         self.runnable(record, &call.path)?;
-        if !self.exec.trusts(record) {
+        if !self.exec.trusts_active(a) {
             return Err(ExecError::Untrusted {
                 skill: record.name.to_string(),
                 layer: record.layer.to_string(),
@@ -379,7 +379,7 @@ impl Session {
             let outcome = if forbidden {
                 // A manifest that says the skill runs no commands covers its hooks too.
                 Err(ExecError::ScriptsForbidden(record.name.to_string()))
-            } else if !self.exec.trusts(record) {
+            } else if !self.exec.trusts_active(a) {
                 Err(ExecError::Untrusted {
                     skill: record.name.to_string(),
                     layer: record.layer.to_string(),

@@ -35,6 +35,8 @@ pub(crate) struct Active {
     /// Every file under `scripts/` at load (path relative to the skill, `sha256:` digest).
     pub(crate) scripts: Arc<[(String, String)]>,
     pub(crate) by: Activation,
+    /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
+    pub(crate) origin: crate::PluginOrigin,
     /// The index's record when it was loaded (or last found unchanged): a different one
     /// means the file may have changed.
     pub(crate) indexed: Arc<SkillRecord>,
@@ -165,7 +167,23 @@ impl Session {
     /// Reads a skill's pinned version: body and record from one read, the digests of its
     /// scripts, its compiled rules.
     fn prepare(&self, record: &Arc<SkillRecord>, by: Activation) -> Result<Active, ExecError> {
+        let origin = self.exec.origin_of(record);
         let skill = self.load_resolved(record)?;
+        // The version read is the one that runs: hooks it gained since the index read it
+        // are judged as the plan judged the indexed ones.
+        if skill
+            .record
+            .frontmatter
+            .hooks
+            .as_deref()
+            .is_some_and(Hooks::runs_any)
+            && !self.exec.trusts(&skill.record)
+        {
+            return Err(ExecError::Untrusted {
+                skill: skill.record.name.to_string(),
+                layer: skill.record.layer.to_string(),
+            });
+        }
         let dir = skill.record.dir().to_path_buf();
         let scripts: Arc<[(String, String)]> = skill
             .files
@@ -184,6 +202,7 @@ impl Session {
             rules,
             scripts,
             by,
+            origin,
             indexed: Arc::clone(record),
         })
     }

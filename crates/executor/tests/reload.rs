@@ -1,0 +1,146 @@
+//! Regression tests of the live executor under reloads and plugin changes: what a session
+//! pinned stays judged as it was pinned (trust, scope, strictness), and what changed on disk
+//! since is told.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{active, names, Env};
+use serde_json::json;
+use skills_executor::{LoadMode, Policy, ScriptCall, SessionContext};
+
+/// Regression: a skill of a plugin registered over the protocol counted as a host plugin's
+/// once its plugin was unregistered (trust was read from the ids registered now), so its
+/// script ran through the session's API before any call dropped it (promise 15).
+#[test]
+fn regression_a_wire_plugin_s_skill_stays_untrusted_once_unregistered() {
+    let env = Env::new();
+    let wire = env.outside("wire-plugin");
+    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
+    std::fs::write(
+        wire.join("tool/SKILL.md"),
+        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
+    )
+    .expect("ok");
+    let script = wire.join("tool/scripts/run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho untrusted-code-ran\n").expect("ok");
+    common::make_executable(&script);
+    let exec = env.executor(Policy::default());
+    let model = exec.session(SessionContext::builder().id("model").build());
+    model.register_plugin("acme", &wire).expect("ok");
+    model
+        .load(&names(&["acme:tool"]), LoadMode::Add)
+        .expect("ok");
+    let refused = model
+        .run_script(&ScriptCall::new("scripts/run.sh"))
+        .expect_err("refused");
+    assert_eq!(refused.code(), "SKILL_UNTRUSTED", "{refused}");
+    exec.unregister_plugin("acme").expect("ok");
+    let ran = model.run_script(&ScriptCall::new("scripts/run.sh"));
+    assert!(
+        ran.is_err(),
+        "the unregistered wire plugin's script ran: {:?}; active: {:?}",
+        ran.map(|r| r.output.stdout),
+        active(&model)
+    );
+}
+
+/// Regression: a hook a wire plugin's `SKILL.md` gained after the index read it was judged
+/// by the indexed version (none), pinned, and run as trusted when the plugin was
+/// unregistered and the session dropped the skill. The load judges the version it reads.
+#[test]
+fn regression_a_hook_gained_since_the_index_read_is_judged_at_load() {
+    let env = Env::new();
+    let wire = env.outside("wire-plugin");
+    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
+    std::fs::write(
+        wire.join("tool/SKILL.md"),
+        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
+    )
+    .expect("ok");
+    let hook = wire.join("tool/scripts/post.sh");
+    std::fs::write(&hook, "#!/bin/sh\ntouch untrusted-hook-ran\n").expect("ok");
+    common::make_executable(&hook);
+    let exec = env.executor(Policy::default());
+    let host = exec.session(SessionContext::builder().id("host").build());
+    let model = exec.session(SessionContext::builder().id("model").build());
+    host.register_plugin("acme", &wire).expect("ok");
+    // The hostile folder adds its hook after the index read it.
+    std::fs::write(
+        wire.join("tool/SKILL.md"),
+        "---\nname: tool\ndescription: A plugin tool from the wire.\nhooks:\n  post: [scripts/post.sh]\n---\nRun it.\n",
+    )
+    .expect("ok");
+    let loaded = skills_executor::protocol::call(
+        &model,
+        "skills_load",
+        json!({"names": ["acme:tool"], "mode": "add"}),
+    );
+    let after_load = active(&model);
+    assert_eq!(
+        loaded
+            .as_ref()
+            .map_err(skills_executor::ExecError::code)
+            .err(),
+        Some("SKILL_UNTRUSTED"),
+        "{loaded:?}"
+    );
+    host.unregister_plugin("acme").expect("ok");
+    // Any call of the model's session follows the index.
+    let _ = skills_executor::protocol::call(&model, "skills_list", json!({}));
+    let marker = wire.join("tool/untrusted-hook-ran");
+    assert!(
+        !marker.exists(),
+        "the wire plugin's post hook ran after unregistration (load: {loaded:?}, active after load {after_load:?})"
+    );
+}
+
+/// Regression: a wire plugin's skill stayed active after the host registered a plugin of its
+/// own under the same id, and then ran its script under the host's trust.
+#[test]
+fn regression_a_wire_plugin_s_skill_stays_untrusted_when_the_host_reuses_its_id() {
+    let env = Env::new();
+    let wire = env.outside("wire-plugin");
+    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
+    std::fs::write(
+        wire.join("tool/SKILL.md"),
+        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
+    )
+    .expect("ok");
+    let script = wire.join("tool/scripts/run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho untrusted-code-ran\n").expect("ok");
+    common::make_executable(&script);
+    let host_root = env.outside("host-plugin");
+    let exec = env.executor(Policy::default());
+    let host = exec.session(SessionContext::builder().id("host").build());
+    let model = exec.session(SessionContext::builder().id("model").build());
+    host.register_plugin("acme", &wire).expect("ok");
+    skills_executor::protocol::call(
+        &model,
+        "skills_load",
+        json!({"names": ["acme:tool"], "mode": "add"}),
+    )
+    .expect("ok");
+    let refused = skills_executor::protocol::call(
+        &model,
+        "skills_run_script",
+        json!({"skill": "tool", "path": "scripts/run.sh"}),
+    )
+    .expect_err("refused");
+    assert_eq!(refused.code(), "SKILL_UNTRUSTED", "{refused}");
+    // The wire plugin goes; the host installs its own plugin under that id.
+    host.unregister_plugin("acme").expect("ok");
+    exec.register_plugin("acme", &host_root, skills_executor::PluginOrigin::Host)
+        .expect("ok");
+    let ran = skills_executor::protocol::call(
+        &model,
+        "skills_run_script",
+        json!({"skill": "tool", "path": "scripts/run.sh"}),
+    );
+    assert!(
+        ran.is_err(),
+        "the untrusted folder's script ran: {ran:?}; active: {:?}",
+        active(&model)
+    );
+}
