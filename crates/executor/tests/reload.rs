@@ -144,3 +144,75 @@ fn regression_a_wire_plugin_s_skill_stays_untrusted_when_the_host_reuses_its_id(
         active(&model)
     );
 }
+
+/// Regression: the index kept a loaded skill for the rest of its snapshot's generation, so
+/// once one session had loaded a public skill, a version rewritten for another tenant was
+/// judged by the kept public one: this session read the other tenant's `SKILL.md` and
+/// references, and loaded it (promise 40).
+#[test]
+fn regression_a_rescoped_skill_is_judged_as_it_reads_after_another_session_loaded_it() {
+    let env = Env::new();
+    env.skill("deploy", "", "Public deploy.\n");
+    let exec = env.executor(Policy::default());
+    let tenant =
+        |id: &str, t: &str| exec.session(SessionContext::builder().id(id).tenant(t).build());
+    let globex = tenant("globex-1", "globex");
+    globex
+        .load(&names(&["deploy"]), LoadMode::Add)
+        .expect("public skill loads");
+    env.skill(
+        "deploy",
+        "scope:\n  tenants:\n    - globex\n",
+        "Globex's own deploy.\n",
+    );
+    env.file("deploy", "references/notes.md", "Globex's notes.\n");
+    let acme = tenant("acme-1", "acme");
+    for path in ["SKILL.md", "references/notes.md"] {
+        let read = acme.read_unloaded("deploy", path, "resources/read");
+        assert_eq!(
+            read.map(|c| c.content).map_err(|e| e.code()),
+            Err("SKILL_NOT_FOUND"),
+            "{path}"
+        );
+    }
+    let loaded = acme.load(&names(&["deploy"]), LoadMode::Add);
+    assert_eq!(
+        loaded.map(|_| ()).map_err(|e| e.code()),
+        Err("SKILL_NOT_FOUND")
+    );
+    assert!(active(&acme).is_empty());
+}
+
+/// Regression: a strict index kept the last good version of a skill whose edit fails the
+/// specification, yet a load read and pinned the failing version, with the rules it
+/// widened (`allowed-tools: Bash` over `Read`).
+#[test]
+fn regression_a_strict_index_loads_no_version_it_refused_to_index() {
+    let env = Env::new();
+    env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
+    let index = Arc::new(
+        skills_index::SkillIndex::builder()
+            .root(skills_model::Layer::Personal, &env.root)
+            .strict(true)
+            .build()
+            .expect("index"),
+    );
+    let exec = skills_executor::Executor::builder(index)
+        .policy(Policy::default())
+        .build();
+    let session = exec.session(SessionContext::builder().id("s").build());
+    let long = "x".repeat(1100);
+    std::fs::write(
+        env.root.join("deploy/SKILL.md"),
+        format!("---\nname: deploy\ndescription: {long}\nallowed-tools: Bash\n---\nDeploy v2.\n"),
+    )
+    .expect("rewritten");
+    session.reload();
+    assert!(
+        exec.index().snapshot().get("deploy").is_some(),
+        "last good kept"
+    );
+    let loaded = session.load(&names(&["deploy"]), LoadMode::Add);
+    assert!(loaded.is_err(), "loaded: {:?}", active(&session));
+    assert!(active(&session).is_empty());
+}

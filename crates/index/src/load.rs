@@ -101,10 +101,10 @@ fn load_at(
     name: &str,
     config: &Config,
 ) -> Result<Arc<Skill>, IndexError> {
+    // Read now, every time: a load answers for the file as it is (its scope, its rules,
+    // its body), and a copy kept for the snapshot's generation served the first reader's
+    // version to every later one, whatever the file had become.
     let limit = config.file_limit;
-    if let Some(skill) = snapshot.bodies[i].get() {
-        return Ok(Arc::clone(skill));
-    }
     let record = Arc::clone(&snapshot.records()[i]);
     let err = |message: String| IndexError::Load {
         name: name.into(),
@@ -135,6 +135,13 @@ fn load_at(
             "SKILL.md no longer parses as this skill (see its diagnostics); the last good metadata stays indexed, but its instructions cannot be loaded until the file is fixed".into(),
         ));
     }
+    // A strict index loads what it would index: a version failing the specification is
+    // not loaded in place of the last good one it keeps.
+    if config.strict && !parsed.is_valid() {
+        return Err(err(
+            "SKILL.md no longer passes the specification's rules (see its diagnostics); the last good metadata stays indexed, but it cannot be loaded until the file is fixed".into(),
+        ));
+    }
     let body = parsed.body(&bytes).to_owned();
     let digest = skill_digest(&bytes);
     // One version: the record (and so the rules a session enforces) comes from the same
@@ -163,14 +170,12 @@ fn load_at(
         .map(|(path, size)| SkillFile { path, size })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    let skill = Arc::new(Skill {
+    Ok(Arc::new(Skill {
         record,
         body,
         files,
         digest,
-    });
-    // Another thread may have won the race; either value is the same file's content.
-    Ok(Arc::clone(snapshot.bodies[i].get_or_init(|| skill)))
+    }))
 }
 
 /// `sha256:<hex>` of a `SKILL.md`'s bytes: the digest a loaded [`Skill`](skills_model::Skill)

@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
-use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
+use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, SkillRecord};
 use skills_storage::SkillSource;
 
 use crate::search::{SearchIndex, SearchOutcome};
@@ -77,8 +77,6 @@ pub struct Snapshot {
     by_name: Names,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<PathDiagnostic>,
-    /// Bodies loaded on demand for this generation, one slot per record.
-    pub(crate) bodies: Vec<OnceLock<Arc<Skill>>>,
     /// Every root's source, with what its records carry (path prefix, layer, plugin).
     pub(crate) sources: Vec<RootPlace>,
     /// Layer precedence, highest first.
@@ -323,7 +321,6 @@ impl Snapshot {
                 });
             }
         }
-        let bodies = records.iter().map(|_| OnceLock::new()).collect();
         Snapshot {
             generation,
             records,
@@ -331,7 +328,6 @@ impl Snapshot {
             by_name,
             shadowed,
             diagnostics,
-            bodies,
             sources: Vec::new(),
             order: *order,
             search: OnceLock::new(),

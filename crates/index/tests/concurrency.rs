@@ -206,8 +206,11 @@ fn readers_see_consistent_snapshots_while_a_writer_reloads() {
     assert!(unshadowed > 0);
 }
 
+/// Concurrent loads of one skill read the same file alike; and a load reads the file as it
+/// is, not a copy kept from an earlier load of the same generation (one was kept until
+/// it served a version rewritten since to every later reader).
 #[test]
-fn concurrent_loads_share_one_cached_body() {
+fn concurrent_loads_agree_and_a_later_load_reads_the_file_as_it_is() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("project");
     write_skill(&root, "alpha", "alpha", "Alpha.");
@@ -228,12 +231,23 @@ fn concurrent_loads_share_one_cached_body() {
         })
         .collect();
     let loaded: Vec<_> = threads.into_iter().map(|t| t.join().unwrap()).collect();
-    // Whoever won the race, every later load returns the cached value.
-    let cached = index.load("alpha").unwrap();
+    let again = index.load("alpha").unwrap();
     for skill in &loaded {
-        assert_eq!(**skill, *cached);
+        assert_eq!(**skill, *again);
     }
-    assert!(Arc::ptr_eq(&cached, &index.load("alpha").unwrap()));
+    let generation = index.snapshot().generation();
+    write_skill(&root, "alpha", "alpha", "Alpha, rewritten.");
+    let rewritten = index.load("alpha").unwrap();
+    assert_eq!(
+        index.snapshot().generation(),
+        generation,
+        "no reload between"
+    );
+    assert!(
+        rewritten.record.description.contains("rewritten"),
+        "{}",
+        rewritten.record.description
+    );
 }
 
 /// A host that calls the index from a worker of its own rayon pool, while another job of
