@@ -127,6 +127,14 @@ pub enum ExecError {
         /// The skill.
         skill: String,
     },
+    /// A skill's `SKILL.md` changed since the index read it, and what it loads with (its
+    /// dependencies, the tools it binds) changed with it: the load was planned from the
+    /// version the index holds, so the version read now is not activated.
+    #[error("the SKILL.md of {skill:?} changed since the index read it, and its dependencies or tool bindings with it: once the index has read the edit (at once with the watcher, otherwise after the host's reload), load it again")]
+    ChangedSinceIndexed {
+        /// The skill.
+        skill: String,
+    },
     /// A skill of the same name from another layer is active: one name, one active skill.
     #[error("{active} is active, and {requested} has the same name: unload {active} first (one active skill of a name)")]
     NameActive {
@@ -224,7 +232,9 @@ impl ExecError {
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",
-            ExecError::SkillChanged { .. } => "SKILL_CHANGED",
+            ExecError::SkillChanged { .. } | ExecError::ChangedSinceIndexed { .. } => {
+                "SKILL_CHANGED"
+            }
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",

@@ -305,7 +305,18 @@ impl Session {
         // this session's tool checks.
         let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
         for r in &plan {
-            prepared.push(self.prepare(r, by)?);
+            let a = self.prepare(r, by)?;
+            // The plan (dependencies, tool bindings) was made from the indexed version: a
+            // version read now that changed them is not activated in its place.
+            let read = &a.skill.record.frontmatter;
+            if read.composition != r.frontmatter.composition
+                || read.tool_binding != r.frontmatter.tool_binding
+            {
+                return Err(ExecError::ChangedSinceIndexed {
+                    skill: r.name.to_string(),
+                });
+            }
+            prepared.push(a);
         }
         if by == Activation::Model {
             self.model_may_activate(&prepared)?;

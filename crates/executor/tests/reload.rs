@@ -216,3 +216,35 @@ fn regression_a_strict_index_loads_no_version_it_refused_to_index() {
     assert!(loaded.is_err(), "loaded: {:?}", active(&session));
     assert!(active(&session).is_empty());
 }
+
+/// Regression: a load planned its dependencies from the indexed version and pinned the
+/// version it read, so a `SKILL.md` rewritten (before a reload) to need a restricting
+/// dependency was activated without it, and `Bash` stayed allowed.
+#[test]
+fn regression_a_load_activates_no_version_whose_dependencies_changed_since_indexed() {
+    let env = Env::new();
+    env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
+    env.skill("deploy", "", "Deploy v1.\n");
+    let session = env.session();
+    env.skill(
+        "deploy",
+        "composition:\n  dependencies:\n    - skillName: guard\n",
+        "Deploy v2: needs guard.\n",
+    );
+    let loaded = session.load(&names(&["deploy"]), LoadMode::Add);
+    assert_eq!(
+        loaded.map(|_| ()).map_err(|e| e.code()),
+        Err("SKILL_CHANGED"),
+        "active: {:?}",
+        active(&session)
+    );
+    assert!(active(&session).is_empty());
+    // Once the index has the edit, the load plans from it.
+    session.reload();
+    session
+        .load(&names(&["deploy"]), LoadMode::Add)
+        .expect("loads after the reload");
+    assert_eq!(active(&session), ["guard", "deploy"]);
+    let bash = session.check_tool("Bash", &json!({ "command": "rm -rf /" }));
+    assert!(!bash.allowed);
+}
