@@ -262,7 +262,8 @@ impl Session {
     }
 
     /// The active skills whose `SKILL.md` on disk differs from the bytes pinned at load.
-    /// Reads a file only for a skill whose indexed record changed since it was loaded.
+    /// Reads each active skill's file: an edit the index kept its last good record for (one
+    /// that no longer parses) leaves the indexed record as it was.
     pub fn outdated(&self) -> Vec<Outdated> {
         let snapshot = self.exec.index.snapshot();
         let mut stack = self.stack.lock();
@@ -270,7 +271,6 @@ impl Session {
         for a in stack.iter_mut() {
             let qualified = a.skill.record.qualified_name();
             let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
-                Some(r) if Arc::ptr_eq(r, &a.indexed) => continue,
                 Some(r) if r.path == a.skill.record.path => {
                     let digest = file_digest(&r.path);
                     if digest.as_deref() == Some(a.skill.digest.as_str()) {

@@ -248,3 +248,71 @@ fn regression_a_load_activates_no_version_whose_dependencies_changed_since_index
     let bash = session.check_tool("Bash", &json!({ "command": "rm -rf /" }));
     assert!(!bash.allowed);
 }
+
+/// The events a session is sent for what `rx` received.
+fn drain_events(
+    session: &skills_executor::Session,
+    rx: &crossbeam_channel::Receiver<Arc<[skills_index::ChangeEvent]>>,
+) -> Vec<serde_json::Value> {
+    let mut out = Vec::new();
+    while let Ok(batch) = rx.try_recv() {
+        for e in skills_executor::protocol::events(session, &batch) {
+            out.push(serde_json::to_value(&e).expect("an event serialises"));
+        }
+    }
+    out
+}
+
+/// Regression: an edit of an active skill's body alone, then a host's reload (a rescan of
+/// every root), sent no event: a record holds no body, so nothing changed, and no batch
+/// reached the session to check its active skills' files.
+#[test]
+fn regression_a_body_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
+    let env = Env::new();
+    env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
+    let session = env.session();
+    session
+        .load(&names(&["deploy"]), LoadMode::Add)
+        .expect("loads");
+    let rx = session.executor().index().subscribe_batches();
+    env.skill(
+        "deploy",
+        "allowed-tools: Read\n",
+        "Deploy v2, another body.\n",
+    );
+    session.reload();
+    let events = drain_events(&session, &rx);
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "active_skill_outdated" && e["skill"] == "personal:deploy"),
+        "{events:?}"
+    );
+}
+
+/// Regression: an edit of an active skill that no longer parses left the index's record as
+/// it was (its last good version), and `outdated` took the unchanged record for an
+/// unchanged file: the session was never told.
+#[test]
+fn regression_an_edit_that_no_longer_parses_is_reported_outdated() {
+    let env = Env::new();
+    env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
+    let session = env.session();
+    session
+        .load(&names(&["deploy"]), LoadMode::Add)
+        .expect("loads");
+    let rx = session.executor().index().subscribe_batches();
+    std::fs::write(
+        env.root.join("deploy/SKILL.md"),
+        "---\nname: deploy\ndescription: [unclosed\nallowed-tools: Bash\n---\nDeploy v2.\n",
+    )
+    .expect("rewritten");
+    session.reload();
+    let outdated: Vec<String> = session.outdated().into_iter().map(|o| o.skill).collect();
+    assert_eq!(outdated, ["personal:deploy"]);
+    let events = drain_events(&session, &rx);
+    assert!(
+        events.iter().any(|e| e["event"] == "active_skill_outdated"),
+        "{events:?}"
+    );
+}

@@ -577,7 +577,10 @@ impl SkillIndex {
     }
 
     /// A channel of the change events of each publication, one message per generation (a
-    /// publication that changes nothing sends nothing), from the next publication on.
+    /// publication that changes nothing sends nothing, but for a rescan of every root, a
+    /// host's reload or the watcher's after an overflow, which sends an empty batch: an
+    /// edit of a body, script or reference alone changes no record), from the next
+    /// publication on.
     pub fn subscribe_batches(&self) -> Receiver<Arc<[ChangeEvent]>> {
         let (tx, rx) = crossbeam_channel::unbounded();
         self.shared.subscribers.lock().push(Subscriber::Batch(tx));
@@ -801,7 +804,11 @@ impl Shared {
             let previous = std::mem::take(&mut writer.roots[i].entries);
             writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
         }
-        self.publish(writer, &[]);
+        // A rescan reads no folder as changed, and a record holds no body: an edit of a
+        // body, a script or a reference alone moves no record. Subscribers are told of the
+        // rescan even with no change to name, so a session checks its active skills' files
+        // (`active_skill_outdated` after a host's reload, or the watcher's overflow).
+        self.publish_telling(writer, &[], Tell::EvenNothing);
     }
 
     /// Rescans one root (by path) from scratch.
@@ -881,6 +888,11 @@ impl Shared {
 
     /// Builds a snapshot from every root's entries, publishes it, and tells subscribers.
     pub(crate) fn publish(&self, writer: &mut Writer, changed_dirs: &[PathBuf]) {
+        self.publish_telling(writer, changed_dirs, Tell::Changes);
+    }
+
+    /// [`publish`](Self::publish), telling batch subscribers as `tell` says.
+    fn publish_telling(&self, writer: &mut Writer, changed_dirs: &[PathBuf], tell: Tell) {
         let mut records = Vec::new();
         let mut diagnostics = Vec::new();
         for root in &writer.roots {
@@ -966,7 +978,7 @@ impl Shared {
             events = events.len(),
             "published snapshot"
         );
-        if events.is_empty() {
+        if events.is_empty() && tell == Tell::Changes {
             return;
         }
         let batch: Arc<[ChangeEvent]> = events.into();
@@ -975,6 +987,16 @@ impl Shared {
             Subscriber::Batch(tx) => tx.send(Arc::clone(&batch)).is_ok(),
         });
     }
+}
+
+/// What a publication tells its batch subscribers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tell {
+    /// Its changes, if it has any.
+    Changes,
+    /// Its changes, and an empty batch when it has none (a rescan: what changed may be in
+    /// no record).
+    EvenNothing,
 }
 
 /// A listener of [`SkillIndex::subscribe`] or [`SkillIndex::subscribe_batches`].
