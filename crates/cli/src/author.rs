@@ -142,7 +142,10 @@ pub(crate) fn record_of(path: &Path) -> Result<Arc<SkillRecord>> {
 pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
     let dir = skill_dir(&args.dir);
     let file = dir.join(SKILL_FILE);
-    let bytes = std::fs::read(&file).with_context(|| format!("reading {}", file.display()))?;
+    // Bounded, and refused unless a regular file, before a byte is read: a FIFO named
+    // `SKILL.md` blocked this command for ever, a link to a device read without end.
+    let bytes = skills_storage::read_bounded(&file, DEFAULT_SKILL_FILE_LIMIT)
+        .with_context(|| format!("reading {}", file.display()))?;
     let name = dir
         .canonicalize()
         .ok()
@@ -185,6 +188,19 @@ pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
     serde_json::to_writer_pretty(&mut out, &doc)?;
     writeln!(out)?;
     out.flush()?;
+    // What kept the frontmatter from being read, placed in the file, on standard error.
+    let mut err = std::io::stderr().lock();
+    for d in parsed
+        .diagnostics
+        .iter()
+        .filter(|d| d.severity == skills_model::Severity::Error)
+    {
+        let place = match (d.line, d.column) {
+            (Some(line), Some(column)) => format!("{}:{line}:{column}", file.display()),
+            _ => file.display().to_string(),
+        };
+        writeln!(err, "{place}: {}[{}]: {}", d.severity, d.rule, d.message)?;
+    }
     Ok(if parsed.frontmatter.name.is_some() {
         ExitCode::SUCCESS
     } else {

@@ -135,3 +135,56 @@ fn the_reference_clis_verbs_take_skill_folders() {
     common::run(common::skillctl().args(["show", "--no-defaults", "pdf-forms"]))
         .fails(1, "pdf-forms");
 }
+
+/// Regression: `read-properties` read `SKILL.md` with a plain read: a FIFO of that name
+/// blocked it for ever (the deadline of `common::run` fails the test), and a link to a
+/// device read without end. It refuses both at once, naming the file.
+#[cfg(unix)]
+#[test]
+fn read_properties_refuses_a_fifo_or_a_device_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = tmp.path().join("fifo-skill");
+    std::fs::create_dir_all(&fifo).unwrap();
+    let made = std::process::Command::new("mkfifo")
+        .arg(fifo.join("SKILL.md"))
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let device = tmp.path().join("device-skill");
+    std::fs::create_dir_all(&device).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", device.join("SKILL.md")).unwrap();
+    for dir in [fifo, device] {
+        let run = common::run(common::skillctl().arg("read-properties").arg(&dir));
+        assert_eq!(run.code, Some(2), "{run:?}");
+        assert!(run.stderr.contains("SKILL.md"), "{run:?}");
+    }
+}
+
+/// Regression: a frontmatter `read-properties` could not read printed `{}` and exited 1
+/// with nothing said: which file, where, and why now go to standard error.
+#[test]
+fn read_properties_says_where_a_frontmatter_cannot_be_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let cases: [(&str, &[u8], &str); 3] = [
+        (
+            "dupkey",
+            b"---\nname: dupkey\ndescription: d. Use when x.\nname: dupkey\n---\n",
+            "SKILL.md:4:",
+        ),
+        (
+            "badutf",
+            b"---\nname: badutf\ndescription: \xff\n---\n",
+            "SKILL.md:3:",
+        ),
+        ("nofm", b"just text, no frontmatter\n", "SKILL.md"),
+    ];
+    for (name, text, place) in cases {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(dir.join("SKILL.md"), text).unwrap();
+        let run = common::run(common::skillctl().arg("read-properties").arg(&dir));
+        assert_eq!(run.code, Some(1), "{name}: {run:?}");
+        assert!(run.stderr.contains(place), "{name}: {run:?}");
+        assert!(run.stderr.contains("error["), "{name}: {run:?}");
+    }
+}
