@@ -188,23 +188,31 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
 
 pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
     // A skill folder given as the argument is read on its own, as the reference CLI does.
-    let (index, name) = if crate::author::is_skill_path(&args.name) {
+    // It is loaded as that folder's own skill: by its record, not by its name, which a
+    // sibling folder may hold too.
+    let loaded = if crate::author::is_skill_path(&args.name) {
         let record = crate::author::record_of(std::path::Path::new(&args.name))?;
         let folder = record.dir().to_path_buf();
         let parent = folder.parent().unwrap_or(&folder).to_path_buf();
         let index = skills_index::SkillIndex::builder()
             .root(skills_model::Layer::Project, parent)
             .build()?;
-        let snapshot = index.snapshot();
-        let Some(found) = snapshot.records().iter().find(|r| r.path == record.path) else {
-            anyhow::bail!("{} holds no skill the loader can read", args.name);
-        };
-        let name = found.qualified_name();
-        (index, name)
+        if index
+            .snapshot()
+            .records()
+            .iter()
+            .all(|r| r.path != record.path)
+        {
+            anyhow::bail!(
+                "{} holds no skill the loader reads: it does not search folders named `target` or `node_modules`, or hidden ones (`skillctl validate` and `skillctl prompt` read the folder as given)",
+                args.name
+            );
+        }
+        index.load_record(&record)
     } else {
-        (args.roots.build_index(false)?, args.name.clone())
+        args.roots.build_index(false)?.load(&args.name)
     };
-    let skill = match index.load(&name) {
+    let skill = match loaded {
         Ok(skill) => skill,
         Err(e) => {
             let _ = writeln!(std::io::stderr(), "skillctl: {e}");

@@ -188,3 +188,48 @@ fn read_properties_says_where_a_frontmatter_cannot_be_read() {
         assert!(run.stderr.contains("error["), "{name}: {run:?}");
     }
 }
+
+/// Regression: `show DIR` loaded the skill by its name, so a sibling folder holding the
+/// same name (first by precedence) was shown in its place; and a folder the loader does not
+/// search (`target`) is refused saying why.
+#[test]
+fn show_dir_shows_that_folder_s_skill() {
+    let tmp = tempfile::tempdir().unwrap();
+    let skills = tmp.path().join("skills");
+    for (folder, body) in [("a", "BODY OF A"), ("b", "BODY OF B")] {
+        let dir = skills.join(folder);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: same\ndescription: Skill {folder}. Use when testing.\n---\n{body}\n"
+            ),
+        )
+        .unwrap();
+    }
+    for (folder, body) in [("a", "BODY OF A\n"), ("b", "BODY OF B\n")] {
+        let doc = common::run(
+            common::skillctl()
+                .args(["show", "--format", "json"])
+                .arg(skills.join(folder)),
+        )
+        .json();
+        assert_eq!(doc["body"], body, "{doc}");
+        let path = doc["path"].as_str().unwrap_or_default();
+        assert!(path.ends_with(&format!("{folder}/SKILL.md")), "{path}");
+    }
+    let target = skills.join("target");
+    std::fs::create_dir_all(&target).unwrap();
+    std::fs::write(
+        target.join("SKILL.md"),
+        "---\nname: target\ndescription: Build targets. Use when asked.\n---\nBody.\n",
+    )
+    .unwrap();
+    let run = common::run(common::skillctl().arg("show").arg(&target));
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        run.stderr
+            .contains("does not search folders named `target`"),
+        "{run:?}"
+    );
+}
