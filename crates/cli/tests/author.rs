@@ -233,3 +233,72 @@ fn show_dir_shows_that_folder_s_skill() {
         "{run:?}"
     );
 }
+
+/// Regression: `new` wrote a name YAML reads as a number, a boolean or null unquoted, so
+/// the skill it made failed its own `validate` (`name.type`).
+#[test]
+fn a_new_skill_validates_whatever_yaml_would_make_of_its_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [
+        "123", "null", "true", "false", "1e5", "0x1f", "0o17", "1e-5", "3d-tools",
+    ] {
+        let created = common::run(
+            common::skillctl()
+                .args(["new", name, "--path"])
+                .arg(tmp.path()),
+        );
+        assert_eq!(created.code, Some(0), "{name}: {created:?}");
+        let checked = common::run(
+            common::skillctl()
+                .args(["validate", "--format", "json"])
+                .arg(tmp.path().join(name)),
+        );
+        let doc = checked.json();
+        assert_eq!(doc["skills"][0]["valid"], true, "{name}: {doc}");
+        assert_eq!(doc["skills"][0]["name"], name, "{name}: {doc}");
+        assert_eq!(checked.code, Some(0), "{name}: {checked:?}");
+    }
+}
+
+/// Regression: a `new` whose later write failed left `SKILL.md` and empty folders behind,
+/// which a second `new` then refused as an existing skill. Here the script's path is too
+/// long for the system where `SKILL.md`'s is not.
+#[cfg(unix)]
+#[test]
+fn a_new_that_fails_leaves_nothing_behind() {
+    let tmp = tempfile::tempdir().unwrap();
+    let base = tmp.path().canonicalize().unwrap().join("p");
+    std::fs::create_dir_all(&base).unwrap();
+    let mut long = base.as_os_str().to_owned();
+    while long.len() + "/abc/scripts/example.sh".len() < 4096 {
+        long.push("/.");
+    }
+    assert!(long.len() + "/abc/SKILL.md".len() < 4096);
+    let run = common::run(
+        common::skillctl()
+            .args(["new", "abc", "--scripts", "--path"])
+            .arg(&long),
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert!(
+        std::fs::symlink_metadata(base.join("abc")).is_err(),
+        "a half-written skill was left: {run:?}"
+    );
+}
+
+/// `new` never writes through a link planted where its folder goes.
+#[cfg(unix)]
+#[test]
+fn a_new_skill_is_not_written_through_a_link() {
+    let tmp = tempfile::tempdir().unwrap();
+    let elsewhere = tmp.path().join("elsewhere");
+    std::fs::create_dir_all(&elsewhere).unwrap();
+    std::os::unix::fs::symlink(&elsewhere, tmp.path().join("planted")).unwrap();
+    let run = common::run(
+        common::skillctl()
+            .args(["new", "planted", "--path"])
+            .arg(tmp.path()),
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
+}

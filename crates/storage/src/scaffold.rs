@@ -122,29 +122,69 @@ pub fn scaffold(
             "Templates, images and other files the skill's output uses.\n".into(),
         ));
     }
+    // A name YAML could read as a number, a boolean or null (`123`, `1e5`, `0x1f`, `true`,
+    // `null`) is quoted, so the file validates as it promises; the others stay plain.
+    let maybe_not_a_string =
+        name.starts_with(|c: char| c.is_ascii_digit()) || ["null", "true", "false"].contains(&name);
+    let name_field = if maybe_not_a_string {
+        format!("\"{name}\"")
+    } else {
+        name.to_owned()
+    };
     let skill = format!(
-        "---\nname: {name}\ndescription: Replace with what this skill does, in one sentence. Use when the user asks for that task.\n---\n{body}"
+        "---\nname: {name_field}\ndescription: Replace with what this skill does, in one sentence. Use when the user asks for that task.\n---\n{body}"
     );
     files.insert(0, (dir.join(crate::SKILL_FILE), skill));
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ScaffoldError::Write { path, source }
+    };
+    if !parent.as_os_str().is_empty() {
+        std::fs::create_dir_all(parent).map_err(failed(parent))?;
+    }
+    // Made here or not at all: anything at `dir` now (a folder, a link made since the check
+    // above) is refused, and nothing is written through it.
+    std::fs::create_dir(&dir).map_err(|source| match source.kind() {
+        std::io::ErrorKind::AlreadyExists => ScaffoldError::Exists(dir.clone()),
+        _ => failed(&dir)(source),
+    })?;
     let mut written = Vec::new();
     for (path, text) in files {
-        let write = || -> std::io::Result<()> {
-            if let Some(parent) = path.parent() {
-                std::fs::create_dir_all(parent)?;
+        match write_new(&path, &text) {
+            Ok(()) => written.push(path),
+            Err(source) => {
+                // Whole or nothing: a skill half written would validate as something else,
+                // and a second `new` would refuse its folder.
+                if let Err(e) = std::fs::remove_dir_all(&dir) {
+                    tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a half-written skill");
+                }
+                return Err(failed(&path)(source));
             }
-            std::fs::write(&path, &text)?;
-            #[cfg(unix)]
-            if path.extension().is_some_and(|e| e == "sh") {
-                use std::os::unix::fs::PermissionsExt as _;
-                std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755))?;
-            }
-            Ok(())
-        };
-        write().map_err(|source| ScaffoldError::Write {
-            path: path.clone(),
-            source,
-        })?;
-        written.push(path);
+        }
     }
     Ok(written)
+}
+
+/// Writes a new file (never through a link, never over a file), making its folders.
+fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write as _;
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent)?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    if path.extension().is_some_and(|e| e == "sh") {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.mode(0o755);
+    }
+    let mut file = options.open(path)?;
+    file.write_all(text.as_bytes())?;
+    #[cfg(unix)]
+    if path.extension().is_some_and(|e| e == "sh") {
+        // The mode given at creation is cut by the umask; an example script is executable.
+        use std::os::unix::fs::PermissionsExt as _;
+        file.set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    }
+    Ok(())
 }
