@@ -170,3 +170,28 @@ fn every_command_shows_examples_and_exit_status() {
         assert!(text.contains("Exit status:"), "{command}: {text}");
     }
 }
+
+/// Regression: a skill folder whose name is not UTF-8 was called `""` in the message that
+/// its name does not match it.
+#[test]
+fn a_folder_name_not_utf8_is_shown_not_called_empty() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"ok-\xff"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: ok-x\ndescription: A skill. Use when testing.\n---\nbody\n",
+    )
+    .unwrap();
+    let run = common::run(
+        common::skillctl()
+            .args(["validate", "--format", "json"])
+            .arg(&dir),
+    );
+    assert_eq!(run.code, Some(1), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let messages = doc["skills"][0]["diagnostics"].to_string();
+    assert!(messages.contains("ok-\u{fffd}"), "{messages}");
+    assert!(!messages.contains(r#"directory name \"\""#), "{messages}");
+}

@@ -131,13 +131,16 @@ fn frontmatter_end(bytes: &[u8]) -> Option<usize> {
 /// The name a skill directory is known by: its last component, resolved through `.` and
 /// links when the path itself has none.
 pub fn dir_name(dir: &Path) -> String {
-    match dir.file_name().and_then(|n| n.to_str()).and_then(literal) {
-        Some(name) => name.to_owned(),
-        None => std::fs::canonicalize(dir)
-            .ok()
-            .and_then(|p| p.file_name().and_then(|n| n.to_str()).map(str::to_owned))
-            .unwrap_or_default(),
-    }
+    // Shown lossily where it is not UTF-8 (so a message names the folder, not ""); such a
+    // name never equals a skill's name, which is.
+    let named = |p: &Path| {
+        p.file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .filter(|n| literal(n).is_some())
+    };
+    named(dir)
+        .or_else(|| std::fs::canonicalize(dir).ok().as_deref().and_then(named))
+        .unwrap_or_default()
 }
 
 /// A folder's last component when it names the folder itself (not empty, `.` or `..`).
