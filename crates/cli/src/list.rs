@@ -8,7 +8,7 @@ use anyhow::Result;
 use serde_json::json;
 use skills_model::SkillRecord;
 
-use crate::out::{DiagnosticView, Object, RecordView, Seq, ShadowedView};
+use crate::out::{visible, DiagnosticView, Object, RecordView, Seq, ShadowedView};
 use crate::roots::RootArgs;
 use crate::validate::Format;
 
@@ -137,27 +137,41 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
             };
             let width = shown
                 .iter()
-                .map(|r| r.qualified_name().len())
-                .chain(shadowed.iter().map(|s| s.record.qualified_name().len()))
+                .map(|r| visible(&r.qualified_name()).len())
+                .chain(
+                    shadowed
+                        .iter()
+                        .map(|s| visible(&s.record.qualified_name()).len()),
+                )
                 .max()
                 .unwrap_or(0);
             let mut description = String::new();
             for r in &shown {
                 shorten(&mut description, &r.description, 100);
-                writeln!(out, "{:width$}  {description}", r.qualified_name())?;
+                writeln!(
+                    out,
+                    "{:width$}  {}",
+                    visible(&r.qualified_name()),
+                    visible(&description)
+                )?;
             }
             for s in &shadowed {
                 let name = s.record.qualified_name();
+                let shown_name = visible(&name);
                 // Two skills of one layer share a qualified name: the winner's path says which.
                 if name == s.shadowed_by {
                     writeln!(
                         out,
-                        "{name:width$}  (shadowed by {} at {})",
-                        s.shadowed_by,
-                        s.winner_path.display()
+                        "{shown_name:width$}  (shadowed by {} at {})",
+                        visible(&s.shadowed_by),
+                        visible(&s.winner_path.display().to_string())
                     )?;
                 } else {
-                    writeln!(out, "{name:width$}  (shadowed by {})", s.shadowed_by)?;
+                    writeln!(
+                        out,
+                        "{shown_name:width$}  (shadowed by {})",
+                        visible(&s.shadowed_by)
+                    )?;
                 }
             }
             let errors = snap
@@ -234,13 +248,18 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
             writeln!(out)?;
         }
         Format::Human => {
-            writeln!(out, "{} ({})", r.qualified_name(), r.path.display())?;
-            writeln!(out, "{}", r.description)?;
+            writeln!(
+                out,
+                "{} ({})",
+                visible(&r.qualified_name()),
+                visible(&r.path.display().to_string())
+            )?;
+            writeln!(out, "{}", visible(&r.description))?;
             writeln!(out, "digest: {}", skill.digest)?;
             for f in &skill.files {
-                writeln!(out, "file: {} ({} bytes)", f.path, f.size)?;
+                writeln!(out, "file: {} ({} bytes)", visible(&f.path), f.size)?;
             }
-            writeln!(out, "\n{}", skill.body)?;
+            writeln!(out, "\n{}", visible(&skill.body))?;
         }
     }
     out.flush()?;

@@ -12,6 +12,31 @@ use serde::ser::{Serialize, Serializer};
 use skills_index::{PathDiagnostic, Shadowed};
 use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
 
+/// `text` as a terminal shows it safely: control characters (but for the line break and the
+/// tab) and the bidirectional overrides written as `\u{..}` escapes. Human output passes
+/// every text a skill folder controls (names, descriptions, bodies, paths, the messages
+/// that quote them) through it: a description holding `ESC [2J` cleared the screen of
+/// whoever listed the skills, a carriage return wrote over what came before. JSON output is
+/// escaped by its serialiser.
+pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    let hidden = |c: char| {
+        (c.is_control() && c != '\n' && c != '\t')
+            || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
+    if !text.chars().any(hidden) {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let mut shown = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        if hidden(c) {
+            shown.extend(c.escape_unicode());
+        } else {
+            shown.push(c);
+        }
+    }
+    std::borrow::Cow::Owned(shown)
+}
+
 /// A sequence serialised from an iterator, once.
 pub(crate) struct Seq<I>(Cell<Option<I>>);
 
@@ -422,6 +447,25 @@ mod tests {
     use skills_model::{Diagnostic, Rule};
 
     use super::{DiagnosticView, Object};
+
+    /// Text a terminal would act on is escaped, the rest left as it is.
+    #[test]
+    fn visible_text_escapes_what_a_terminal_acts_on() {
+        let table = [
+            ("plain text, é 日", "plain text, é 日"),
+            ("line\nbreak\ttab", "line\nbreak\ttab"),
+            ("clear\u{1b}[2J", "clear\\u{1b}[2J"),
+            ("over\rwrite", "over\\u{d}write"),
+            ("bell\u{7}", "bell\\u{7}"),
+            ("c1\u{9b}", "c1\\u{9b}"),
+            ("rtl\u{202e}txt.exe", "rtl\\u{202e}txt.exe"),
+            ("isolate\u{2066}x", "isolate\\u{2066}x"),
+            ("del\u{7f}", "del\\u{7f}"),
+        ];
+        for (text, shown) in table {
+            assert_eq!(super::visible(text), shown, "{text:?}");
+        }
+    }
 
     /// A diagnostic's view is the bytes of its own serialisation with the keys sorted (as a
     /// `Value` sorts them), with and without a place and a file: a field the model's

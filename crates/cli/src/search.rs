@@ -67,16 +67,16 @@ pub(crate) fn run(args: &SearchArgs) -> Result<ExitCode> {
         Format::Human => {
             let width = shown
                 .iter()
-                .map(|h| h.record.qualified_name().len())
+                .map(|h| crate::out::visible(&h.record.qualified_name()).len())
                 .max()
                 .unwrap_or(0);
             for h in shown {
                 writeln!(
                     out,
                     "{:width$}  {:>6.2}  {}",
-                    h.record.qualified_name(),
+                    crate::out::visible(&h.record.qualified_name()),
                     h.score,
-                    h.record.description
+                    crate::out::visible(&h.record.description)
                 )?;
             }
             let noun = if total == 1 { "match" } else { "matches" };

@@ -42,8 +42,9 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     for (dir, e) in &validation.problems {
         let _ = writeln!(
             std::io::stderr(),
-            "warning: cannot list {}: {e}",
-            dir.display()
+            "warning: cannot list {}: {}",
+            crate::out::visible(&dir.display().to_string()),
+            crate::out::visible(&e.to_string())
         );
     }
     let missing_path = validation.missing_paths;
@@ -73,8 +74,10 @@ struct Totals {
 }
 
 /// Whether a report is for a path that does not exist (not a skill at all).
+/// A path given that reaches nothing: not there, or not reachable (a link loop, a
+/// dangling link, a folder it may not enter), as `validate_paths` found it.
 fn is_missing_path(r: &SkillReport) -> bool {
-    r.parsed.is_none() && std::fs::symlink_metadata(&r.dir).is_err()
+    r.parsed.is_none() && std::fs::metadata(&r.dir).is_err()
 }
 
 fn totals(reports: &[SkillReport]) -> Totals {
@@ -149,9 +152,14 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     let _ = writeln!(
         out,
         "{}{}[{}]{}: {}",
-        paint.0, d.severity, d.rule, paint.1, d.message
+        paint.0,
+        d.severity,
+        d.rule,
+        paint.1,
+        crate::out::visible(&d.message)
     );
-    let file = report.file.display();
+    let file = report.file.display().to_string();
+    let file = crate::out::visible(&file);
     let (Some(line), Some(column)) = (d.line, d.column) else {
         let _ = writeln!(out, " --> {file}\n");
         return;
@@ -162,13 +170,17 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if let Some(source_line) = text.lines().nth(line.saturating_sub(1) as usize) {
         let shown: String = source_line.chars().take(200).collect();
-        let pad: String = shown
+        // Under the column as shown: an escaped character before it takes its escape's width.
+        let before: String = shown
             .chars()
             .take(column.saturating_sub(1) as usize)
+            .collect();
+        let pad: String = crate::out::visible(&before)
+            .chars()
             .map(|c| if c == '\t' { '\t' } else { ' ' })
             .collect();
         let _ = writeln!(out, "{:width$} |", "");
-        let _ = writeln!(out, "{line} | {shown}");
+        let _ = writeln!(out, "{line} | {}", crate::out::visible(&shown));
         let _ = writeln!(out, "{:width$} | {pad}^", "");
     }
     out.push('\n');

@@ -1150,3 +1150,42 @@ fn sha256_helper_matches_the_standard_vectors() {
         "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3"
     );
 }
+
+/// Regression: what a skill folder wrote reached the terminal as it was: a description
+/// holding `ESC [2J` (clear the screen), an OSC title and a carriage return (write over what
+/// came before) was printed raw by `list`, `show`, `search` and `validate`'s human output.
+#[test]
+fn human_output_shows_a_skill_s_control_characters_escaped() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("evil");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: evil\ndescription: \"Safe text.\\x1b[2J\\x1b]0;pwned\\x07 Use when x.\\rOVERWRITTEN\"\nmetadata: 5\n---\nBody \u{1b}[31mred\n",
+    )
+    .unwrap();
+    // A raw escape on a line `validate` shows.
+    let raw = tmp.path().join("raw");
+    std::fs::create_dir_all(&raw).unwrap();
+    std::fs::write(
+        raw.join("SKILL.md"),
+        "---\nname: raw\ndescription: Raw. Use when x.\nmetadata: \u{1b}[2J\n---\nBody.\n",
+    )
+    .unwrap();
+    let root = format!("project={}", tmp.path().display());
+    let runs = [
+        common::run(common::skillctl().args(["list", "--no-defaults", "--root", &root])),
+        common::run(common::skillctl().args(["show", "--no-defaults", "--root", &root, "evil"])),
+        common::run(common::skillctl().args(["search", "--no-defaults", "--root", &root, "safe"])),
+        common::run(common::skillctl().arg("validate").arg(&raw)),
+    ];
+    for run in runs {
+        let controls: Vec<char> = run
+            .stdout
+            .chars()
+            .filter(|c| c.is_control() && *c != '\n' && *c != '\t')
+            .collect();
+        assert!(controls.is_empty(), "{controls:?} in {run:?}");
+        assert!(run.stdout.contains("\\u{1b}"), "{run:?}");
+    }
+}

@@ -195,3 +195,31 @@ fn a_folder_name_not_utf8_is_shown_not_called_empty() {
     assert!(messages.contains("ok-\u{fffd}"), "{messages}");
     assert!(!messages.contains(r#"directory name \"\""#), "{messages}");
 }
+
+/// Regression: `validate` called every path it could not reach "no such file or directory"
+/// (a link loop too), and counted the loop as an invalid skill while exiting as for a
+/// missing path.
+#[test]
+fn validate_says_why_a_path_cannot_be_reached() {
+    let tmp = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink("loop-b", tmp.path().join("loop-a")).unwrap();
+    std::os::unix::fs::symlink("loop-a", tmp.path().join("loop-b")).unwrap();
+    let run = common::run(
+        common::skillctl()
+            .args(["validate", "--format", "json"])
+            .arg(tmp.path().join("loop-a")),
+    );
+    assert_eq!(run.code, Some(2), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("JSON");
+    let message = doc["skills"][0]["diagnostics"][0]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(!message.contains("no such file"), "{message}");
+    assert!(
+        message.to_lowercase().contains("symbolic links"),
+        "{message}"
+    );
+    assert_eq!(doc["summary"]["missing"], 1, "{doc}");
+    assert_eq!(doc["summary"]["invalid"], 0, "{doc}");
+}

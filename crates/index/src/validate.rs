@@ -30,13 +30,22 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
     let mut pending: Vec<(PathBuf, Candidate, usize)> = Vec::new();
     let mut positions: HashMap<PathBuf, usize> = HashMap::new();
     for path in paths {
-        let Ok(meta) = std::fs::metadata(path) else {
-            out.missing_paths = true;
-            out.reports.push(SkillReport::missing(
-                path,
-                format!("{}: no such file or directory", path.display()),
-            ));
-            continue;
+        let meta = match std::fs::metadata(path) {
+            Ok(meta) => meta,
+            Err(e) => {
+                // The system's own reason: a link loop, a denied folder or a path too long
+                // is not "no such file".
+                let reason = match e.kind() {
+                    std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+                    _ => e.to_string(),
+                };
+                out.missing_paths = true;
+                out.reports.push(SkillReport::missing(
+                    path,
+                    format!("{}: {reason}", path.display()),
+                ));
+                continue;
+            }
         };
         let candidates = if meta.is_dir() {
             let found = discover(path, &DiscoveryOptions::validate());
