@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod author;
 mod list;
+mod log;
 mod mcp;
 mod out;
 mod prompt;
@@ -135,6 +136,14 @@ fn main() -> ExitCode {
             };
         }
     };
+    // The commands a person runs once say what the libraries warn of; the long-running
+    // ones (`session`, `mcp`, `watch`) leave standard error to their host.
+    if !matches!(
+        cli.command,
+        Command::Session(_) | Command::Mcp(_) | Command::Watch(_)
+    ) {
+        log::warnings_to_stderr();
+    }
     let result = match cli.command {
         Command::Validate(args) => validate::run(&args),
         Command::List(args) => list::list(&args),

@@ -223,3 +223,23 @@ fn validate_says_why_a_path_cannot_be_reached() {
     assert_eq!(doc["summary"]["missing"], 1, "{doc}");
     assert_eq!(doc["summary"]["invalid"], 0, "{doc}");
 }
+
+/// Regression: a skill folder whose name is not UTF-8 was left out of `list` without a
+/// word (the reason went to a log nobody read): it is said on standard error.
+#[test]
+fn a_skill_folder_left_out_is_said() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(b"caf\xe9"));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: cafe\ndescription: A skill. Use when testing.\n---\nbody\n",
+    )
+    .unwrap();
+    let root = format!("project={}", tmp.path().display());
+    let run = common::run(common::skillctl().args(["list", "--no-defaults", "--root", &root]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("not UTF-8, left out"), "{run:?}");
+    assert!(run.stderr.contains("caf"), "{run:?}");
+}
