@@ -168,7 +168,7 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     let _ = writeln!(out, "{:width$}--> {file}:{line}:{column}", "");
     let text = String::from_utf8_lossy(&report.source);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-    if let Some(source_line) = text.lines().nth(line.saturating_sub(1) as usize) {
+    if let Some(source_line) = lines(text).nth(line.saturating_sub(1) as usize) {
         let shown: String = source_line.chars().take(200).collect();
         // Under the column as shown: an escaped character before it takes its escape's width.
         let before: String = shown
@@ -184,6 +184,27 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
         let _ = writeln!(out, "{:width$} | {pad}^", "");
     }
     out.push('\n');
+}
+
+/// A file's lines as places count them: YAML breaks lines at a carriage return alone too,
+/// so a frontmatter holding one has its later places a line further than `str::lines`
+/// counts (which showed the line before the one meant).
+fn lines(text: &str) -> impl Iterator<Item = &str> {
+    let mut rest = Some(text);
+    std::iter::from_fn(move || {
+        let now = rest?;
+        match now.find(['\r', '\n']) {
+            Some(i) => {
+                let skip = if now[i..].starts_with("\r\n") { 2 } else { 1 };
+                rest = Some(&now[i + skip..]).filter(|r| !r.is_empty());
+                Some(&now[..i])
+            }
+            None => {
+                rest = None;
+                Some(now)
+            }
+        }
+    })
 }
 
 /// The reports as one JSON document, written as it is serialised (keys in alphabetical
@@ -230,4 +251,24 @@ fn json(reports: &[SkillReport], out: &mut impl std::io::Write) -> anyhow::Resul
     serde_json::to_writer_pretty(&mut *out, &doc)?;
     writeln!(out)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// Lines break at `\r\n`, `\n` and a `\r` alone, as YAML's places count them.
+    #[test]
+    fn source_lines_break_where_yaml_breaks_them() {
+        let table: [(&str, &[&str]); 7] = [
+            ("a\nb\n", &["a", "b"]),
+            ("a\r\nb\r\n", &["a", "b"]),
+            ("a\rb\nc", &["a", "b", "c"]),
+            ("a\n\nb", &["a", "", "b"]),
+            ("a\r\rb", &["a", "", "b"]),
+            ("a", &["a"]),
+            ("a\r", &["a"]),
+        ];
+        for (text, want) in table {
+            assert_eq!(super::lines(text).collect::<Vec<_>>(), want, "{text:?}");
+        }
+    }
 }

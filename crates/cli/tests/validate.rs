@@ -964,3 +964,22 @@ fn invalid_utf8_is_reported_with_its_byte_offset() {
     assert!(d["message"].as_str().unwrap().contains("offset 40"), "{d}");
     assert_eq!((&d["line"], &d["column"]), (&3.into(), &23.into()));
 }
+
+/// Regression: a carriage return alone in a frontmatter is a line break to YAML, whose
+/// places count it, but the rendered source line was found by `\n` alone: the line shown
+/// under a later finding was the one before it.
+#[test]
+fn a_lone_carriage_return_shifts_no_line_shown() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("cr");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        b"---\nname: cr\ndescription: Fine. Use when ok.\rmetadata: 5\n---\nbody\n",
+    )
+    .unwrap();
+    let run = common::run(common::skillctl().arg("validate").arg(&dir));
+    assert_eq!(run.code, Some(1), "{run:?}");
+    assert!(run.stdout.contains("SKILL.md:4:11"), "{}", run.stdout);
+    assert!(run.stdout.contains("4 | metadata: 5"), "{}", run.stdout);
+}
