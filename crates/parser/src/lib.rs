@@ -429,9 +429,20 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         .lines()
         .nth(e.line.saturating_sub(1) as usize)
         .unwrap_or("");
-    let lead = &source_line[..source_line.len() - source_line.trim_start().len()];
-    // A tab in the indentation: YAML indents with spaces only.
-    if let Some(tab) = lead.find('\t') {
+    let lead_of = |l: &str| l.len() - l.trim_start().len();
+    let lead = &source_line[..lead_of(source_line)];
+    // A tab in the indentation: YAML indents with spaces only. Scanning a plain value, the
+    // YAML parser reports the tab at the value's start: the tab is on a line below it.
+    let tabbed = lead.find('\t').map(|tab| (line, tab)).or_else(|| {
+        e.message.contains("found a tab").then(|| {
+            yaml.lines()
+                .enumerate()
+                .skip(e.line.saturating_sub(1) as usize)
+                .find_map(|(i, l)| l[..lead_of(l)].find('\t').map(|tab| (i, tab)))
+                .map(|(i, tab)| (u32::try_from(i).unwrap_or(u32::MAX).saturating_add(2), tab))
+        })?
+    });
+    if let Some((line, tab)) = tabbed {
         let message = format!(
             "invalid YAML: line {line} is indented with a tab; YAML indents with spaces only: replace the tab with spaces"
         );
