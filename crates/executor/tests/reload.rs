@@ -10,22 +10,29 @@ use common::{active, names, Env};
 use serde_json::json;
 use skills_executor::{LoadMode, Policy, ScriptCall, SessionContext};
 
+/// A plugin folder outside the roots with one skill, `tool`, and one executable script
+/// `scripts/<script>` running `line`: what the tests register over the wire.
+fn wire_plugin(env: &Env, script: &str, line: &str) -> std::path::PathBuf {
+    let wire = env.outside("wire-plugin");
+    std::fs::create_dir_all(wire.join("tool/scripts")).expect("folders");
+    std::fs::write(
+        wire.join("tool/SKILL.md"),
+        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
+    )
+    .expect("SKILL.md");
+    let path = wire.join("tool/scripts").join(script);
+    std::fs::write(&path, format!("#!/bin/sh\n{line}\n")).expect("script");
+    common::make_executable(&path);
+    wire
+}
+
 /// Regression: a skill of a plugin registered over the protocol counted as a host plugin's
 /// once its plugin was unregistered (trust was read from the ids registered now), so its
 /// script ran through the session's API before any call dropped it (promise 15).
 #[test]
 fn regression_a_wire_plugin_s_skill_stays_untrusted_once_unregistered() {
     let env = Env::new();
-    let wire = env.outside("wire-plugin");
-    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
-    std::fs::write(
-        wire.join("tool/SKILL.md"),
-        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
-    )
-    .expect("ok");
-    let script = wire.join("tool/scripts/run.sh");
-    std::fs::write(&script, "#!/bin/sh\necho untrusted-code-ran\n").expect("ok");
-    common::make_executable(&script);
+    let wire = wire_plugin(&env, "run.sh", "echo untrusted-code-ran");
     let exec = env.executor(Policy::default());
     let model = exec.session(SessionContext::builder().id("model").build());
     model.register_plugin("acme", &wire).expect("ok");
@@ -52,16 +59,7 @@ fn regression_a_wire_plugin_s_skill_stays_untrusted_once_unregistered() {
 #[test]
 fn regression_a_hook_gained_since_the_index_read_is_judged_at_load() {
     let env = Env::new();
-    let wire = env.outside("wire-plugin");
-    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
-    std::fs::write(
-        wire.join("tool/SKILL.md"),
-        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
-    )
-    .expect("ok");
-    let hook = wire.join("tool/scripts/post.sh");
-    std::fs::write(&hook, "#!/bin/sh\ntouch untrusted-hook-ran\n").expect("ok");
-    common::make_executable(&hook);
+    let wire = wire_plugin(&env, "post.sh", "touch untrusted-hook-ran");
     let exec = env.executor(Policy::default());
     let host = exec.session(SessionContext::builder().id("host").build());
     let model = exec.session(SessionContext::builder().id("model").build());
@@ -101,16 +99,7 @@ fn regression_a_hook_gained_since_the_index_read_is_judged_at_load() {
 #[test]
 fn regression_a_wire_plugin_s_skill_stays_untrusted_when_the_host_reuses_its_id() {
     let env = Env::new();
-    let wire = env.outside("wire-plugin");
-    std::fs::create_dir_all(wire.join("tool/scripts")).expect("ok");
-    std::fs::write(
-        wire.join("tool/SKILL.md"),
-        "---\nname: tool\ndescription: A plugin tool from the wire.\n---\nRun it.\n",
-    )
-    .expect("ok");
-    let script = wire.join("tool/scripts/run.sh");
-    std::fs::write(&script, "#!/bin/sh\necho untrusted-code-ran\n").expect("ok");
-    common::make_executable(&script);
+    let wire = wire_plugin(&env, "run.sh", "echo untrusted-code-ran");
     let host_root = env.outside("host-plugin");
     let exec = env.executor(Policy::default());
     let host = exec.session(SessionContext::builder().id("host").build());
