@@ -252,56 +252,41 @@ fn drain_events(
     out
 }
 
-/// Regression: an edit of an active skill's body alone, then a host's reload (a rescan of
-/// every root), sent no event: a record holds no body, so nothing changed, and no batch
-/// reached the session to check its active skills' files.
+/// Regression: after these edits of an active skill and a host's reload (a rescan of every
+/// root), the session was never told its skill was outdated: an edit of the body alone
+/// moves no record (a record holds no body), so no batch reached the session; and one that
+/// no longer parses leaves the index's record as it was (its last good version), which
+/// `outdated` took for an unchanged file.
 #[test]
-fn regression_a_body_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
-    let env = Env::new();
-    env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
-    let session = env.session();
-    session
-        .load(&names(&["deploy"]), LoadMode::Add)
-        .expect("loads");
-    let rx = session.executor().index().subscribe_batches();
-    env.skill(
-        "deploy",
-        "allowed-tools: Read\n",
-        "Deploy v2, another body.\n",
-    );
-    session.reload();
-    let events = drain_events(&session, &rx);
-    assert!(
-        events
-            .iter()
-            .any(|e| e["event"] == "active_skill_outdated" && e["skill"] == "personal:deploy"),
-        "{events:?}"
-    );
-}
-
-/// Regression: an edit of an active skill that no longer parses left the index's record as
-/// it was (its last good version), and `outdated` took the unchanged record for an
-/// unchanged file: the session was never told.
-#[test]
-fn regression_an_edit_that_no_longer_parses_is_reported_outdated() {
-    let env = Env::new();
-    env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
-    let session = env.session();
-    session
-        .load(&names(&["deploy"]), LoadMode::Add)
-        .expect("loads");
-    let rx = session.executor().index().subscribe_batches();
-    std::fs::write(
-        env.root.join("deploy/SKILL.md"),
-        "---\nname: deploy\ndescription: [unclosed\nallowed-tools: Bash\n---\nDeploy v2.\n",
-    )
-    .expect("rewritten");
-    session.reload();
-    let outdated: Vec<String> = session.outdated().into_iter().map(|o| o.skill).collect();
-    assert_eq!(outdated, ["personal:deploy"]);
-    let events = drain_events(&session, &rx);
-    assert!(
-        events.iter().any(|e| e["event"] == "active_skill_outdated"),
-        "{events:?}"
-    );
+fn regression_an_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
+    let edits = [
+        (
+            "the body alone",
+            "---\nname: deploy\ndescription: Test skill deploy, used by the executor's tests.\nallowed-tools: Read\n---\nDeploy v2.\n",
+        ),
+        (
+            "no longer parsing",
+            "---\nname: deploy\ndescription: [unclosed\nallowed-tools: Bash\n---\nDeploy v2.\n",
+        ),
+    ];
+    for (edit, text) in edits {
+        let env = Env::new();
+        env.skill("deploy", "allowed-tools: Read\n", "Deploy v1.\n");
+        let session = env.session();
+        session
+            .load(&names(&["deploy"]), LoadMode::Add)
+            .expect("loads");
+        let rx = session.executor().index().subscribe_batches();
+        std::fs::write(env.root.join("deploy/SKILL.md"), text).expect("rewritten");
+        session.reload();
+        let events = drain_events(&session, &rx);
+        assert!(
+            events
+                .iter()
+                .any(|e| e["event"] == "active_skill_outdated" && e["skill"] == "personal:deploy"),
+            "{edit}: {events:?}"
+        );
+        let outdated: Vec<String> = session.outdated().into_iter().map(|o| o.skill).collect();
+        assert_eq!(outdated, ["personal:deploy"], "{edit}");
+    }
 }
