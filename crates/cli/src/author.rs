@@ -199,7 +199,14 @@ pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
             (Some(line), Some(column)) => format!("{}:{line}:{column}", file.display()),
             _ => file.display().to_string(),
         };
-        writeln!(err, "{place}: {}[{}]: {}", d.severity, d.rule, d.message)?;
+        writeln!(
+            err,
+            "{}: {}[{}]: {}",
+            crate::out::visible(&place),
+            d.severity,
+            d.rule,
+            crate::out::visible(&d.message)
+        )?;
     }
     Ok(if parsed.frontmatter.name.is_some() {
         ExitCode::SUCCESS

@@ -70,8 +70,10 @@ pub(crate) struct DiagnosticView<'a> {
     column: Option<u32>,
     line: Option<u32>,
     message: &'a str,
+    /// Lossy where the path is not UTF-8 (a root under such a folder): the document stays
+    /// whole.
     #[serde(skip_serializing_if = "Option::is_none")]
-    path: Option<&'a Path>,
+    path: Option<std::borrow::Cow<'a, str>>,
     rule: &'a Rule,
     severity: Severity,
 }
@@ -92,7 +94,7 @@ impl<'a> DiagnosticView<'a> {
     /// A diagnostic with the file it concerns.
     pub(crate) fn at(d: &'a PathDiagnostic) -> DiagnosticView<'a> {
         DiagnosticView {
-            path: Some(&d.path),
+            path: Some(d.path.to_string_lossy()),
             ..DiagnosticView::of(&d.diagnostic)
         }
     }

@@ -302,3 +302,25 @@ fn a_new_skill_is_not_written_through_a_link() {
     assert_eq!(run.code, Some(2), "{run:?}");
     assert_eq!(std::fs::read_dir(&elsewhere).unwrap().count(), 0);
 }
+
+/// Regression: the errors `read-properties` writes to standard error quoted a frontmatter's
+/// keys as written, terminal escapes included (SECURITY.md promise 43).
+#[test]
+fn read_properties_errors_escape_control_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("esc");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: esc\ndescription: A skill. Use when testing.\nmetadata:\n  \"\\e]0;pwned\\a\\e[2J\": [1]\n---\nbody\n",
+    )
+    .unwrap();
+    let run = common::run(common::skillctl().arg("read-properties").arg(&dir));
+    assert!(run.stderr.contains("metadata"), "{run:?}");
+    assert!(run.stderr.contains("\\u{1b}]0;pwned"), "{run:?}");
+    assert!(
+        !run.stderr.contains('\u{1b}') && !run.stderr.contains('\u{7}'),
+        "{:?}",
+        run.stderr
+    );
+}

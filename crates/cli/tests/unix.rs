@@ -243,3 +243,31 @@ fn a_skill_folder_left_out_is_said() {
     assert!(run.stderr.contains("not UTF-8, left out"), "{run:?}");
     assert!(run.stderr.contains("caf"), "{run:?}");
 }
+
+/// Regression: a diagnostic of a file under a folder whose name is not UTF-8 cut
+/// `list --format json` off mid-document: its path is written lossily now.
+#[test]
+fn list_json_stays_whole_with_a_diagnostic_path_not_utf8() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let cwd = tmp.path().join(std::ffi::OsStr::from_bytes(b"r\xff"));
+    let bad = cwd.join("bad");
+    std::fs::create_dir_all(&bad).unwrap();
+    std::fs::write(
+        bad.join("SKILL.md"),
+        "---\nname: bad\ndescription: A skill. Use when testing.\nfoo: [\n---\nbody\n",
+    )
+    .unwrap();
+    let run = common::run(common::skillctl().current_dir(&cwd).args([
+        "list",
+        "--no-defaults",
+        "--root",
+        "personal=.",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    let doc: serde_json::Value = serde_json::from_str(&run.stdout).expect("one JSON document");
+    let path = doc["diagnostics"][0]["path"].as_str().unwrap_or_default();
+    assert!(path.contains("r\u{fffd}"), "{doc}");
+}
