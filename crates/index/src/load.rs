@@ -136,8 +136,15 @@ fn load_at(
         ));
     }
     // A strict index loads what it would index: a version failing the specification is
-    // not loaded in place of the last good one it keeps.
-    if config.strict && !parsed.is_valid() {
+    // not loaded in place of the last good one it keeps. But for the rule a load cannot
+    // judge: whether the name matches the folder as the index reached it (a link's own
+    // name; the load reads the resolved folder), which the index judged, and which the
+    // name check above holds to what it indexed.
+    let failing = parsed
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && d.rule != skills_model::Rule::NameMatchesDirectory);
+    if config.strict && failing {
         return Err(err(
             "SKILL.md no longer passes the specification's rules (see its diagnostics); the last good metadata stays indexed, but it cannot be loaded until the file is fixed".into(),
         ));

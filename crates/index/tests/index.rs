@@ -851,3 +851,30 @@ fn folders_without_a_skill_file_are_no_skills_and_no_errors() {
         .iter()
         .any(|(p, r)| p.ends_with("skill.md") && *r == Rule::FileName));
 }
+
+/// Regression: a strict index refused to load a skill it indexed through a link
+/// (`root/deploy -> store/v2`): the load read the resolved folder, whose name (`v2`) is not
+/// the skill's, where the index had judged the link's own name.
+#[cfg(unix)]
+#[test]
+fn a_strict_index_loads_a_linked_skill_it_indexed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = tmp.path().join("store/v2");
+    fs::create_dir_all(&store).unwrap();
+    fs::write(
+        store.join("SKILL.md"),
+        "---\nname: deploy\ndescription: Deploys. Use when deploying.\n---\nBody.\n",
+    )
+    .unwrap();
+    let root = tmp.path().join("root");
+    fs::create_dir_all(&root).unwrap();
+    std::os::unix::fs::symlink(&store, root.join("deploy")).unwrap();
+    let index = SkillIndex::builder()
+        .root(Layer::Personal, &root)
+        .strict(true)
+        .build()
+        .unwrap();
+    assert_eq!(index.snapshot().len(), 1, "indexed");
+    let loaded = index.load("deploy").expect("loads");
+    assert_eq!(loaded.body, "Body.\n");
+}
