@@ -1060,7 +1060,7 @@ mod tests {
     /// walk makes (the bytes themselves) and for any other (the components alone).
     #[test]
     fn a_folder_relative_to_the_root_is_what_its_components_give() {
-        let root = PathBuf::from("/skills/root");
+        let root = PathBuf::from("/skills/base");
         let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
         let cases = [
             "a",
@@ -1082,14 +1082,14 @@ mod tests {
             "a/..b/c.",
         ];
         for rel in cases {
-            let dir = PathBuf::from(format!("/skills/root/{rel}"));
+            let dir = PathBuf::from(format!("/skills/base/{rel}"));
             assert_eq!(
                 source.relative(&dir),
                 source.relative_by_components(&dir),
                 "{rel:?}"
             );
         }
-        for other in ["/skills/rootx/a", "/skills", "/elsewhere/a"] {
+        for other in ["/skills/basex/a", "/skills", "/elsewhere/a"] {
             assert_eq!(source.relative(Path::new(other)), None, "{other}");
         }
         assert_eq!(source.relative(&root).as_deref(), Some(""));
