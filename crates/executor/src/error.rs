@@ -135,6 +135,13 @@ pub enum ExecError {
         /// The skill.
         skill: String,
     },
+    /// A skill's `SKILL.md` changed while a file of it was being read for a session that
+    /// had not loaded it: what was read is not served.
+    #[error("the SKILL.md of {skill:?} changed while it was being read: ask again")]
+    ChangedDuringRead {
+        /// The skill.
+        skill: String,
+    },
     /// A skill of the same name from another layer is active: one name, one active skill.
     #[error("{active} is active, and {requested} has the same name: unload {active} first (one active skill of a name)")]
     NameActive {
@@ -232,9 +239,9 @@ impl ExecError {
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",
-            ExecError::SkillChanged { .. } | ExecError::ChangedSinceIndexed { .. } => {
-                "SKILL_CHANGED"
-            }
+            ExecError::SkillChanged { .. }
+            | ExecError::ChangedSinceIndexed { .. }
+            | ExecError::ChangedDuringRead { .. } => "SKILL_CHANGED",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",

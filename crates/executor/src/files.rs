@@ -98,6 +98,17 @@ fn content(path: &str, bytes: Vec<u8>) -> FileContent {
     }
 }
 
+/// The digest of the bytes a `FileContent` holds (as a skill file's digest is made).
+fn served_digest(served: &FileContent) -> Option<String> {
+    match served.encoding {
+        Encoding::Text => Some(skills_index::skill_digest(served.content.as_bytes())),
+        Encoding::Base64 => base64::engine::general_purpose::STANDARD
+            .decode(&served.content)
+            .ok()
+            .map(|bytes| skills_index::skill_digest(&bytes)),
+    }
+}
+
 /// Why a read beneath a skill folder failed.
 enum BeneathError {
     /// The file is over the limit (its size).
@@ -371,9 +382,22 @@ impl Session {
             ));
         }
         // Served only if the file as it now reads still admits this session: the snapshot
-        // may hold an older version (before a reload, or with no watcher).
-        self.load_resolved(record)?;
-        self.serve(record, &parts, path, None)
+        // may hold an older version (before a reload, or with no watcher). Judged before
+        // and after the read, the same version both times, and `SKILL.md` served only as
+        // the bytes judged: a rewrite between the judgement and the read (another tenant's
+        // scope, say) is not served.
+        let judged = self.load_resolved(record)?;
+        let served = self.serve(record, &parts, path, None)?;
+        let changed = || ExecError::ChangedDuringRead {
+            skill: record.qualified_name(),
+        };
+        if parts == ["SKILL.md"] && served_digest(&served).as_deref() != Some(&judged.digest) {
+            return Err(changed());
+        }
+        if self.load_resolved(record)?.digest != judged.digest {
+            return Err(changed());
+        }
+        Ok(served)
     }
 
     /// Reads `parts` of a skill and serves it. A skill on disk is read beneath its folder

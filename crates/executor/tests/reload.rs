@@ -290,3 +290,49 @@ fn regression_an_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
         assert_eq!(outdated, ["personal:deploy"], "{edit}");
     }
 }
+
+/// Regression: a resource read of a skill not loaded judged its scope on one read of
+/// `SKILL.md` and served another: a rewrite in between (here, back and forth, another
+/// tenant's scope and text) was served to this session (promise 40). Attempts are
+/// counted, not timed; without the fix the first few hundred leak.
+#[test]
+fn regression_a_resource_read_serves_only_the_version_it_judged() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let env = Env::new();
+    let dir = env.skill("deploy", "", "Public deploy.\n");
+    let exec = env.executor(Policy::default());
+    let acme = exec.session(
+        SessionContext::builder()
+            .id("acme-1")
+            .tenant("acme")
+            .build(),
+    );
+    let public = std::fs::read_to_string(dir.join("SKILL.md")).expect("public");
+    let hidden = "---\nname: deploy\ndescription: Test skill deploy, used by the executor's tests.\nscope:\n  tenants:\n    - globex\n---\nGLOBEX-SECRET\n";
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let (stop, dir) = (Arc::clone(&stop), dir.clone());
+        std::thread::spawn(move || {
+            let tmp = dir.join("SKILL.md.tmp");
+            let mut flip = false;
+            while !stop.load(Ordering::Relaxed) {
+                let text = if flip { hidden } else { public.as_str() };
+                std::fs::write(&tmp, text).expect("written");
+                std::fs::rename(&tmp, dir.join("SKILL.md")).expect("renamed");
+                flip = !flip;
+            }
+        })
+    };
+    let mut leaked = None;
+    for _ in 0..5_000 {
+        if let Ok(c) = acme.read_unloaded("deploy", "SKILL.md", "resources/read") {
+            if c.content.contains("GLOBEX-SECRET") {
+                leaked = Some(c.content);
+                break;
+            }
+        }
+    }
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().expect("flipper");
+    assert_eq!(leaked, None, "acme was served globex's version");
+}
