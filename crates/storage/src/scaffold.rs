@@ -95,14 +95,14 @@ pub fn scaffold(
     let mut body = format!(
         "# {title}\n\nReplace this with what the agent should do, step by step.\n\n1. Check what the user asked for.\n2. Do the work.\n3. Report what changed.\n"
     );
-    let mut files: Vec<(PathBuf, String)> = Vec::new();
+    let mut files: Vec<(&str, String)> = Vec::new();
     if parts.scripts || parts.references || parts.assets {
         body.push_str("\n## Files\n\n");
     }
     if parts.scripts {
         body.push_str("- `scripts/example.sh`: run it for the repetitive part of the task.\n");
         files.push((
-            dir.join("scripts/example.sh"),
+            "scripts/example.sh",
             "#!/bin/sh\n# Replace with the script this skill runs.\necho \"example\"\n".into(),
         ));
     }
@@ -111,14 +111,14 @@ pub fn scaffold(
             "- [references/guide.md](references/guide.md): read it when the task needs the details.\n",
         );
         files.push((
-            dir.join("references/guide.md"),
+            "references/guide.md",
             format!("# {title}: guide\n\nDetails the agent reads only when it needs them.\n"),
         ));
     }
     if parts.assets {
         body.push_str("- `assets/`: templates and files the output is made from.\n");
         files.push((
-            dir.join("assets/README.md"),
+            "assets/README.md",
             "Templates, images and other files the skill's output uses.\n".into(),
         ));
     }
@@ -134,7 +134,7 @@ pub fn scaffold(
     let skill = format!(
         "---\nname: {name_field}\ndescription: Replace with what this skill does, in one sentence. Use when the user asks for that task.\n---\n{body}"
     );
-    files.insert(0, (dir.join(crate::SKILL_FILE), skill));
+    files.insert(0, (crate::SKILL_FILE, skill));
     let failed = |path: &Path| {
         let path = path.to_path_buf();
         move |source| ScaffoldError::Write { path, source }
@@ -142,49 +142,188 @@ pub fn scaffold(
     if !parent.as_os_str().is_empty() {
         std::fs::create_dir_all(parent).map_err(failed(parent))?;
     }
-    // Made here or not at all: anything at `dir` now (a folder, a link made since the check
-    // above) is refused, and nothing is written through it.
-    std::fs::create_dir(&dir).map_err(|source| match source.kind() {
+    let mut folder = NewFolder::make(parent, name).map_err(|source| match source.kind() {
+        // Made here or not at all: anything at `dir` (a folder, a link made since the check
+        // above) is refused, and nothing is written through it.
         std::io::ErrorKind::AlreadyExists => ScaffoldError::Exists(dir.clone()),
         _ => failed(&dir)(source),
     })?;
     let mut written = Vec::new();
-    for (path, text) in files {
-        match write_new(&path, &text) {
-            Ok(()) => written.push(path),
-            Err(source) => {
-                // Whole or nothing: a skill half written would validate as something else,
-                // and a second `new` would refuse its folder.
-                if let Err(e) = std::fs::remove_dir_all(&dir) {
-                    tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a half-written skill");
-                }
-                return Err(failed(&path)(source));
+    for (rel, text) in files {
+        if let Err(source) = folder.write(rel, &text) {
+            // Whole or nothing: a skill half written would validate as something else, and
+            // a second `new` would refuse its folder. Only what this call made goes.
+            if let Err(e) = folder.remove() {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a half-written skill");
             }
+            return Err(failed(&dir.join(rel))(source));
         }
+        written.push(dir.join(rel));
     }
     Ok(written)
 }
 
-/// Writes a new file (never through a link, never over a file), making its folders.
-fn write_new(path: &Path, text: &str) -> std::io::Result<()> {
-    use std::io::Write as _;
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent)?;
-    }
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
+/// A skill folder this call made, written and (on failure) removed through handles: the
+/// folder it holds is the one it made, whatever links on the way to it point to later
+/// (a link in `--path` swapped mid-way must not have it write into, or remove, another
+/// folder). Elsewhere than on Unix, by path.
+struct NewFolder {
     #[cfg(unix)]
-    if path.extension().is_some_and(|e| e == "sh") {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o755);
-    }
-    let mut file = options.open(path)?;
-    file.write_all(text.as_bytes())?;
+    parent: std::os::fd::OwnedFd,
     #[cfg(unix)]
-    if path.extension().is_some_and(|e| e == "sh") {
-        // The mode given at creation is cut by the umask; an example script is executable.
-        use std::os::unix::fs::PermissionsExt as _;
-        file.set_permissions(std::fs::Permissions::from_mode(0o755))?;
+    dir: std::os::fd::OwnedFd,
+    #[cfg(not(unix))]
+    dir: PathBuf,
+    name: String,
+    /// Files made (relative paths), then folders made inside it, in order.
+    files: Vec<String>,
+    folders: Vec<String>,
+}
+
+impl NewFolder {
+    /// Makes `parent/name`, which must not exist.
+    #[cfg(unix)]
+    fn make(parent: &Path, name: &str) -> std::io::Result<NewFolder> {
+        use rustix::fs::{mkdirat, open, openat, Mode, OFlags};
+        let here = if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        };
+        let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let parent = open(here, folder, Mode::empty())?;
+        mkdirat(&parent, name, Mode::from_raw_mode(0o777))?;
+        let dir = openat(&parent, name, folder | OFlags::NOFOLLOW, Mode::empty())?;
+        Ok(NewFolder {
+            parent,
+            dir,
+            name: name.to_owned(),
+            files: Vec::new(),
+            folders: Vec::new(),
+        })
     }
-    Ok(())
+
+    /// Makes `parent/name`, which must not exist.
+    #[cfg(not(unix))]
+    fn make(parent: &Path, name: &str) -> std::io::Result<NewFolder> {
+        let dir = parent.join(name);
+        std::fs::create_dir(&dir)?;
+        Ok(NewFolder {
+            dir,
+            name: name.to_owned(),
+            files: Vec::new(),
+            folders: Vec::new(),
+        })
+    }
+
+    /// Writes the new file `rel` (one folder deep at most), never over a file or through a
+    /// link; an example script is made executable.
+    #[cfg(unix)]
+    fn write(&mut self, rel: &str, text: &str) -> std::io::Result<()> {
+        use rustix::fs::{fchmod, mkdirat, openat, Mode, OFlags};
+        let (sub, file) = rel.rsplit_once('/').unwrap_or(("", rel));
+        let sub_dir;
+        let at = if sub.is_empty() {
+            &self.dir
+        } else {
+            if !self.folders.iter().any(|f| f == sub) {
+                mkdirat(&self.dir, sub, Mode::from_raw_mode(0o777))?;
+                self.folders.push(sub.to_owned());
+            }
+            let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            sub_dir = openat(&self.dir, sub, folder, Mode::empty())?;
+            &sub_dir
+        };
+        let script = file.ends_with(".sh");
+        let mode = Mode::from_raw_mode(if script { 0o755 } else { 0o666 });
+        let flags =
+            OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let fd = openat(at, file, flags, mode)?;
+        self.files.push(rel.to_owned());
+        let mut opened = std::fs::File::from(fd);
+        std::io::Write::write_all(&mut opened, text.as_bytes())?;
+        if script {
+            // The mode given at creation is cut by the umask; an example script runs.
+            fchmod(&opened, Mode::from_raw_mode(0o755))?;
+        }
+        Ok(())
+    }
+
+    /// Writes the new file `rel`, never over a file.
+    #[cfg(not(unix))]
+    fn write(&mut self, rel: &str, text: &str) -> std::io::Result<()> {
+        let path = self.dir.join(rel);
+        if let Some((sub, _)) = rel.rsplit_once('/') {
+            if !self.folders.iter().any(|f| f == sub) {
+                std::fs::create_dir(self.dir.join(sub))?;
+                self.folders.push(sub.to_owned());
+            }
+        }
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&path)?;
+        self.files.push(rel.to_owned());
+        std::io::Write::write_all(&mut file, text.as_bytes())
+    }
+
+    /// Removes what this call made, and nothing else: its files, its folders once empty,
+    /// then the skill folder once empty.
+    #[cfg(unix)]
+    fn remove(&mut self) -> std::io::Result<()> {
+        use rustix::fs::{openat, unlinkat, AtFlags, Mode, OFlags};
+        for rel in self.files.drain(..).rev() {
+            match rel.rsplit_once('/') {
+                None => unlinkat(&self.dir, rel.as_str(), AtFlags::empty())?,
+                Some((sub, file)) => {
+                    let folder =
+                        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    let at = openat(&self.dir, sub, folder, Mode::empty())?;
+                    unlinkat(&at, file, AtFlags::empty())?;
+                }
+            }
+        }
+        for sub in self.folders.drain(..).rev() {
+            unlinkat(&self.dir, sub.as_str(), AtFlags::REMOVEDIR)?;
+        }
+        unlinkat(&self.parent, self.name.as_str(), AtFlags::REMOVEDIR)?;
+        Ok(())
+    }
+
+    /// Removes what this call made, and nothing else.
+    #[cfg(not(unix))]
+    fn remove(&mut self) -> std::io::Result<()> {
+        for rel in self.files.drain(..).rev() {
+            std::fs::remove_file(self.dir.join(rel))?;
+        }
+        for sub in self.folders.drain(..).rev() {
+            std::fs::remove_dir(self.dir.join(sub))?;
+        }
+        let _ = &self.name;
+        std::fs::remove_dir(&self.dir)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::NewFolder;
+
+    /// A write that fails leaves nothing this call made, and everything else: the folder
+    /// and its files go, a file someone else put in the parent stays.
+    #[test]
+    fn a_new_folder_that_fails_removes_what_it_made() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::write(tmp.path().join("other.txt"), "not ours").unwrap();
+        let mut folder = NewFolder::make(tmp.path(), "fresh").unwrap();
+        folder.write("SKILL.md", "---\n").unwrap();
+        folder.write("scripts/example.sh", "#!/bin/sh\n").unwrap();
+        assert!(
+            folder.write("scripts/example.sh", "again").is_err(),
+            "never over a file"
+        );
+        folder.remove().unwrap();
+        assert!(std::fs::symlink_metadata(tmp.path().join("fresh")).is_err());
+        assert!(tmp.path().join("other.txt").is_file());
+        assert!(NewFolder::make(tmp.path(), "other.txt").is_err());
+    }
 }
