@@ -330,3 +330,39 @@ fn read_properties_errors_escape_control_characters() {
         run.stderr
     );
 }
+
+/// Regression (second review): `new` held its parent folder by a handle that needed the
+/// right to list it, so a drop folder one may write and enter but not read (mode 0733)
+/// refused it where `mkdir` succeeds. Run as an unprivileged user where this runs as root
+/// (root lists any folder), with `setpriv`.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_new_skill_is_made_in_a_folder_one_may_write_but_not_list() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let drop = tmp.path().join("drop");
+    std::fs::create_dir(&drop).unwrap();
+    std::fs::set_permissions(&drop, std::fs::Permissions::from_mode(0o733)).unwrap();
+    let root = std::process::Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    let mut cmd = if root {
+        // The binary is copied where the unprivileged user may run it.
+        let bin = tmp.path().join("skillctl");
+        std::fs::copy(env!("CARGO_BIN_EXE_skillctl"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let mut cmd = std::process::Command::new("setpriv");
+        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+            .arg(bin);
+        cmd
+    } else {
+        common::skillctl()
+    };
+    cmd.args(["new", "fresh", "--scripts", "--path"]).arg(&drop);
+    let run = common::run(&mut cmd);
+    assert_eq!(run.code, Some(0), "{run:?}");
+    std::fs::set_permissions(&drop, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(drop.join("fresh/scripts/example.sh").is_file());
+}

@@ -98,6 +98,12 @@ fn content(path: &str, bytes: Vec<u8>) -> FileContent {
     }
 }
 
+/// A file served, and whether what was opened is the skill's `SKILL.md`.
+struct Served {
+    content: FileContent,
+    skill_md: bool,
+}
+
 /// The digest of the bytes a `FileContent` holds (as a skill file's digest is made).
 fn served_digest(served: &FileContent) -> Option<String> {
     match served.encoding {
@@ -391,13 +397,13 @@ impl Session {
         let changed = || ExecError::ChangedDuringRead {
             skill: record.qualified_name(),
         };
-        if parts == ["SKILL.md"] && served_digest(&served).as_deref() != Some(&judged.digest) {
+        if served.skill_md && served_digest(&served.content).as_deref() != Some(&judged.digest) {
             return Err(changed());
         }
         if self.load_resolved(record)?.digest != judged.digest {
             return Err(changed());
         }
-        Ok(served)
+        Ok(served.content)
     }
 
     /// Reads `parts` of a skill and serves it. A skill on disk is read beneath its folder
@@ -410,7 +416,7 @@ impl Session {
         parts: &[&str],
         path: &str,
         pinned: Option<&Path>,
-    ) -> Result<FileContent, ExecError> {
+    ) -> Result<Served, ExecError> {
         let limit = self.exec.policy.read_limit;
         let skill = record.name.as_str();
         if let Some(place) = self.exec.index.snapshot().place_off_disk(record) {
@@ -428,7 +434,10 @@ impl Session {
                         reason: other.to_string(),
                     },
                 })?;
-            return Ok(content(path, bytes));
+            return Ok(Served {
+                content: content(path, bytes),
+                skill_md: parts == ["SKILL.md"],
+            });
         }
         let dir = record.dir();
         let folder = pinned.map_or(Folder::AsNow(dir), Folder::Pinned);
@@ -449,7 +458,24 @@ impl Session {
                 path: path.to_owned(),
             });
         }
-        Ok(content(path, bytes))
+        // What was opened decides whether it is the skill's `SKILL.md`, by whichever name
+        // (a link under `references/`), and also when it was renamed over since it was
+        // opened (the kernel then names it "... (deleted)").
+        let canonical = pinned.map_or_else(
+            || std::fs::canonicalize(dir).ok(),
+            |p| Some(p.to_path_buf()),
+        );
+        let skill_md = parts == ["SKILL.md"]
+            || canonical.is_some_and(|d| {
+                real.parent() == Some(d.as_path())
+                    && real
+                        .file_name()
+                        .is_some_and(|n| n == "SKILL.md" || n == "SKILL.md (deleted)")
+            });
+        Ok(Served {
+            content: content(path, bytes),
+            skill_md,
+        })
     }
 
     fn read_in(&self, a: &Active, path: &str) -> Result<FileContent, ExecError> {
@@ -482,7 +508,7 @@ impl Session {
                 path: path.to_owned(),
             });
         }
-        let skill_md = parts == ["SKILL.md"]
+        let named_skill_md = parts == ["SKILL.md"]
             || reached.is_some_and(|id| crate::enforce::file_id(&dir.join("SKILL.md")) == Some(id));
         // Beneath the folder as it was at the load: one replaced since by a link
         // elsewhere serves nothing (its rules are the loaded version's).
@@ -493,15 +519,15 @@ impl Session {
             a.rules.canonical_dir.as_deref(),
         )?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
-        // is refused rather than served beside rules it does not state.
-        if skill_md
-            && (served.encoding != Encoding::Text
-                || skills_index::skill_digest(served.content.as_bytes()) != a.skill.digest)
+        // is refused rather than served beside rules it does not state. Whether it is the
+        // `SKILL.md` is asked of the name before the open and of what was opened after it.
+        if (named_skill_md || served.skill_md)
+            && served_digest(&served.content).as_deref() != Some(&a.skill.digest)
         {
             return Err(ExecError::SkillChanged {
                 skill: a.skill.record.name.to_string(),
             });
         }
-        Ok(served)
+        Ok(served.content)
     }
 }

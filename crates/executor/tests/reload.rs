@@ -308,21 +308,8 @@ fn regression_a_resource_read_serves_only_the_version_it_judged() {
             .build(),
     );
     let public = std::fs::read_to_string(dir.join("SKILL.md")).expect("public");
-    let hidden = "---\nname: deploy\ndescription: Test skill deploy, used by the executor's tests.\nscope:\n  tenants:\n    - globex\n---\nGLOBEX-SECRET\n";
     let stop = Arc::new(AtomicBool::new(false));
-    let flipper = {
-        let (stop, dir) = (Arc::clone(&stop), dir.clone());
-        std::thread::spawn(move || {
-            let tmp = dir.join("SKILL.md.tmp");
-            let mut flip = false;
-            while !stop.load(Ordering::Relaxed) {
-                let text = if flip { hidden } else { public.as_str() };
-                std::fs::write(&tmp, text).expect("written");
-                std::fs::rename(&tmp, dir.join("SKILL.md")).expect("renamed");
-                flip = !flip;
-            }
-        })
-    };
+    let flipper = flip_scope(dir, public, Arc::clone(&stop));
     let mut leaked = None;
     for _ in 0..5_000 {
         if let Ok(c) = acme.read_unloaded("deploy", "SKILL.md", "resources/read") {
@@ -335,4 +322,78 @@ fn regression_a_resource_read_serves_only_the_version_it_judged() {
     stop.store(true, Ordering::Relaxed);
     flipper.join().expect("flipper");
     assert_eq!(leaked, None, "acme was served globex's version");
+}
+
+/// A skill `deploy` with `references/readme.md`, a link to `../SKILL.md` (inside the
+/// folder, so served), and its public text.
+fn skill_md_aliased(env: &Env) -> (std::path::PathBuf, String) {
+    let dir = env.skill("deploy", "", "Public deploy.\n");
+    std::fs::create_dir_all(dir.join("references")).expect("references");
+    std::os::unix::fs::symlink("../SKILL.md", dir.join("references/readme.md")).expect("link");
+    let public = std::fs::read_to_string(dir.join("SKILL.md")).expect("public");
+    (dir, public)
+}
+
+/// Flips `dir/SKILL.md` between `public` and another tenant's version (by rename) until
+/// `stop`.
+fn flip_scope(
+    dir: std::path::PathBuf,
+    public: String,
+    stop: Arc<std::sync::atomic::AtomicBool>,
+) -> std::thread::JoinHandle<()> {
+    const HIDDEN: &str = "---\nname: deploy\ndescription: Test skill deploy, used by the executor's tests.\nscope:\n  tenants:\n    - globex\n---\nGLOBEX-SECRET\n";
+    std::thread::spawn(move || {
+        let tmp = dir.join("SKILL.md.tmp");
+        let mut flip = false;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            let text = if flip { HIDDEN } else { public.as_str() };
+            std::fs::write(&tmp, text).expect("written");
+            std::fs::rename(&tmp, dir.join("SKILL.md")).expect("renamed");
+            flip = !flip;
+        }
+    })
+}
+
+/// Regression (second review): `SKILL.md` reached by another name (a link under
+/// `references/`) was served unchecked: by a resource read of a skill not loaded (the
+/// digest check went by the name `SKILL.md`), and by `skills_read` of an active skill (the
+/// name was asked about before the open). What was opened decides now. Attempts are
+/// counted, not timed.
+#[test]
+fn regression_skill_md_by_another_name_is_served_only_as_judged_or_loaded() {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    for loaded in [false, true] {
+        let env = Env::new();
+        let (dir, public) = skill_md_aliased(&env);
+        let exec = env.executor(Policy::default());
+        let acme = exec.session(
+            SessionContext::builder()
+                .id("acme-1")
+                .tenant("acme")
+                .build(),
+        );
+        if loaded {
+            acme.load(&names(&["deploy"]), LoadMode::Add)
+                .expect("loaded");
+        }
+        let stop = Arc::new(AtomicBool::new(false));
+        let flipper = flip_scope(dir, public, Arc::clone(&stop));
+        let mut leaked = None;
+        for _ in 0..5_000 {
+            let read = if loaded {
+                acme.read(Some("deploy"), "references/readme.md")
+            } else {
+                acme.read_unloaded("deploy", "references/readme.md", "resources/read")
+            };
+            if let Ok(c) = read {
+                if c.content.contains("GLOBEX-SECRET") {
+                    leaked = Some(c.content);
+                    break;
+                }
+            }
+        }
+        stop.store(true, Ordering::Relaxed);
+        flipper.join().expect("flipper");
+        assert_eq!(leaked, None, "loaded: {loaded}");
+    }
 }

@@ -190,10 +190,16 @@ impl NewFolder {
         } else {
             parent
         };
-        let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
-        let parent = open(here, folder, Mode::empty())?;
+        // A handle that needs no right to list the parent (a drop folder one may write and
+        // enter, not read), as `mkdir` by path needed none.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        let handle = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        #[cfg(not(any(target_os = "linux", target_os = "android")))]
+        let handle = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let parent = open(here, handle, Mode::empty())?;
         mkdirat(&parent, name, Mode::from_raw_mode(0o777))?;
-        let dir = openat(&parent, name, folder | OFlags::NOFOLLOW, Mode::empty())?;
+        let folder = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let dir = openat(&parent, name, folder, Mode::empty())?;
         Ok(NewFolder {
             parent,
             dir,
