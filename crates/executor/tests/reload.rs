@@ -297,7 +297,6 @@ fn regression_an_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
 /// counted, not timed; without the fix the first few hundred leak.
 #[test]
 fn regression_a_resource_read_serves_only_the_version_it_judged() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     let env = Env::new();
     let dir = env.skill("deploy", "", "Public deploy.\n");
     let exec = env.executor(Policy::default());
@@ -308,19 +307,9 @@ fn regression_a_resource_read_serves_only_the_version_it_judged() {
             .build(),
     );
     let public = std::fs::read_to_string(dir.join("SKILL.md")).expect("public");
-    let stop = Arc::new(AtomicBool::new(false));
-    let flipper = flip_scope(dir, public, Arc::clone(&stop));
-    let mut leaked = None;
-    for _ in 0..5_000 {
-        if let Ok(c) = acme.read_unloaded("deploy", "SKILL.md", "resources/read") {
-            if c.content.contains("GLOBEX-SECRET") {
-                leaked = Some(c.content);
-                break;
-            }
-        }
-    }
-    stop.store(true, Ordering::Relaxed);
-    flipper.join().expect("flipper");
+    let leaked = served_while_flipping(dir, public, || {
+        acme.read_unloaded("deploy", "SKILL.md", "resources/read")
+    });
     assert_eq!(leaked, None, "acme was served globex's version");
 }
 
@@ -334,24 +323,37 @@ fn skill_md_aliased(env: &Env) -> (std::path::PathBuf, String) {
     (dir, public)
 }
 
-/// Flips `dir/SKILL.md` between `public` and another tenant's version (by rename) until
-/// `stop`.
-fn flip_scope(
+/// What `read` served of another tenant's version of `dir/SKILL.md` while a thread flipped
+/// the file (by rename) between `public` and that version: the first such content within
+/// 5,000 reads, or `None`. Attempts are counted, not timed.
+fn served_while_flipping(
     dir: std::path::PathBuf,
     public: String,
-    stop: Arc<std::sync::atomic::AtomicBool>,
-) -> std::thread::JoinHandle<()> {
+    mut read: impl FnMut() -> Result<skills_executor::FileContent, skills_executor::ExecError>,
+) -> Option<String> {
+    use std::sync::atomic::{AtomicBool, Ordering};
     const HIDDEN: &str = "---\nname: deploy\ndescription: Test skill deploy, used by the executor's tests.\nscope:\n  tenants:\n    - globex\n---\nGLOBEX-SECRET\n";
-    std::thread::spawn(move || {
-        let tmp = dir.join("SKILL.md.tmp");
-        let mut flip = false;
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            let text = if flip { HIDDEN } else { public.as_str() };
-            std::fs::write(&tmp, text).expect("written");
-            std::fs::rename(&tmp, dir.join("SKILL.md")).expect("renamed");
-            flip = !flip;
-        }
-    })
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let stop = Arc::clone(&stop);
+        std::thread::spawn(move || {
+            let tmp = dir.join("SKILL.md.tmp");
+            let mut flip = false;
+            while !stop.load(Ordering::Relaxed) {
+                let text = if flip { HIDDEN } else { public.as_str() };
+                std::fs::write(&tmp, text).expect("written");
+                std::fs::rename(&tmp, dir.join("SKILL.md")).expect("renamed");
+                flip = !flip;
+            }
+        })
+    };
+    let leaked = (0..5_000)
+        .filter_map(|_| read().ok())
+        .find(|c| c.content.contains("GLOBEX-SECRET"))
+        .map(|c| c.content);
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().expect("flipper");
+    leaked
 }
 
 /// Regression (second review): `SKILL.md` reached by another name (a link under
@@ -361,7 +363,6 @@ fn flip_scope(
 /// counted, not timed.
 #[test]
 fn regression_skill_md_by_another_name_is_served_only_as_judged_or_loaded() {
-    use std::sync::atomic::{AtomicBool, Ordering};
     for loaded in [false, true] {
         let env = Env::new();
         let (dir, public) = skill_md_aliased(&env);
@@ -376,24 +377,13 @@ fn regression_skill_md_by_another_name_is_served_only_as_judged_or_loaded() {
             acme.load(&names(&["deploy"]), LoadMode::Add)
                 .expect("loaded");
         }
-        let stop = Arc::new(AtomicBool::new(false));
-        let flipper = flip_scope(dir, public, Arc::clone(&stop));
-        let mut leaked = None;
-        for _ in 0..5_000 {
-            let read = if loaded {
+        let leaked = served_while_flipping(dir, public, || {
+            if loaded {
                 acme.read(Some("deploy"), "references/readme.md")
             } else {
                 acme.read_unloaded("deploy", "references/readme.md", "resources/read")
-            };
-            if let Ok(c) = read {
-                if c.content.contains("GLOBEX-SECRET") {
-                    leaked = Some(c.content);
-                    break;
-                }
             }
-        }
-        stop.store(true, Ordering::Relaxed);
-        flipper.join().expect("flipper");
+        });
         assert_eq!(leaked, None, "loaded: {loaded}");
     }
 }
