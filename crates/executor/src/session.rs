@@ -266,16 +266,14 @@ impl Session {
     /// that no longer parses) leaves the indexed record as it was.
     pub fn outdated(&self) -> Vec<Outdated> {
         let snapshot = self.exec.index.snapshot();
-        let mut stack = self.stack.lock();
+        let stack = self.stack.lock();
         let mut out = Vec::new();
-        for a in stack.iter_mut() {
+        for a in stack.iter() {
             let qualified = a.skill.record.qualified_name();
             let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
                 Some(r) if r.path == a.skill.record.path => {
                     let digest = file_digest(&r.path);
                     if digest.as_deref() == Some(a.skill.digest.as_str()) {
-                        // Re-read, same bytes: nothing to report; remember the new record.
-                        a.indexed = Arc::clone(r);
                         continue;
                     }
                     digest

@@ -37,9 +37,6 @@ pub(crate) struct Active {
     pub(crate) by: Activation,
     /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
     pub(crate) origin: crate::PluginOrigin,
-    /// The index's record when it was loaded (or last found unchanged): a different one
-    /// means the file may have changed.
-    pub(crate) indexed: Arc<SkillRecord>,
 }
 
 impl Active {
@@ -164,6 +161,17 @@ impl Session {
         Ok(skill)
     }
 
+    /// A skill with hooks loads only where its layer (or plugin) is trusted to run them.
+    fn hooks_may_run(&self, r: &SkillRecord) -> Result<(), ExecError> {
+        if r.frontmatter.hooks.as_deref().is_some_and(Hooks::runs_any) && !self.exec.trusts(r) {
+            return Err(ExecError::Untrusted {
+                skill: r.name.to_string(),
+                layer: r.layer.to_string(),
+            });
+        }
+        Ok(())
+    }
+
     /// Reads a skill's pinned version: body and record from one read, the digests of its
     /// scripts, its compiled rules.
     fn prepare(&self, record: &Arc<SkillRecord>, by: Activation) -> Result<Active, ExecError> {
@@ -171,19 +179,7 @@ impl Session {
         let skill = self.load_resolved(record)?;
         // The version read is the one that runs: hooks it gained since the index read it
         // are judged as the plan judged the indexed ones.
-        if skill
-            .record
-            .frontmatter
-            .hooks
-            .as_deref()
-            .is_some_and(Hooks::runs_any)
-            && !self.exec.trusts(&skill.record)
-        {
-            return Err(ExecError::Untrusted {
-                skill: skill.record.name.to_string(),
-                layer: skill.record.layer.to_string(),
-            });
-        }
+        self.hooks_may_run(&skill.record)?;
         let dir = skill.record.dir().to_path_buf();
         let scripts: Arc<[(String, String)]> = skill
             .files
@@ -203,7 +199,6 @@ impl Session {
             scripts,
             by,
             origin,
-            indexed: Arc::clone(record),
         })
     }
 
@@ -294,12 +289,7 @@ impl Session {
                     ));
                 }
             }
-            if r.frontmatter.hooks.as_deref().is_some_and(Hooks::runs_any) && !self.exec.trusts(r) {
-                return Err(ExecError::Untrusted {
-                    skill: r.name.to_string(),
-                    layer: r.layer.to_string(),
-                });
-            }
+            self.hooks_may_run(r)?;
         }
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
