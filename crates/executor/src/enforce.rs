@@ -271,14 +271,19 @@ fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
 
 /// A file's device and inode, links followed; `None` when it cannot be asked (or off Unix).
 pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
+    std::fs::metadata(path).ok().as_ref().and_then(id_of)
+}
+
+/// [`file_id`] of a file already looked up or opened.
+pub(crate) fn id_of(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt as _;
-        std::fs::metadata(path).ok().map(|m| (m.dev(), m.ino()))
+        Some((meta.dev(), meta.ino()))
     }
     #[cfg(not(unix))]
     {
-        let _ = path;
+        let _ = meta;
         None
     }
 }

@@ -128,11 +128,7 @@ enum BeneathError {
 /// atomically, so a file swapped for a link mid-read cannot serve an outside file), checks
 /// that what was opened is a regular file inside the folder, and reads it with a bound.
 /// Returns the opened file's real path and its bytes.
-fn read_beneath(
-    dir: &Folder<'_>,
-    parts: &[&str],
-    limit: u64,
-) -> Result<(PathBuf, Vec<u8>), BeneathError> {
+fn read_beneath(dir: &Folder<'_>, parts: &[&str], limit: u64) -> Result<Beneath, BeneathError> {
     let (real, file, meta) = match dir {
         Folder::AsNow(dir) => open_checked(dir, parts, limit)?,
         Folder::Pinned(real_dir) => open_checked_in(real_dir, parts, limit)?,
@@ -145,7 +141,18 @@ fn read_beneath(
     if bytes.len() as u64 > limit {
         return Err(BeneathError::TooLarge(bytes.len() as u64));
     }
-    Ok((real, bytes))
+    Ok(Beneath {
+        id: crate::enforce::id_of(&meta),
+        real,
+        bytes,
+    })
+}
+
+/// What [`read_beneath`] read: the opened file's real path and identity, and its bytes.
+struct Beneath {
+    real: PathBuf,
+    id: Option<(u64, u64)>,
+    bytes: Vec<u8>,
 }
 
 /// The real path of a skill folder's `scripts/`: whatever opens beneath it is a script,
@@ -441,7 +448,11 @@ impl Session {
         }
         let dir = record.dir();
         let folder = pinned.map_or(Folder::AsNow(dir), Folder::Pinned);
-        let (real, bytes) = read_beneath(&folder, parts, limit).map_err(|e| match e {
+        let Beneath {
+            real,
+            id: opened,
+            bytes,
+        } = read_beneath(&folder, parts, limit).map_err(|e| match e {
             BeneathError::TooLarge(size) => ExecError::FileTooLarge {
                 path: path.to_owned(),
                 size,
@@ -458,19 +469,22 @@ impl Session {
                 path: path.to_owned(),
             });
         }
-        // What was opened decides whether it is the skill's `SKILL.md`, by whichever name
-        // (a link under `references/`), and also when it was renamed over since it was
-        // opened (the kernel then names it "... (deleted)").
+        // What was opened decides whether it is the skill's `SKILL.md`, by whichever name:
+        // a link under `references/` (its real path), one renamed over since it was opened
+        // (the kernel then names it "... (deleted)"), a hard link (the same file).
         let canonical = pinned.map_or_else(
             || std::fs::canonicalize(dir).ok(),
             |p| Some(p.to_path_buf()),
         );
         let skill_md = parts == ["SKILL.md"]
             || canonical.is_some_and(|d| {
-                real.parent() == Some(d.as_path())
+                let named = real.parent() == Some(d.as_path())
                     && real
                         .file_name()
-                        .is_some_and(|n| n == "SKILL.md" || n == "SKILL.md (deleted)")
+                        .is_some_and(|n| n == "SKILL.md" || n == "SKILL.md (deleted)");
+                named
+                    || opened
+                        .is_some_and(|id| crate::enforce::file_id(&d.join("SKILL.md")) == Some(id))
             });
         Ok(Served {
             content: content(path, bytes),
@@ -498,7 +512,7 @@ impl Session {
             ));
         }
         // What the path reaches, by any name (a hard link elsewhere in the skill): one of
-        // the scripts pinned at load is refused; its `SKILL.md` is judged as `SKILL.md`.
+        // the scripts pinned at load is refused.
         let dir = a.skill.record.dir();
         let reached =
             crate::enforce::file_id(&parts.iter().fold(dir.to_path_buf(), |p, s| p.join(s)));
@@ -508,8 +522,6 @@ impl Session {
                 path: path.to_owned(),
             });
         }
-        let named_skill_md = parts == ["SKILL.md"]
-            || reached.is_some_and(|id| crate::enforce::file_id(&dir.join("SKILL.md")) == Some(id));
         // Beneath the folder as it was at the load: one replaced since by a link
         // elsewhere serves nothing (its rules are the loaded version's).
         let served = self.serve(
@@ -519,11 +531,9 @@ impl Session {
             a.rules.canonical_dir.as_deref(),
         )?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
-        // is refused rather than served beside rules it does not state. Whether it is the
-        // `SKILL.md` is asked of the name before the open and of what was opened after it.
-        if (named_skill_md || served.skill_md)
-            && served_digest(&served.content).as_deref() != Some(&a.skill.digest)
-        {
+        // is refused rather than served beside rules it does not state (whether it is the
+        // `SKILL.md` is asked of what was opened, by `serve`).
+        if served.skill_md && served_digest(&served.content).as_deref() != Some(&a.skill.digest) {
             return Err(ExecError::SkillChanged {
                 skill: a.skill.record.name.to_string(),
             });
