@@ -165,10 +165,27 @@ fn main() -> ExitCode {
         // does: quietly, with status 0.
         Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "skillctl: {e:#}");
+            let _ = writeln!(std::io::stderr(), "skillctl: {}", said(&e));
             ExitCode::from(2)
         }
     }
+}
+
+/// An error and its causes on one line, as `{:#}` writes them, but a cause the message
+/// already says is not said again (the libraries' errors name their cause in their own
+/// message: "cannot write F: Permission denied").
+fn said(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if line.is_empty() {
+            line = text;
+        } else if !line.contains(&text) {
+            line.push_str(": ");
+            line.push_str(&text);
+        }
+    }
+    line
 }
 
 /// Standard output for a command's result: one buffer of 64 KiB, written in large blocks
@@ -189,4 +206,33 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
                 .and_then(serde_json::Error::io_error_kind)
                 == Some(std::io::ErrorKind::BrokenPipe)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::said;
+
+    #[test]
+    fn an_error_says_each_cause_once() {
+        let cause = || std::io::Error::other("Permission denied");
+        let cases: [(anyhow::Error, &str); 3] = [
+            (
+                anyhow::Error::new(cause()).context("cannot write a/SKILL.md: Permission denied"),
+                "cannot write a/SKILL.md: Permission denied",
+            ),
+            (
+                anyhow::Error::new(cause()).context("cannot write a/SKILL.md"),
+                "cannot write a/SKILL.md: Permission denied",
+            ),
+            (
+                anyhow::Error::new(cause())
+                    .context("cannot list b")
+                    .context("--root project=b"),
+                "--root project=b: cannot list b: Permission denied",
+            ),
+        ];
+        for (error, line) in cases {
+            assert_eq!(said(&error), line);
+        }
+    }
 }
