@@ -76,7 +76,7 @@ impl Subscriber for Warnings {
         };
         let _ = std::io::Write::write_fmt(
             &mut std::io::stderr().lock(),
-            format_args!("skillctl: {level}: {}\n", crate::out::visible(&text)),
+            format_args!("skillctl: {level}: {}\n", crate::out::one_line(&text)),
         );
     }
 

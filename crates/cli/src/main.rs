@@ -165,7 +165,7 @@ fn main() -> ExitCode {
         // does: quietly, with status 0.
         Err(e) if broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "skillctl: {}", said(&e));
+            let _ = writeln!(std::io::stderr(), "skillctl: {}", out::one_line(&said(&e)));
             ExitCode::from(2)
         }
     }

@@ -19,8 +19,29 @@ use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
 /// whoever listed the skills, a carriage return wrote over what came before. JSON output is
 /// escaped by its serialiser.
 pub(crate) fn visible(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, Breaks::Kept)
+}
+
+/// [`visible`] for text that must stay on one line (a warning or an error on stderr): a
+/// line break a folder's name carries is escaped too, so it cannot start a line that
+/// seems to be this program's own.
+pub(crate) fn one_line(text: &str) -> std::borrow::Cow<'_, str> {
+    escaped(text, Breaks::Escaped)
+}
+
+/// Whether [`escaped`] keeps line breaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Breaks {
+    Kept,
+    Escaped,
+}
+
+/// `text` with every character a terminal acts on written as `\u{..}`: controls (but a
+/// tab, and a line break where `breaks` keeps it) and the bidirectional overrides and
+/// isolates.
+fn escaped(text: &str, breaks: Breaks) -> std::borrow::Cow<'_, str> {
     let hidden = |c: char| {
-        (c.is_control() && c != '\n' && c != '\t')
+        (c.is_control() && c != '\t' && (c != '\n' || breaks == Breaks::Escaped))
             || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
     };
     if !text.chars().any(hidden) {
@@ -466,6 +487,9 @@ mod tests {
         ];
         for (text, shown) in table {
             assert_eq!(super::visible(text), shown, "{text:?}");
+            // On one line, the same, but a line break is escaped too.
+            let one = shown.replace('\n', "\\u{a}");
+            assert_eq!(super::one_line(text), one, "{text:?}");
         }
     }
 

@@ -244,6 +244,37 @@ fn a_skill_folder_left_out_is_said() {
     assert!(run.stderr.contains("caf"), "{run:?}");
 }
 
+/// Regression: a warning quoting a folder's name kept a line break in it, so a folder
+/// could write a line of its own choosing that looked like `skillctl`'s.
+#[test]
+fn a_warning_about_a_folder_stays_on_one_line() {
+    use std::os::unix::ffi::OsStrExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join(std::ffi::OsStr::from_bytes(
+        b"x\xff\nskillctl: error: forged",
+    ));
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: x\ndescription: A skill. Use when testing.\n---\nbody\n",
+    )
+    .unwrap();
+    let root = format!("project={}", tmp.path().display());
+    let run = common::run(common::skillctl().args(["list", "--no-defaults", "--root", &root]));
+    assert_eq!(run.code, Some(0), "{run:?}");
+    assert!(run.stderr.contains("not UTF-8, left out"), "{run:?}");
+    assert!(
+        run.stderr
+            .lines()
+            .all(|l| !l.starts_with("skillctl: error")),
+        "{run:?}"
+    );
+    assert!(
+        run.stderr.contains("\\u{a}skillctl: error: forged"),
+        "{run:?}"
+    );
+}
+
 /// Regression: a diagnostic of a file under a folder whose name is not UTF-8 cut
 /// `list --format json` off mid-document: its path is written lossily now.
 #[test]
