@@ -258,7 +258,10 @@ impl AuditSink for MemorySink {
 /// mid-write) is cut back to its last whole line. Only regular files are accepted (a FIFO
 /// with no reader, a device, a directory are refused at once, without blocking). A file
 /// unlinked or replaced while the session runs is noticed before the next write, which
-/// then fails: the call fails closed. One process writes a given audit file.
+/// then fails: the call fails closed. Several processes may write one audit file (one
+/// `skillctl session` a conversation): on unix each append, with the length it may roll
+/// back to and the rollback itself, and the repair at open, hold an exclusive `flock` on
+/// the file, so one process's rollback never cuts off a line another wrote meanwhile.
 #[derive(Debug)]
 pub struct JsonlFileSink {
     path: std::path::PathBuf,
@@ -316,7 +319,7 @@ impl JsonlFileSink {
             // Non-blocking: opening a FIFO with no reader fails (ENXIO) instead of hanging.
             options.custom_flags(nonblocking_flag());
         }
-        let file = options.open(path)?;
+        let mut file = options.open(path)?;
         let meta = file.metadata()?;
         if !meta.is_file() {
             return Err(std::io::Error::new(
@@ -324,7 +327,11 @@ impl JsonlFileSink {
                 format!("{} is not a regular file", path.display()),
             ));
         }
-        repair(&file, meta.len())?;
+        {
+            let held = Exclusive::take(&mut file)?;
+            // Read again under the lock: another writer may have appended since.
+            repair(&held, held.metadata()?.len())?;
+        }
         Ok(JsonlFileSink {
             path: path.to_path_buf(),
             file: Mutex::new(file),
@@ -374,6 +381,50 @@ impl JsonlFileSink {
 fn nonblocking_flag() -> i32 {
     // The flag's bit pattern fits an i32 on every unix.
     i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0)
+}
+
+/// An exclusive `flock` on an audit file, released when dropped: other processes appending
+/// to the same file wait for it (elsewhere than on unix, nothing: one process a file). The
+/// file is used through it while it is held.
+struct Exclusive<'a> {
+    file: &'a mut File,
+}
+
+impl<'a> Exclusive<'a> {
+    fn take(file: &'a mut File) -> std::io::Result<Exclusive<'a>> {
+        #[cfg(unix)]
+        loop {
+            use rustix::fs::{flock, FlockOperation};
+            match flock(&*file, FlockOperation::LockExclusive) {
+                Ok(()) => break,
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        Ok(Exclusive { file })
+    }
+}
+
+impl std::ops::Deref for Exclusive<'_> {
+    type Target = File;
+    fn deref(&self) -> &File {
+        self.file
+    }
+}
+
+impl std::ops::DerefMut for Exclusive<'_> {
+    fn deref_mut(&mut self) -> &mut File {
+        self.file
+    }
+}
+
+impl Drop for Exclusive<'_> {
+    fn drop(&mut self) {
+        #[cfg(unix)]
+        if let Err(e) = rustix::fs::flock(&*self.file, rustix::fs::FlockOperation::Unlock) {
+            tracing::error!(error = %e, "the audit file's lock could not be released");
+        }
+    }
 }
 
 /// Cuts a file that does not end in a newline back to its last whole line.
@@ -441,10 +492,11 @@ impl JsonlFileSink {
             return Ok(());
         }
         let mut file = self.file.lock();
-        let before = self.still_the_file(&mut file)?;
-        append_whole(&mut *file, lines, before)?;
+        let mut held = Exclusive::take(&mut file)?;
+        let before = self.still_the_file(&mut held)?;
+        append_whole(&mut *held, lines, before)?;
         if self.fsync {
-            file.sync_data()?;
+            held.sync_data()?;
         }
         Ok(())
     }

@@ -501,6 +501,60 @@ fn an_unlinked_or_replaced_audit_file_fails_closed() {
     }
 }
 
+// Regression: a sink read the length it would roll a failed write back to under a lock of
+// its own process only, so when two sessions shared an audit file, one's rollback (a full
+// disk) cut off a decision the other had written meanwhile. Each append now holds an
+// exclusive `flock` on the file: while another process holds it, an audited call waits
+// (it is seen blocked in the kernel's lock wait, never answered first), and its line follows
+// the other writer's.
+#[cfg(target_os = "linux")]
+#[test]
+fn an_append_waits_for_another_writer_of_the_audit_file() {
+    use rustix::fs::{flock, FlockOperation};
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (_env, file, session) = file_audited(dir.path());
+    let mut other = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&file)
+        .unwrap();
+    flock(&other, FlockOperation::LockExclusive).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let writer = std::thread::spawn(move || {
+        // `/proc/thread-self` names this thread: `PID/task/TID`.
+        let me = std::fs::read_link("/proc/thread-self").unwrap();
+        tx.send(Some(me)).unwrap();
+        let allowed = session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed;
+        tx.send(None).unwrap();
+        allowed
+    });
+    let me = rx.recv().unwrap().expect("the writer's thread");
+    let wchan = std::path::Path::new("/proc").join(me).join("wchan");
+    loop {
+        assert!(
+            rx.try_recv().is_err(),
+            "an audited call was answered while another process held the audit file"
+        );
+        let waiting = std::fs::read_to_string(&wchan).unwrap_or_default();
+        if waiting.contains("lock") && waiting.contains("wait") {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    other.write_all(b"{\"event\":\"other\"}\n").unwrap();
+    flock(&other, FlockOperation::Unlock).unwrap();
+    assert!(writer.join().unwrap());
+    let lines = lines(&file);
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0]["event"], "other");
+    assert!(
+        lines[1]["event"].as_str().unwrap().starts_with("tool_"),
+        "{lines:?}"
+    );
+}
+
 // Regression: a FIFO audit path with no reader blocked start-up; only regular files are
 // accepted, and the refusal is immediate.
 #[test]
