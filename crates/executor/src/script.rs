@@ -538,7 +538,11 @@ mod sys {
             return Err(e);
         }
 
-        let deadline = std::time::Instant::now() + timeout;
+        // A timeout too long to add to now (a host's `Duration::MAX`, "no timeout") has no
+        // deadline: it panicked here once the script had started.
+        let timer = std::time::Instant::now()
+            .checked_add(timeout)
+            .map_or_else(crossbeam_channel::never, crossbeam_channel::at);
         let never = crossbeam_channel::never();
         let mut cancel_rx = cancel.map_or(never.clone(), crate::Cancellation::receiver);
         // Exited, timed out, or cancelled (a cancellation handle dropped unused is not a
@@ -550,7 +554,7 @@ mod sys {
                     Ok(()) => break (false, false, true),
                     Err(_) => cancel_rx = never.clone(),
                 },
-                default(deadline.saturating_duration_since(std::time::Instant::now())) => break (false, true, false),
+                recv(timer) -> _ => break (false, true, false),
             }
         };
         // A supervisor is asked to stop (its stdin closed): it kills every descendant, the

@@ -500,3 +500,17 @@ fn grandchild_escaping_the_group_cannot_hold_the_run() {
     assert!(!output.timed_out);
     assert_eq!(output.stdout, "done\n");
 }
+
+// Regression: a timeout too long to add to the clock (a host's `Duration::MAX` for "no
+// timeout") panicked after the script had started, and left it running unsupervised.
+#[test]
+fn a_timeout_too_long_for_the_clock_means_no_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let script = write_script(dir.path(), "hi.sh", "#!/bin/sh\necho hi\n", 0o755);
+    let mut req = request(&script, &[]);
+    req.timeout = Duration::MAX;
+    let out = run(&req);
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert!(!out.timed_out, "{out:?}");
+    assert_eq!(out.stdout, "hi\n");
+}
