@@ -11,9 +11,7 @@ use sha2::{Digest, Sha256};
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
 use crate::stack::{hook_allowed, Activation, Active};
-use crate::{
-    run_script, ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session,
-};
+use crate::{ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session};
 
 /// Stops a script run from another thread (a client's cancellation). Made with
 /// [`cancellation`]; dropping the [`Canceller`] unused cancels nothing.
@@ -244,12 +242,6 @@ impl Session {
             )
             .cloned()
             .collect();
-        // Recorded before it starts: a script that cannot be audited does not run.
-        let mut e = self.event(AuditKind::ScriptStarted);
-        e.tool_name = Some("skills_run_script".to_owned());
-        e.path = Some(path.clone());
-        e.skill_name = Some(record.name.to_string());
-        self.emit(&e)?;
         self.spawn(
             &script,
             &Launch {
@@ -259,6 +251,15 @@ impl Session {
                 workdir: &workdir,
                 timeout: call.timeout,
                 cancel: call.cancel.as_ref(),
+            },
+            // Recorded once every check passed and before it starts: a script that cannot
+            // be audited does not run.
+            || {
+                let mut e = self.event(AuditKind::ScriptStarted);
+                e.tool_name = Some("skills_run_script".to_owned());
+                e.path = Some(path.clone());
+                e.skill_name = Some(record.name.to_string());
+                self.emit(&e)
             },
         )
     }
@@ -328,7 +329,14 @@ impl Session {
         Ok((script, parts.join("/")))
     }
 
-    fn spawn(&self, script: &Path, launch: &Launch<'_>) -> Result<ScriptOutput, ExecError> {
+    /// Checks the run (`script::Ready`), calls `started` (which records the start; an
+    /// error there and the script does not start), then runs it.
+    fn spawn(
+        &self,
+        script: &Path,
+        launch: &Launch<'_>,
+        started: impl FnOnce() -> Result<(), ExecError>,
+    ) -> Result<ScriptOutput, ExecError> {
         let policy = &self.exec.policy;
         let request = ScriptRequest {
             script,
@@ -344,7 +352,9 @@ impl Session {
             supervisor: policy.supervisor.as_deref(),
             cancel: launch.cancel,
         };
-        Ok(run_script(&request)?)
+        let ready = crate::script::Ready::check(&request)?;
+        started()?;
+        Ok(ready.run()?)
     }
 
     /// Runs `hooks.pre` (activation) or `hooks.post` (deactivation) when the skill's layer
@@ -397,10 +407,6 @@ impl Session {
                         Ok(script)
                     })
                     .and_then(|script| {
-                        let mut e = self.event(AuditKind::HookStarted);
-                        e.skill_name = Some(record.name.to_string());
-                        e.path = Some(hook.clone());
-                        self.emit(&e)?;
                         self.spawn(
                             &script,
                             &Launch {
@@ -410,6 +416,12 @@ impl Session {
                                 workdir: &a.rules.dir,
                                 timeout: None,
                                 cancel: None,
+                            },
+                            || {
+                                let mut e = self.event(AuditKind::HookStarted);
+                                e.skill_name = Some(record.name.to_string());
+                                e.path = Some(hook.clone());
+                                self.emit(&e)
                             },
                         )
                     })

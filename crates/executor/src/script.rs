@@ -143,8 +143,56 @@ const CHUNK: usize = 64 * 1024;
 
 /// Runs one script to completion or timeout.
 pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptError> {
-    // The filter is here, in the runner, so that no caller can skip it: an allow-list,
-    // with a floor no allow-list lifts.
+    Ready::check(request)?.run()
+}
+
+/// A run every check of the request has passed (the environment's names, an interpreter or
+/// an executable file, no NUL byte in an argument or a value), not started yet: the
+/// executor records `script_started` between the two, so that it follows every check.
+pub(crate) struct Ready<'r, 'a> {
+    request: &'r ScriptRequest<'a>,
+    script: std::path::PathBuf,
+    command: Command,
+}
+
+impl<'r, 'a> Ready<'r, 'a> {
+    /// Checks `request` and makes its command.
+    pub(crate) fn check(request: &'r ScriptRequest<'a>) -> Result<Ready<'r, 'a>, ScriptError> {
+        // The filter is here, in the runner, so that no caller can skip it: an allow-list,
+        // with a floor no allow-list lifts.
+        check_env(request)?;
+        let script =
+            std::path::absolute(request.script).map_err(|e| spawn_error(request.script, e))?;
+        let nul = request
+            .args
+            .iter()
+            .chain(request.env.iter().map(|(_, value)| value))
+            .any(|text| text.contains('\0'));
+        if nul {
+            return Err(spawn_error(
+                &script,
+                io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "an argument or an environment value holds a NUL byte",
+                ),
+            ));
+        }
+        let command = command_for(&script, request)?;
+        Ok(Ready {
+            request,
+            script,
+            command,
+        })
+    }
+
+    /// Starts the script and waits for it.
+    pub(crate) fn run(self) -> Result<ScriptOutput, ScriptError> {
+        run_ready(self.request, &self.script, self.command)
+    }
+}
+
+/// Refuses an environment name the script may not receive.
+fn check_env(request: &ScriptRequest<'_>) -> Result<(), ScriptError> {
     for (name, _) in request.env {
         let reason = if crate::env::refused(name) {
             Some("names are upper-case letters, digits and underscores, and none known to make the shell, an interpreter, the loader, the C library or a common tool read code, options, flags, a search path or its configuration (names ending in PATH, FLAGS, OPTS, OPTIONS, RC, PROXY, HOME, ... included)")
@@ -160,9 +208,16 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
             });
         }
     }
-    let script = std::path::absolute(request.script).map_err(|e| spawn_error(request.script, e))?;
-    let mut command = command_for(&script, request)?;
+    Ok(())
+}
 
+/// Starts a checked command and waits for it.
+fn run_ready(
+    request: &ScriptRequest<'_>,
+    script: &Path,
+    mut command: Command,
+) -> Result<ScriptOutput, ScriptError> {
+    let script = script.to_path_buf();
     let started = Instant::now();
     let mut child =
         spawn_when_not_busy(&mut command).map_err(|e| match interpreter_for(&script) {

@@ -188,6 +188,34 @@ fn a_script_or_hook_that_cannot_be_recorded_does_not_start() {
     );
 }
 
+// Regression: `script_started` ("every check passed, about to start") was written before
+// the runner's own checks (an environment name refused, a NUL byte in an argument, a file
+// neither executable nor of a known interpreter), so a run refused by them read as one
+// that started. Only `script_executed`, with the error, is written now.
+#[test]
+fn a_run_refused_by_its_checks_is_never_recorded_as_started() {
+    let env = Env::new();
+    env.skill("runner", "", "Runs.\n");
+    env.file("runner", "scripts/env.sh", "true\n");
+    env.file("runner", "scripts/plain", "true\n");
+    let session = env.session();
+    session.load(&names(&["runner"]), LoadMode::Add).unwrap();
+    let refused = [
+        json!({"path": "scripts/env.sh", "env": {"LD_PRELOAD": "x"}}),
+        json!({"path": "scripts/env.sh", "args": ["a\u{0}b"]}),
+        json!({"path": "scripts/plain"}),
+    ];
+    for call in refused {
+        let before = env.sink.events().len();
+        let err = protocol::call(&session, "skills_run_script", call.clone()).unwrap_err();
+        let kinds: Vec<AuditKind> = env.sink.events()[before..]
+            .iter()
+            .map(|e| e.event)
+            .collect();
+        assert_eq!(kinds, [AuditKind::ScriptExecuted], "{call}: {err}");
+    }
+}
+
 /// A sink that records `left` more events, then fails every one.
 #[derive(Debug, Default)]
 struct FailsFrom {
