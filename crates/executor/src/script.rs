@@ -178,6 +178,12 @@ impl<'r, 'a> Ready<'r, 'a> {
             ));
         }
         let command = command_for(&script, request)?;
+        if request.supervisor.is_some() {
+            // The supervisor can only say a failed start by an exit code (127, as a shell
+            // does), which a script can give too: what makes a start fail is asked here,
+            // where it can be said (a run without a supervisor hears it from `exec`).
+            startable(&script).map_err(|e| spawn_error(&script, e))?;
+        }
         Ok(Ready {
             request,
             script,
@@ -189,6 +195,71 @@ impl<'r, 'a> Ready<'r, 'a> {
     pub(crate) fn run(self) -> Result<ScriptOutput, ScriptError> {
         run_ready(self.request, &self.script, self.command)
     }
+}
+
+/// Whether the program that would run `script` can be found: the interpreter its
+/// extension names, on `PATH`; else the one its `#!` line names (and the program
+/// `/usr/bin/env` is asked for, on `PATH`). A script that names nothing is taken to be
+/// a program of its own.
+fn startable(script: &Path) -> io::Result<()> {
+    let missing = |what: &str| {
+        io::Error::new(
+            io::ErrorKind::NotFound,
+            format!("{what}: no such interpreter"),
+        )
+    };
+    if let Some(interpreter) = interpreter_for(script) {
+        return on_path(interpreter)
+            .then_some(())
+            .ok_or_else(|| missing(interpreter));
+    }
+    let mut head = [0u8; 256];
+    let read = {
+        use std::io::Read as _;
+        std::fs::File::open(script)?.read(&mut head)?
+    };
+    let Some(line) = head[..read].strip_prefix(b"#!") else {
+        return Ok(());
+    };
+    let line = line.split(|b| *b == b'\n').next().unwrap_or_default();
+    let line = String::from_utf8_lossy(line);
+    let mut words = line.split_ascii_whitespace();
+    let Some(program) = words.next() else {
+        return Ok(());
+    };
+    if !Path::new(program).is_absolute() {
+        return Ok(());
+    }
+    if !executable_file(Path::new(program)) {
+        return Err(missing(program));
+    }
+    if Path::new(program).file_name() == Some(std::ffi::OsStr::new("env")) {
+        if let Some(asked) = words
+            .next()
+            .filter(|w| !w.starts_with('-') && !w.contains('='))
+        {
+            if !on_path(asked) {
+                return Err(missing(asked));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Whether `name` is an executable file in a folder of this process's `PATH` (the child's
+/// too: `PATH` is passed through), or, naming a path, is one itself.
+fn on_path(name: &str) -> bool {
+    if name.contains('/') {
+        return executable_file(Path::new(name));
+    }
+    std::env::var_os("PATH").is_some_and(|path| {
+        std::env::split_paths(&path).any(|dir| executable_file(&dir.join(name)))
+    })
+}
+
+/// Whether `path` is a file this process may execute (by its mode bits).
+fn executable_file(path: &Path) -> bool {
+    std::fs::metadata(path).is_ok_and(|m| m.is_file() && sys::is_executable(&m))
 }
 
 /// Refuses an environment name the script may not receive.

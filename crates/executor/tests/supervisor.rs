@@ -145,3 +145,27 @@ fn a_cancelled_run_stops_with_every_descendant() {
         assert!(!alive(pid), "{pid} survived the cancellation");
     }
 }
+
+// Regression: under the supervisor a script whose interpreter is missing (a `#!` naming
+// no program, `env` asked for one not on `PATH`) answered as a run that exited 127, which a
+// script can do itself; it is refused as a start that failed, naming the interpreter.
+#[test]
+fn a_missing_interpreter_is_a_failed_start_not_an_exit_code() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let _one = serial();
+    let dir = tempfile::tempdir().unwrap();
+    for (line, named) in [
+        ("#!/nonexistent/interp\n", "/nonexistent/interp"),
+        (
+            "#!/usr/bin/env no-such-interpreter-here\n",
+            "no-such-interpreter-here",
+        ),
+    ] {
+        let path = dir.path().join("run");
+        std::fs::write(&path, format!("{line}echo ran\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let err = run_script(&request(&path, Duration::from_secs(20)))
+            .expect_err("a start that cannot happen");
+        assert!(err.to_string().contains(named), "{err}");
+    }
+}
