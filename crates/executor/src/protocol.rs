@@ -453,7 +453,14 @@ fn dispatch<O: Output>(
                 args: input.args,
                 env: input.env.into_iter().collect(),
                 workdir: input.workdir,
-                timeout: input.timeout_ms.map(Duration::from_millis),
+                timeout: match input.timeout_ms {
+                    Some(0) => {
+                        return Err(ExecError::BadInput(format!(
+                            "{name}: timeout_ms is at least 1 (milliseconds); leave it out for the host's timeout"
+                        )))
+                    }
+                    ms => ms.map(Duration::from_millis),
+                },
                 cancel,
             })?)
         }

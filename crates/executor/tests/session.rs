@@ -129,6 +129,25 @@ fn load_with_an_unknown_mode_or_no_names_is_bad_input() {
     assert!(active(&session).is_empty());
 }
 
+// Regression: `timeout_ms: 0` was taken (the schema's minimum is 1) and timed the script
+// out before it could run.
+#[test]
+fn a_zero_timeout_is_bad_input() {
+    let env = Env::new();
+    env.skill("runner", "", "Runs.\n");
+    env.file("runner", "scripts/ok.sh", "true\n");
+    let session = env.session();
+    session.load(&names(&["runner"]), LoadMode::Add).unwrap();
+    let err = protocol::call(
+        &session,
+        "skills_run_script",
+        json!({"path": "scripts/ok.sh", "timeout_ms": 0}),
+    )
+    .unwrap_err();
+    assert_eq!(err.code(), "SKILL_BAD_INPUT", "{err}");
+    assert!(err.to_string().contains("timeout_ms"), "{err}");
+}
+
 #[test]
 fn unload_takes_the_top_of_the_stack_in_any_order() {
     let env = abc();
