@@ -330,6 +330,10 @@ struct Batch {
 /// At most this many requests are answered together.
 const MAX_BATCH: usize = 1024;
 
+/// At most this many bytes of request text are held for one batch (a thousand lines of
+/// 4 MiB each were 4 GiB); a batch is answered once it holds this much.
+const MAX_BATCH_BYTES: usize = 8 << 20;
+
 /// Answers request lines until the end of input. The lines already waiting are answered
 /// as one batch ([`protocol::respond_batch`]: their `check_tool` audit events written
 /// together, before any answer leaves), and the answers flushed when no further request
@@ -383,7 +387,10 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
         }
         // Answer before waiting for more input: a host that waits for its answers must
         // get them.
-        if stdin.buffer().is_empty() || batch.lines.len() >= MAX_BATCH {
+        if stdin.buffer().is_empty()
+            || batch.lines.len() >= MAX_BATCH
+            || batch.text.len() >= MAX_BATCH_BYTES
+        {
             answer(session, out, &mut batch)?;
         }
     }
@@ -405,12 +412,22 @@ fn answer(session: &Session, out: &Out, batch: &mut Batch) -> Result<()> {
             Pending::Answered(_) => None,
         })
         .collect();
-    let mut answers = protocol::respond_batch(session, &requests).into_iter();
+    // The protocol layer answers as many requests at a time as its byte budget allows;
+    // each part is written before the next is asked for.
+    let mut answers = std::collections::VecDeque::new();
+    let mut asked = 0;
     let mut out = out.lock();
     for pending in batch.lines.drain(..) {
         let line = match pending {
             Pending::Answered(line) => line,
-            Pending::Request(_) => answers.next().unwrap_or_default(),
+            Pending::Request(_) => {
+                if answers.is_empty() && asked < requests.len() {
+                    let part = protocol::respond_batch(session, &requests[asked..]);
+                    asked += part.len().max(1);
+                    answers.extend(part);
+                }
+                answers.pop_front().unwrap_or_default()
+            }
         };
         out.write_all(line.as_bytes())?;
         out.write_all(b"\n")?;

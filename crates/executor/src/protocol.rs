@@ -702,21 +702,37 @@ pub fn respond_line(session: &Session, line: &str) -> String {
     }
 }
 
+/// The most bytes of answers [`respond_batch`] holds before it hands them back: a batch
+/// of a thousand script runs, each answering with megabytes of escaped output, held them
+/// all (gigabytes) before the first was written.
+pub const BATCH_ANSWER_BYTES: usize = 16 << 20;
+
 /// Answers a batch of pipelined request lines, in order, as [`respond_line`] answers each,
 /// with the audit events of their `check_tool` decisions written together after the last
 /// one ([`Session::hold_decisions`]): one write for the batch instead of one per decision.
 /// No answer may reach the host before this returns. When the events cannot be written,
 /// every `check_tool` of the batch that held one is answered as a denial that says why,
 /// as a single `check_tool` is when its event cannot be written.
+///
+/// The answers held at once are bounded in bytes: once they reach [`BATCH_ANSWER_BYTES`]
+/// (scripts' captured output makes answers of megabytes), the lines answered so far are
+/// returned, and the caller asks again for the rest (`lines[answers.len()..]`). At least
+/// one line is answered whenever there is one.
 pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
     let held = session.hold_decisions();
     let mut answers = Vec::with_capacity(lines.len());
     let mut holding = Vec::new();
+    let mut bytes = 0usize;
     for (i, line) in lines.iter().enumerate() {
         let before = session.held_decisions();
-        answers.push(respond_line(session, line));
+        let answer = respond_line(session, line);
+        bytes = bytes.saturating_add(answer.len());
+        answers.push(answer);
         if session.held_decisions() != before {
             holding.push(i);
+        }
+        if bytes >= BATCH_ANSWER_BYTES {
+            break;
         }
     }
     if let Err(e) = held.release() {

@@ -536,6 +536,44 @@ fn a_malformed_request_is_answered_with_its_id_when_it_names_one_once() {
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
 }
 
+// Regression: a batch held every answer before handing any back, and a script's captured
+// output is megabytes of answer (a NUL byte is six bytes of JSON): a hundred pipelined
+// runs of a script writing 1 MiB of NULs held 1.3 GB. The answers held are bounded in bytes;
+// the rest of the batch is answered by a further call, in order.
+#[cfg(unix)]
+#[test]
+fn a_batch_holds_a_bounded_size_of_answers() {
+    let env = Env::new();
+    env.skill("noisy", "", "Noise.\n");
+    env.file("noisy", "scripts/zeros.sh", "head -c 1048576 /dev/zero\n");
+    let session = env.session();
+    session.load(&names(&["noisy"]), LoadMode::Add).unwrap();
+    let lines: Vec<String> = (0..6)
+        .map(|i| {
+            format!(
+                r#"{{"id":{i},"tool":"skills_run_script","input":{{"path":"scripts/zeros.sh"}}}}"#
+            )
+        })
+        .collect();
+    let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+    let mut answered = Vec::new();
+    let mut calls = 0;
+    while answered.len() < lines.len() {
+        let part = protocol::respond_batch(&session, &lines[answered.len()..]);
+        assert!(!part.is_empty());
+        let held: usize = part[..part.len() - 1].iter().map(String::len).sum();
+        assert!(held < protocol::BATCH_ANSWER_BYTES, "{held}");
+        answered.extend(part);
+        calls += 1;
+    }
+    assert!(calls > 1, "six answers of 6 MB each were held at once");
+    for (i, answer) in answered.iter().enumerate() {
+        let answer: Value = serde_json::from_str(answer).unwrap();
+        assert_eq!(answer["id"], i, "answered in order");
+        assert_eq!(answer["output"]["exit_code"], 0, "{}", answer["error"]);
+    }
+}
+
 // Regression (found by the protocol fuzz target): an id holding a carriage return between
 // its tokens was echoed with it, and a host reading lines that also end at `\r` (Python's
 // text mode) read the answer as two broken lines.
