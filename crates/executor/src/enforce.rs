@@ -53,12 +53,7 @@ impl CompiledRules {
                 .as_ref()
                 .and_then(|s| s.file_system_scope.as_deref())
                 .is_some_and(|s| s == "skill-directory"),
-            script_files: skill
-                .files
-                .iter()
-                .filter(|f| f.path.starts_with("scripts/"))
-                .filter_map(|f| file_id(&dir.join(&f.path)))
-                .collect(),
+            script_files: script_ids(&dir, &skill.files),
             dir,
         }
     }
@@ -272,6 +267,20 @@ fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
 /// A file's device and inode, links followed; `None` when it cannot be asked (or off Unix).
 pub(crate) fn file_id(path: &Path) -> Option<(u64, u64)> {
     std::fs::metadata(path).ok().as_ref().and_then(id_of)
+}
+
+/// The identities of a skill's scripts (the files a load listed under `scripts/`) as they
+/// are now: a file with one of them is a script by whichever name it is reached (a hard
+/// link elsewhere in the folder).
+pub(crate) fn script_ids(
+    dir: &Path,
+    files: &[skills_model::SkillFile],
+) -> std::sync::Arc<[(u64, u64)]> {
+    files
+        .iter()
+        .filter(|f| f.path.starts_with("scripts/"))
+        .filter_map(|f| file_id(&dir.join(&f.path)))
+        .collect()
 }
 
 /// [`file_id`] of a file already looked up or opened.

@@ -104,6 +104,15 @@ struct Served {
     skill_md: bool,
 }
 
+/// What [`Session::serve`] reads within: the skill folder as it resolved at the load (an
+/// active skill's), or as it resolves now (`None`); and the identities of the skill's
+/// scripts, none of which is served by any name.
+#[derive(Clone, Copy)]
+struct Within<'a> {
+    folder: Option<&'a Path>,
+    scripts: &'a [(u64, u64)],
+}
+
 /// The digest of the bytes a `FileContent` holds (as a skill file's digest is made).
 fn served_digest(served: &FileContent) -> Option<String> {
     match served.encoding {
@@ -348,6 +357,11 @@ impl Session {
         let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
+        let script_ids = if on_disk {
+            crate::enforce::script_ids(dir, &skill.files)
+        } else {
+            std::sync::Arc::from([])
+        };
         let real_dir = on_disk.then(|| std::fs::canonicalize(dir).ok()).flatten();
         skill
             .files
@@ -364,8 +378,10 @@ impl Session {
                 }
                 // Opened as the read opens it, so the same links and sizes are refused.
                 real_dir.as_deref().is_some_and(|real_dir| {
-                    open_checked_in(real_dir, &parts, limit).is_ok_and(|(real, _, _)| {
+                    open_checked_in(real_dir, &parts, limit).is_ok_and(|(real, _, meta)| {
                         !scripts.as_ref().is_some_and(|s| real.starts_with(s))
+                            && !crate::enforce::id_of(&meta)
+                                .is_some_and(|id| script_ids.contains(&id))
                     })
                 })
             })
@@ -400,7 +416,16 @@ impl Session {
         // the bytes judged: a rewrite between the judgement and the read (another tenant's
         // scope, say) is not served.
         let judged = self.load_resolved(record)?;
-        let served = self.serve(record, &parts, path, None)?;
+        let scripts = crate::enforce::script_ids(record.dir(), &judged.files);
+        let served = self.serve(
+            record,
+            &parts,
+            path,
+            Within {
+                folder: None,
+                scripts: &scripts,
+            },
+        )?;
         let changed = || ExecError::ChangedDuringRead {
             skill: record.qualified_name(),
         };
@@ -416,14 +441,16 @@ impl Session {
     /// Reads `parts` of a skill and serves it. A skill on disk is read beneath its folder
     /// (race-free, bounded), and refused when what was opened lies under the skill's
     /// `scripts/` (a link elsewhere in the skill that resolves into `scripts/` is a script
-    /// too): what was opened decides. A skill of another source is read through it.
+    /// too) or is one of its scripts by identity (a hard link to one is one): what was
+    /// opened decides. A skill of another source is read through it.
     fn serve(
         &self,
         record: &skills_model::SkillRecord,
         parts: &[&str],
         path: &str,
-        pinned: Option<&Path>,
+        within: Within<'_>,
     ) -> Result<Served, ExecError> {
+        let pinned = within.folder;
         let limit = self.exec.policy.read_limit;
         let skill = record.name.as_str();
         if let Some(place) = self.exec.index.snapshot().place_off_disk(record) {
@@ -463,7 +490,9 @@ impl Session {
                 reason,
             },
         })?;
-        if real_scripts(dir).is_some_and(|s| real.starts_with(s)) {
+        if real_scripts(dir).is_some_and(|s| real.starts_with(s))
+            || opened.is_some_and(|id| within.scripts.contains(&id))
+        {
             return Err(ExecError::ScriptNotReadable {
                 skill: skill.to_owned(),
                 path: path.to_owned(),
@@ -511,24 +540,18 @@ impl Session {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
-        // What the path reaches, by any name (a hard link elsewhere in the skill): one of
-        // the scripts pinned at load is refused.
-        let dir = a.skill.record.dir();
-        let reached =
-            crate::enforce::file_id(&parts.iter().fold(dir.to_path_buf(), |p, s| p.join(s)));
-        if reached.is_some_and(|id| a.rules.script_files.contains(&id)) {
-            return Err(ExecError::ScriptNotReadable {
-                skill: a.skill.record.name.to_string(),
-                path: path.to_owned(),
-            });
-        }
         // Beneath the folder as it was at the load: one replaced since by a link
-        // elsewhere serves nothing (its rules are the loaded version's).
+        // elsewhere serves nothing (its rules are the loaded version's). What was opened is
+        // refused when it is one of the scripts pinned at load, by any name (a hard link
+        // elsewhere in the skill).
         let served = self.serve(
             &a.skill.record,
             &parts,
             path,
-            a.rules.canonical_dir.as_deref(),
+            Within {
+                folder: a.rules.canonical_dir.as_deref(),
+                scripts: &a.rules.script_files,
+            },
         )?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it
         // is refused rather than served beside rules it does not state (whether it is the

@@ -434,6 +434,32 @@ fn a_script_is_not_read_by_another_name() {
     assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE", "{err}");
 }
 
+// Regression: a read of a skill not loaded (MCP's `resources/read`) and the list of what it
+// serves (`resources/list`) went by where the file lies, so a hard link to a script under
+// `references/` was offered and served, where `skills_read` refused it. What was opened is
+// refused when it is one of the skill's scripts, by whichever name, on every read path.
+#[test]
+fn a_hard_link_to_a_script_is_neither_offered_nor_served_unloaded() {
+    let env = scripted();
+    let dir = env.root.join("tools");
+    std::fs::create_dir_all(dir.join("references")).unwrap();
+    std::fs::hard_link(dir.join("scripts/args.sh"), dir.join("references/args.txt")).unwrap();
+    std::fs::write(dir.join("references/guide.md"), "A guide.\n").unwrap();
+    let session = env.session();
+    let err = session
+        .read_unloaded("tools", "references/args.txt", "resources/read")
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE", "{err}");
+    let skill = env.index().load("tools").unwrap();
+    let offered: Vec<&str> = session
+        .servable_files(&skill)
+        .iter()
+        .map(|f| f.path.as_str())
+        .collect();
+    assert!(offered.contains(&"references/guide.md"), "{offered:?}");
+    assert!(!offered.contains(&"references/args.txt"), "{offered:?}");
+}
+
 // Regression: a load read every file under scripts/ whole to pin it, so a sparse terabyte
 // in a hostile skill folder held the session's load (and every request after it) for hours.
 #[test]
