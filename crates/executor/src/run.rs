@@ -274,7 +274,15 @@ impl Session {
         shown: &str,
     ) -> Result<(), ExecError> {
         let pinned = a.scripts.iter().find(|(p, _)| p == rel).map(|(_, d)| d);
-        let size = std::fs::metadata(script).map_or(0, |m| m.len());
+        let meta = std::fs::metadata(script).ok();
+        if meta.as_ref().is_some_and(|m| !m.is_file()) {
+            // Never pinned, and loading again would not change that: say what it is.
+            return Err(ExecError::InvalidPath {
+                path: shown.to_owned(),
+                reason: "it is not a regular file (a FIFO, a device or a folder never runs)".into(),
+            });
+        }
+        let size = meta.map_or(0, |m| m.len());
         if size > SCRIPT_LIMIT {
             return Err(ExecError::FileTooLarge {
                 path: shown.to_owned(),

@@ -529,6 +529,26 @@ fn only_files_under_scripts_can_run() {
     assert_eq!(err.code(), "SKILL_NOT_ACTIVE");
 }
 
+// Regression: a FIFO under `scripts/` was answered `SKILL_SCRIPT_CHANGED` ("load the skill
+// again"), which loading again never fixes: it is refused as what it is.
+#[cfg(unix)]
+#[test]
+fn a_fifo_under_scripts_is_refused_as_not_a_regular_file() {
+    let env = scripted();
+    let fifo = env.root.join("tools/scripts/pipe.sh");
+    let status = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let session = env.session();
+    load(&session, &["tools"]);
+    invalid_path(
+        run(&session, json!({"path": "scripts/pipe.sh"})),
+        "not a regular file",
+    );
+}
+
 #[cfg(unix)]
 #[test]
 fn a_timeout_kills_the_script_and_its_children() {
