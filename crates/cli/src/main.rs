@@ -125,6 +125,15 @@ fn main() -> ExitCode {
             std::process::exit(skills_executor::supervise(rest));
         }
     }
+    // A write past a file-size limit (`ulimit -f`) is an error of that write (`EFBIG`),
+    // which an audited call fails closed on and the audit file rolls back, not a death by
+    // `SIGXFSZ` in the middle of a line. The handler does nothing; scripts, whose handlers
+    // an `exec` resets, keep the default.
+    #[cfg(unix)]
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGXFSZ,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

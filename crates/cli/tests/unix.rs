@@ -302,3 +302,59 @@ fn list_json_stays_whole_with_a_diagnostic_path_not_utf8() {
     let path = doc["diagnostics"][0]["path"].as_str().unwrap_or_default();
     assert!(path.contains("r\u{fffd}"), "{doc}");
 }
+
+/// Regression: a session under a file-size limit (`ulimit -f`) died of `SIGXFSZ` in the
+/// middle of an audit line. The write now fails (`EFBIG`): the call is refused as any whose
+/// event cannot be written, the file keeps whole lines, and the session goes on.
+#[test]
+fn a_file_size_limit_fails_the_call_closed_and_the_session_goes_on() {
+    use std::io::Write as _;
+    let tmp = tempfile::tempdir().unwrap();
+    let skill = tmp.path().join("p/a");
+    std::fs::create_dir_all(&skill).unwrap();
+    std::fs::write(
+        skill.join("SKILL.md"),
+        "---\nname: a\ndescription: A skill. Use when testing.\n---\nBody.\n",
+    )
+    .unwrap();
+    let audit = tmp.path().join("audit.jsonl");
+    let script = format!(
+        "ulimit -f 1; exec \"$0\" session --no-defaults --no-watch --root personal={} --audit {}",
+        tmp.path().join("p").display(),
+        audit.display()
+    );
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &script, env!("CARGO_BIN_EXE_skillctl")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let long = "x".repeat(3000);
+    let input = format!(
+        "{{\"id\":1,\"tool\":\"skills_load\",\"input\":{{\"names\":[\"a\"]}}}}\n\
+         {{\"id\":2,\"tool\":\"skills_read\",\"input\":{{\"path\":\"{long}\"}}}}\n\
+         {{\"id\":3,\"tool\":\"skills_list\",\"input\":{{}}}}\n"
+    );
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{:?}", out.status);
+    let answers: Vec<serde_json::Value> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(answers.len(), 3, "{answers:?}");
+    assert_eq!(
+        answers[1]["error"]["code"], "SKILL_AUDIT_FAILED",
+        "{}",
+        answers[1]
+    );
+    assert_eq!(answers[2]["ok"], true, "{}", answers[2]);
+    let written = std::fs::read(&audit).unwrap();
+    assert_eq!(written.last(), Some(&b'\n'), "whole lines only");
+}
