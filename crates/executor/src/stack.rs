@@ -229,34 +229,24 @@ impl Session {
         // What a name that finds nothing may suggest instead: never a skill the one asking
         // may not load (the user's alone, to the model).
         let offered = |r: &SkillRecord| by == Activation::Host || r.model_invocable();
-        if by == Activation::Model && mode == LoadMode::Replace {
-            // The skills the names stand for, as the load resolves them.
-            // Looked up with no suggestion for a miss: the plan below answers a name that
-            // finds nothing, once (a suggestion for each of many made-up names was unbounded
-            // work).
+        // The skills the names stand for, as the load resolves them (for a replace's
+        // permission). Looked up with no suggestion for a miss: the plan below answers a
+        // name that finds nothing, once (a suggestion for each of many made-up names was
+        // unbounded work).
+        let named: Vec<StackKey> = if by == Activation::Model && mode == LoadMode::Replace {
             let can_see = |r: &SkillRecord| self.can_see(r);
-            let named: Vec<StackKey> = names
+            names
                 .iter()
                 .filter_map(|n| snapshot.get_for(n, &can_see))
                 .map(|r| StackKey::of(r))
-                .collect();
-            let stack = self.stack.lock();
-            for a in stack.iter().filter(|a| a.by == Activation::Model) {
-                let Some(allowed) = &a.rules.allowed else {
-                    continue;
-                };
-                let stays = named.contains(&a.key());
-                if !stays
-                    && !names
-                        .iter()
-                        .all(|n| allowed.any_matches("skills_load", Some(n)))
-                {
-                    return Err(ExecError::ToolNotAllowed(format!(
-                        "skills_load in replace mode would end the active skill {:?}, whose allowed-tools do not allow skills_load: a skill that restricts tools governs every call while it is active (load with mode \"add\", or unload it first)",
-                        a.skill.record.name.as_str()
-                    )));
-                }
-            }
+                .collect()
+        } else {
+            Vec::new()
+        };
+        // Judged early, so a refused replace reads nothing; judged again below against the
+        // stack the change is made to.
+        if by == Activation::Model && mode == LoadMode::Replace {
+            replace_allowed(&self.stack.lock(), names, &named)?;
         }
         let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
@@ -308,10 +298,19 @@ impl Session {
             }
             prepared.push(a);
         }
-        if by == Activation::Model {
-            self.model_may_activate(&prepared)?;
-        }
+        #[cfg(test)]
+        tests::between_prepare_and_commit();
         let mut stack = self.stack.lock();
+        // The decisions are made against the stack the change is made to, under the lock
+        // that makes it: another call of this session (over MCP they run concurrently) may
+        // have changed the stack while the load read its skills, outside the lock
+        // (`regression_a_restriction_activated_while_a_load_reads_governs_it`).
+        if by == Activation::Model {
+            if mode == LoadMode::Replace {
+                replace_allowed(&stack, names, &named)?;
+            }
+            model_may_activate(&stack, &prepared)?;
+        }
         // The names of the stack after the load, in order: for `add` the stack as it is,
         // then the plan's new skills; for `replace` the host's pinned skills, then the plan.
         let mut new_names: Vec<StackKey> = match mode {
@@ -496,40 +495,6 @@ impl Session {
             warnings,
             hooks,
         })
-    }
-
-    /// What the model may not activate, judged on the versions just read (the ones that
-    /// would be active, whatever the index's snapshot said) of the skills new to the stack
-    /// or in another version than the active one (one already active as it is runs no hook
-    /// again, and the host may have pinned it): a skill a
-    /// user alone invokes, by name or as a dependency; and, under a skill that restricts
-    /// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
-    /// allow as it would have to allow running them.
-    fn model_may_activate(&self, prepared: &[Active]) -> Result<(), ExecError> {
-        let on_stack: Vec<(StackKey, String)> = self
-            .stack
-            .lock()
-            .iter()
-            .map(|a| (a.key(), a.skill.digest.clone()))
-            .collect();
-        // New to the stack, or a version other than the one active (whose post hooks would
-        // run at its end, and which may now say it is the user's alone).
-        let changes = |a: &&Active| !on_stack.contains(&(a.key(), a.skill.digest.clone()));
-        for a in prepared.iter().filter(changes) {
-            let r = &a.skill.record;
-            if !r.model_invocable() {
-                return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
-            }
-            for hook in r
-                .frontmatter
-                .hooks
-                .iter()
-                .flat_map(|h| h.pre.iter().chain(&h.post))
-            {
-                hook_allowed(&self.stack.lock(), r, hook)?;
-            }
-        }
-        Ok(())
     }
 
     /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
@@ -956,6 +921,65 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
     }
 }
 
+/// What the model may not activate, judged on the versions just read (the ones that
+/// would be active, whatever the index's snapshot said) of the skills new to the stack
+/// or in another version than the active one (one already active as it is runs no hook
+/// again, and the host may have pinned it): a skill a
+/// user alone invokes, by name or as a dependency; and, under a skill that restricts
+/// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
+/// allow as it would have to allow running them.
+fn model_may_activate(stack: &[Active], prepared: &[Active]) -> Result<(), ExecError> {
+    // New to the stack, or a version other than the one active (whose post hooks would
+    // run at its end, and which may now say it is the user's alone).
+    let changes = |a: &&Active| {
+        !stack
+            .iter()
+            .any(|s| s.key() == a.key() && s.skill.digest == a.skill.digest)
+    };
+    for a in prepared.iter().filter(changes) {
+        let r = &a.skill.record;
+        if !r.model_invocable() {
+            return Err(ExecError::ModelInvocationDisabled(r.name.to_string()));
+        }
+        for hook in r
+            .frontmatter
+            .hooks
+            .iter()
+            .flat_map(|h| h.pre.iter().chain(&h.post))
+        {
+            hook_allowed(stack, r, hook)?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether a model's replace-mode load of `names` (standing for the skills `named`) may end
+/// the skills of `stack` it would drop: each one the model activated that restricts tools
+/// must allow `skills_load` of every name, or stay (be one of those named).
+fn replace_allowed(
+    stack: &[Active],
+    names: &[String],
+    named: &[StackKey],
+) -> Result<(), ExecError> {
+    for a in stack.iter().filter(|a| a.by == Activation::Model) {
+        let Some(allowed) = &a.rules.allowed else {
+            continue;
+        };
+        let stays = named.contains(&a.key());
+        if !stays
+            && !names
+                .iter()
+                .all(|n| allowed.any_matches("skills_load", Some(n)))
+        {
+            return Err(ExecError::ToolNotAllowed(format!(
+                "skills_load in replace mode would end the active skill {:?}, whose allowed-tools do not allow skills_load: a skill that restricts tools governs every call while it is active (load with mode \"add\", or unload it first)",
+                a.skill.record.name.as_str()
+            )));
+        }
+    }
+    Ok(())
+}
+
 /// Whether every skill of `stack` that restricts tools (`r` itself aside) allows running
 /// `r`'s hook `hook`, as it would have to allow running that script:
 /// `skills_run_script(NAME:scripts/HOOK)`. A load judges a skill's hooks so, and so does
@@ -1004,7 +1028,21 @@ mod tests {
     use skills_index::{IndexError, SkillIndex};
     use skills_model::Layer;
 
-    use crate::{ExecError, Executor, SessionContext};
+    use crate::{ExecError, Executor, LoadMode, Session, SessionContext};
+
+    thread_local! {
+        /// What runs on this thread between a load's reads and its commit (the seam of
+        /// `regression_a_restriction_activated_while_a_load_reads_governs_it`).
+        static BETWEEN: std::cell::RefCell<Option<Box<dyn FnOnce()>>> =
+            std::cell::RefCell::new(None);
+    }
+
+    /// Runs (once) what a test set to run between a load's reads and its commit.
+    pub(super) fn between_prepare_and_commit() {
+        if let Some(f) = BETWEEN.with(|b| b.borrow_mut().take()) {
+            f();
+        }
+    }
 
     /// An index of one personal root holding `name`, with the extra frontmatter lines.
     fn index_of(dir: &std::path::Path, name: &str, extra: &str) -> Arc<SkillIndex> {
@@ -1056,5 +1094,41 @@ mod tests {
                 other.map(|s| s.record.name.clone())
             ),
         }
+    }
+
+    /// Regression: a load judged the stack before it read its skills (outside the lock)
+    /// and committed to the stack as it was after. A replace-mode load racing a load of a
+    /// restricting skill (over MCP, a session's calls run concurrently) ended that skill
+    /// without its permission. Here the restricting skill is activated between the reads
+    /// and the commit, as the racing call did.
+    #[test]
+    fn regression_a_restriction_activated_while_a_load_reads_governs_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_of(tmp.path(), "alpha", "allowed-tools: skills_read\n");
+        index_of(tmp.path(), "heavy", "");
+        index.reload_now();
+        let session = Arc::new(
+            Executor::builder(index)
+                .build()
+                .session(SessionContext::builder().id("s").build()),
+        );
+        let other: Arc<Session> = Arc::clone(&session);
+        BETWEEN.with(|b| {
+            *b.borrow_mut() = Some(Box::new(move || {
+                other.load(&["alpha".to_owned()], LoadMode::Add).unwrap();
+            }));
+        });
+        let err = session
+            .load(&["heavy".to_owned()], LoadMode::Replace)
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
+        let active: Vec<String> = session
+            .list()
+            .skills
+            .into_iter()
+            .filter(|s| s.active)
+            .map(|s| s.name)
+            .collect();
+        assert_eq!(active, ["alpha"]);
     }
 }
