@@ -73,6 +73,18 @@ pub enum ExecError {
         /// The limit.
         limit: u64,
     },
+    /// A script was not read to pin it at load: the load had read as many bytes of
+    /// scripts as one load reads ([`SCRIPTS_BUDGET`](crate::run::SCRIPTS_BUDGET)), so it
+    /// never runs.
+    #[error("{path:?} of {skill:?} was not read to pin it when the skill was loaded: that load had read its limit of {limit} bytes of scripts, so this script never runs; load fewer skills at once, or keep a skill's scripts under the limit")]
+    ScriptNotPinned {
+        /// The skill.
+        skill: String,
+        /// The script, as given.
+        path: String,
+        /// The bytes one load reads to pin scripts.
+        limit: u64,
+    },
     /// The skill's layer is not trusted to run scripts or hooks.
     #[error("{skill:?} comes from the {layer} layer, which is not trusted to run scripts or hooks; the host can trust it (skillctl session --trust {layer})")]
     Untrusted {
@@ -227,7 +239,9 @@ impl ExecError {
             ExecError::DependencyMissing { .. } => "SKILL_DEPENDENCY_MISSING",
             ExecError::ToolBindingMissing { .. } => "SKILL_TOOL_BINDING_MISSING",
             ExecError::InvalidPath { .. } => "SKILL_PATH_INVALID",
-            ExecError::FileTooLarge { .. } => "SKILL_FILE_TOO_LARGE",
+            ExecError::FileTooLarge { .. } | ExecError::ScriptNotPinned { .. } => {
+                "SKILL_FILE_TOO_LARGE"
+            }
             ExecError::Untrusted { .. } => "SKILL_UNTRUSTED",
             ExecError::ScriptsForbidden(_) => "SKILL_SCRIPTS_FORBIDDEN",
             // A refused variable is the caller's input, not the script's failure.

@@ -92,6 +92,75 @@ pub(crate) fn elapsed_ms(started: Instant) -> u64 {
 /// read (a hostile folder's sparse terabyte would hold the load for hours) and never runs.
 pub(crate) const SCRIPT_LIMIT: u64 = 64 * 1024 * 1024;
 
+/// The most bytes one load reads to pin its skills' scripts, all of them together: a file
+/// read under several names (links) counts once. A script beyond it is not read, not
+/// pinned ([`ScriptPin::Unread`]), and never runs (a hostile folder of ten thousand links
+/// to one file of 63 MiB made each load hash 640 GB).
+pub(crate) const SCRIPTS_BUDGET: u64 = 256 * 1024 * 1024;
+
+/// What a load pinned of a file under `scripts/`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ScriptPin {
+    /// The `sha256:` digest of its bytes at load.
+    Digest(String),
+    /// Not read: the load's [`SCRIPTS_BUDGET`] was spent. It never runs.
+    Unread,
+}
+
+/// What is left of a load's [`SCRIPTS_BUDGET`], and the files it read, by identity (device
+/// and inode), with what each gave.
+#[derive(Debug)]
+pub(crate) struct PinBudget {
+    left: u64,
+    seen: std::collections::HashMap<(u64, u64), Option<String>>,
+}
+
+impl PinBudget {
+    pub(crate) fn new(bytes: u64) -> PinBudget {
+        PinBudget {
+            left: bytes,
+            seen: std::collections::HashMap::new(),
+        }
+    }
+
+    /// What to pin of `path`: its digest, [`ScriptPin::Unread`] when the budget left is less
+    /// than its size, `None` when it is not a regular file, cannot be read, or is larger
+    /// than [`SCRIPT_LIMIT`]. A file read already under another name is not read again.
+    pub(crate) fn pin(&mut self, path: &Path) -> Option<ScriptPin> {
+        let meta = std::fs::metadata(path).ok()?;
+        if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
+            return None;
+        }
+        let id = file_identity(&meta);
+        if let Some(seen) = id.and_then(|id| self.seen.get(&id)) {
+            return seen.clone().map(ScriptPin::Digest);
+        }
+        if meta.len() > self.left {
+            return Some(ScriptPin::Unread);
+        }
+        let (digest, read) = opened_digest(path, self.left.min(SCRIPT_LIMIT));
+        self.left = self.left.saturating_sub(read);
+        if let Some(id) = id {
+            self.seen.insert(id, digest.clone());
+        }
+        digest.map(ScriptPin::Digest)
+    }
+}
+
+/// A file's device and inode (`None` off Unix: each name is read).
+fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt as _;
+        Some((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        None
+    }
+}
+
 /// `sha256:<hex>` of a regular file's bytes; `None` when it is not one, cannot be read, or
 /// is larger than [`SCRIPT_LIMIT`] (also when it grows past it while read).
 pub(crate) fn script_digest(path: &Path) -> Option<String> {
@@ -99,13 +168,14 @@ pub(crate) fn script_digest(path: &Path) -> Option<String> {
     if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
         return None;
     }
-    opened_digest(path)
+    opened_digest(path, SCRIPT_LIMIT).0
 }
 
-/// The digest of what opening `path` finds, if that is a regular file within the limit:
-/// opened without blocking (a FIFO swapped in after a caller's check cannot hang it), and
-/// asked once open, so what is hashed is the regular file that was opened.
-fn opened_digest(path: &Path) -> Option<String> {
+/// The digest of what opening `path` finds, if that is a regular file of at most `limit`
+/// bytes, and how many bytes were read: opened without blocking (a FIFO swapped in after a
+/// caller's check cannot hang it), and asked once open, so what is hashed is the regular
+/// file that was opened. Never reads more than `limit + 1` bytes.
+fn opened_digest(path: &Path, limit: u64) -> (Option<String>, u64) {
     let mut options = std::fs::OpenOptions::new();
     options.read(true);
     #[cfg(unix)]
@@ -113,24 +183,29 @@ fn opened_digest(path: &Path) -> Option<String> {
         use std::os::unix::fs::OpenOptionsExt as _;
         options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
     }
-    let file = options.open(path).ok()?;
-    let opened = file.metadata().ok()?;
-    if !opened.is_file() || opened.len() > SCRIPT_LIMIT {
-        return None;
+    let Ok(file) = options.open(path) else {
+        return (None, 0);
+    };
+    match file.metadata() {
+        Ok(opened) if opened.is_file() && opened.len() <= limit => {}
+        _ => return (None, 0),
     }
-    let mut file = file.take(SCRIPT_LIMIT + 1);
+    let mut file = file.take(limit + 1);
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 64 * 1024];
     let mut read = 0u64;
     loop {
-        let n = file.read(&mut buf).ok()?;
+        let Ok(n) = file.read(&mut buf) else {
+            return (None, read);
+        };
         if n == 0 {
             break;
         }
         read += n as u64;
         hasher.update(&buf[..n]);
     }
-    (read <= SCRIPT_LIMIT).then(|| format!("sha256:{:x}", hasher.finalize()))
+    let digest = (read <= limit).then(|| format!("sha256:{:x}", hasher.finalize()));
+    (digest, read)
 }
 
 impl Session {
@@ -290,6 +365,17 @@ impl Session {
                 limit: SCRIPT_LIMIT,
             });
         }
+        let pinned = match pinned {
+            Some(ScriptPin::Unread) => {
+                return Err(ExecError::ScriptNotPinned {
+                    skill: a.skill.record.name.to_string(),
+                    path: shown.to_owned(),
+                    limit: SCRIPTS_BUDGET,
+                })
+            }
+            Some(ScriptPin::Digest(d)) => Some(d),
+            None => None,
+        };
         let now = script_digest(script);
         if pinned.is_none() || pinned != now.as_ref() {
             return Err(ExecError::ScriptChanged {
@@ -486,10 +572,12 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        assert_eq!(opened_digest(&fifo), None);
+        assert_eq!(opened_digest(&fifo, SCRIPT_LIMIT).0, None);
         assert_eq!(script_digest(&fifo), None);
         let file = dir.path().join("ok.sh");
         std::fs::write(&file, "echo ok\n").unwrap();
-        assert!(opened_digest(&file).is_some_and(|d| d.starts_with("sha256:")));
+        assert!(opened_digest(&file, SCRIPT_LIMIT)
+            .0
+            .is_some_and(|d| d.starts_with("sha256:")));
     }
 }

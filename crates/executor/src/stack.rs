@@ -32,8 +32,9 @@ pub(crate) struct Active {
     pub(crate) skill: Arc<Skill>,
     /// Its rules, compiled from `skill.record`.
     pub(crate) rules: CompiledRules,
-    /// Every file under `scripts/` at load (path relative to the skill, `sha256:` digest).
-    pub(crate) scripts: Arc<[(String, String)]>,
+    /// Every file under `scripts/` at load (path relative to the skill, and its pin):
+    /// none for a skill whose scripts can never run (see [`Session::prepare`]).
+    pub(crate) scripts: Arc<[(String, crate::run::ScriptPin)]>,
     pub(crate) by: Activation,
     /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
     pub(crate) origin: crate::PluginOrigin,
@@ -173,24 +174,38 @@ impl Session {
     }
 
     /// Reads a skill's pinned version: body and record from one read, the digests of its
-    /// scripts, its compiled rules.
-    fn prepare(&self, record: &Arc<SkillRecord>, by: Activation) -> Result<Active, ExecError> {
+    /// scripts (read within what is left of the load's `budget`), its compiled rules.
+    /// A skill whose scripts can never run (its layer or plugin trusted under neither
+    /// origin, or a manifest that says it executes no commands) pins none: reading them
+    /// would be work for nothing. Their protection from host tools and `skills_read` (by
+    /// name and by inode) comes from its rules, not from its pins.
+    fn prepare(
+        &self,
+        record: &Arc<SkillRecord>,
+        by: Activation,
+        budget: &mut crate::run::PinBudget,
+    ) -> Result<Active, ExecError> {
         let origin = self.exec.origin_of(record);
         let skill = self.load_resolved(record)?;
         // The version read is the one that runs: hooks it gained since the index read it
         // are judged as the plan judged the indexed ones.
         self.hooks_may_run(&skill.record)?;
-        let dir = skill.record.dir().to_path_buf();
-        let scripts: Arc<[(String, String)]> = skill
+        let r = &skill.record;
+        let policy = &self.exec.policy;
+        let may_run = [crate::PluginOrigin::Host, crate::PluginOrigin::Protocol]
+            .into_iter()
+            .any(|o| policy.trusts_skill(r.layer, r.plugin.as_deref(), o))
+            && r.frontmatter
+                .security
+                .as_ref()
+                .and_then(|s| s.executes_commands)
+                != Some(false);
+        let dir = r.dir().to_path_buf();
+        let scripts: Arc<[(String, crate::run::ScriptPin)]> = skill
             .files
             .iter()
-            .filter(|f| f.path.starts_with("scripts/"))
-            .filter_map(|f| {
-                Some((
-                    f.path.clone(),
-                    crate::run::script_digest(&dir.join(&f.path))?,
-                ))
-            })
+            .filter(|f| may_run && f.path.starts_with("scripts/"))
+            .filter_map(|f| Some((f.path.clone(), budget.pin(&dir.join(&f.path))?)))
             .collect();
         let rules = CompiledRules::compile(&skill);
         Ok(Active {
@@ -284,8 +299,9 @@ impl Session {
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
         let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
+        let mut budget = crate::run::PinBudget::new(scripts_budget());
         for r in &plan {
-            let a = self.prepare(r, by)?;
+            let a = self.prepare(r, by, &mut budget)?;
             // The plan (dependencies, tool bindings) was made from the indexed version: a
             // version read now that changed them is not activated in its place.
             let read = &a.skill.record.frontmatter;
@@ -921,6 +937,16 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
     }
 }
 
+/// The bytes one load reads to pin scripts ([`SCRIPTS_BUDGET`](crate::run::SCRIPTS_BUDGET);
+/// a unit test may set a smaller one).
+fn scripts_budget() -> u64 {
+    #[cfg(test)]
+    if let Some(bytes) = tests::BUDGET.with(std::cell::Cell::get) {
+        return bytes;
+    }
+    crate::run::SCRIPTS_BUDGET
+}
+
 /// What the model may not activate, judged on the versions just read (the ones that
 /// would be active, whatever the index's snapshot said) of the skills new to the stack
 /// or in another version than the active one (one already active as it is runs no hook
@@ -1037,6 +1063,12 @@ mod tests {
             std::cell::RefCell::new(None);
     }
 
+    thread_local! {
+        /// The script budget of this thread's loads, when a test sets one
+        /// (`regression_a_load_reads_its_scripts_within_a_budget_each_file_once`).
+        pub(super) static BUDGET: std::cell::Cell<Option<u64>> = const { std::cell::Cell::new(None) };
+    }
+
     /// Runs (once) what a test set to run between a load's reads and its commit.
     pub(super) fn between_prepare_and_commit() {
         if let Some(f) = BETWEEN.with(|b| b.borrow_mut().take()) {
@@ -1130,5 +1162,46 @@ mod tests {
             .map(|s| s.name)
             .collect();
         assert_eq!(active, ["alpha"]);
+    }
+
+    /// Regression: a load hashed every file under `scripts/` up to 64 MiB each, ten
+    /// thousand of them, a file once per link to it: a hostile folder of 12 KB (one sparse
+    /// file of 63 MiB and ten thousand links to it) made each load read 640 GB. A load now
+    /// reads its scripts within one budget, each file once; a script beyond the budget is
+    /// not pinned and never runs, with an error naming the limit. (Here with a budget of
+    /// 250 bytes for files of 100.)
+    #[cfg(unix)]
+    #[test]
+    fn regression_a_load_reads_its_scripts_within_a_budget_each_file_once() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_of(tmp.path(), "tools", "");
+        let scripts = tmp.path().join("tools/scripts");
+        std::fs::create_dir_all(&scripts).unwrap();
+        let script = format!("exit 0\n#{}\n", "x".repeat(91));
+        assert_eq!(script.len(), 100);
+        for name in ["base.sh", "more.sh", "zz.sh"] {
+            std::fs::write(scripts.join(name), &script).unwrap();
+        }
+        for i in 0..20 {
+            std::os::unix::fs::symlink("base.sh", scripts.join(format!("l{i:02}.sh"))).unwrap();
+        }
+        index.reload_now();
+        let session = Executor::builder(index)
+            .build()
+            .session(SessionContext::builder().id("s").build());
+        BUDGET.with(|b| b.set(Some(250)));
+        session.load(&["tools".to_owned()], LoadMode::Add).unwrap();
+        BUDGET.with(|b| b.set(None));
+        // base.sh and more.sh were read (200 bytes); the links to base.sh cost nothing.
+        for path in ["scripts/base.sh", "scripts/l19.sh", "scripts/more.sh"] {
+            let run = session.run_script(&crate::ScriptCall::new(path)).unwrap();
+            assert_eq!(run.output.exit_code, Some(0), "{path}");
+        }
+        // zz.sh was beyond the budget: not read, never run, and the error says why.
+        let err = session
+            .run_script(&crate::ScriptCall::new("scripts/zz.sh"))
+            .unwrap_err();
+        assert_eq!(err.code(), "SKILL_FILE_TOO_LARGE", "{err}");
+        assert!(err.to_string().contains("limit of"), "{err}");
     }
 }
