@@ -18,6 +18,11 @@ pub enum AuditKind {
     SkillActivated,
     /// A skill left a session's stack.
     SkillDeactivated,
+    /// A model's load (`skills_load`, `skill`) was refused by a rule: an active skill's
+    /// `allowed-tools`, a layer's trust, `disable-model-invocation`.
+    SkillActivationRefused,
+    /// A model's `skills_unload` was refused by a rule: a skill the host pinned.
+    SkillDeactivationRefused,
     /// A host tool call was decided (allowed) under at least one active skill.
     ToolExecutionInSkill,
     /// A host tool call was decided with no skill active.

@@ -134,7 +134,51 @@ impl Session {
     /// `skills_load`: activates `names` (and their required composition dependencies) for
     /// the model. Returns the receipt.
     pub fn load(&self, names: &[String], mode: LoadMode) -> Result<LoadReceipt, ExecError> {
-        self.activate(names, mode, Activation::Model)
+        self.model_load(names, mode, "skills_load")
+    }
+
+    /// A model's load through runtime tool `tool`; a load a rule refuses is recorded
+    /// ([`Session::record_refusal`]).
+    fn model_load(
+        &self,
+        names: &[String],
+        mode: LoadMode,
+        tool: &str,
+    ) -> Result<LoadReceipt, ExecError> {
+        let result = self.activate(names, mode, Activation::Model);
+        if let Err(err) = &result {
+            self.record_refusal(AuditKind::SkillActivationRefused, tool, names, err)?;
+        }
+        result
+    }
+
+    /// Records a runtime call refused by a rule (an active skill's `allowed-tools`, a
+    /// layer's trust, `disable-model-invocation`, the host's pin) as the decision it is,
+    /// before the call returns: `kind` names what was refused, `error` says why, its code
+    /// first. When the record cannot be written, the call fails with that error instead
+    /// (the refusal stands either way). Other errors (a name that finds nothing, a bad
+    /// input) are not decisions and are not recorded.
+    fn record_refusal(
+        &self,
+        kind: AuditKind,
+        tool: &str,
+        names: &[String],
+        err: &ExecError,
+    ) -> Result<(), ExecError> {
+        if !matches!(
+            err,
+            ExecError::ToolNotAllowed(_)
+                | ExecError::ModelInvocationDisabled(_)
+                | ExecError::Untrusted { .. }
+                | ExecError::PinnedByHost(_)
+        ) {
+            return Ok(());
+        }
+        let mut e = self.event(kind);
+        e.tool_name = Some(tool.to_owned());
+        e.skill_name = Some(names.join(", "));
+        e.error = Some(format!("{}: {err}", err.code()));
+        self.emit(&e)
     }
 
     /// `host_activate`: activates `names` on a user's behalf and pins them for the task:
@@ -651,6 +695,19 @@ impl Session {
     /// `skills_unload`: removes `names`, which must be the top of the stack. Skills the host
     /// activated cannot be unloaded by the model.
     pub fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
+        let result = self.unload_named(names);
+        if let Err(err) = &result {
+            self.record_refusal(
+                AuditKind::SkillDeactivationRefused,
+                "skills_unload",
+                names,
+                err,
+            )?;
+        }
+        result
+    }
+
+    fn unload_named(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
         let mut stack = self.stack.lock();
         // A skill is named by its bare or its qualified name, as `skills_load` takes them.
         let named = |a: &Active| names.iter().any(|n| a.is_named(n));
@@ -882,7 +939,7 @@ impl Session {
     /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
     /// pinned instructions.
     pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
-        self.load(&[name.to_owned()], LoadMode::Add)?;
+        self.model_load(&[name.to_owned()], LoadMode::Add, "skill")?;
         Ok(skill_content(&self.target(Some(name))?.skill))
     }
 }

@@ -785,3 +785,84 @@ fn a_call_made_while_decisions_are_held_keeps_the_order() {
     held.release().unwrap();
     assert_eq!(lines(&file).len(), events.len());
 }
+
+// Regression: runtime calls refused by a rule left no record (promise 24: every decision
+// is recorded): a replace-mode load an active skill's allowed-tools refused, a load of
+// hooks it does not allow, a skill the user alone invokes (by `skills_load` or `skill`),
+// the unload of a skill the host pinned. Each is now recorded, its code first, and fails
+// closed when it cannot be.
+#[test]
+fn a_refused_load_or_unload_is_recorded_with_its_code() {
+    let env = Env::new();
+    env.skill("alpha", "allowed-tools: skills_read\n", "A.\n");
+    env.skill("other", "", "O.\n");
+    env.skill("hooked", "hooks:\n  pre: [scripts/pre.sh]\n", "H.\n");
+    env.file("hooked", "scripts/pre.sh", "true\n");
+    env.skill("secret", "disable-model-invocation: true\n", "S.\n");
+    env.skill("pinned", "", "P.\n");
+    let session = env.session();
+    session.host_activate(&names(&["pinned"])).unwrap();
+    session.load(&names(&["alpha"]), LoadMode::Add).unwrap();
+    let refusals = [
+        (
+            session.load(&names(&["other"]), LoadMode::Replace).err(),
+            AuditKind::SkillActivationRefused,
+            "skills_load",
+            "other",
+            "SKILL_TOOL_NOT_ALLOWED: ",
+        ),
+        (
+            session.load(&names(&["hooked"]), LoadMode::Add).err(),
+            AuditKind::SkillActivationRefused,
+            "skills_load",
+            "hooked",
+            "SKILL_TOOL_NOT_ALLOWED: ",
+        ),
+        (
+            session.load(&names(&["secret"]), LoadMode::Add).err(),
+            AuditKind::SkillActivationRefused,
+            "skills_load",
+            "secret",
+            "SKILL_MODEL_INVOCATION_DISABLED: ",
+        ),
+        (
+            session.skill("secret").err(),
+            AuditKind::SkillActivationRefused,
+            "skill",
+            "secret",
+            "SKILL_MODEL_INVOCATION_DISABLED: ",
+        ),
+        (
+            session.unload(&names(&["pinned"])).err(),
+            AuditKind::SkillDeactivationRefused,
+            "skills_unload",
+            "pinned",
+            "SKILL_PINNED_BY_HOST: ",
+        ),
+    ];
+    let mut recorded = env.events(AuditKind::SkillActivationRefused);
+    recorded.extend(env.events(AuditKind::SkillDeactivationRefused));
+    assert_eq!(recorded.len(), refusals.len(), "{recorded:?}");
+    for ((err, kind, tool, skill, code), event) in refusals.iter().zip(&recorded) {
+        let err = err.as_ref().expect("refused");
+        assert!(code.starts_with(err.code()), "{err}");
+        assert_eq!(event.event, *kind);
+        assert_eq!(event.tool_name.as_deref(), Some(*tool));
+        assert_eq!(event.skill_name.as_deref(), Some(*skill));
+        assert_eq!(event.error, Some(format!("{code}{err}")));
+    }
+    assert_eq!(active(&session), ["pinned", "alpha"]);
+
+    // A refusal that cannot be recorded fails closed, saying why.
+    let sink = Arc::new(FlakySink::default());
+    let dyn_sink: Arc<dyn AuditSink> = sink.clone();
+    let executor = Executor::builder(env.index()).audit_sink(dyn_sink).build();
+    let session = executor.session(context());
+    session.host_activate(&names(&["pinned"])).unwrap();
+    sink.fail.store(true, Ordering::SeqCst);
+    let err = session.unload(&names(&["pinned"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED", "{err}");
+    let err = session.skill("secret").unwrap_err();
+    assert_eq!(err.code(), "SKILL_AUDIT_FAILED", "{err}");
+    assert_eq!(active(&session), ["pinned"]);
+}
