@@ -4,25 +4,17 @@
 use std::io::{Read, Write};
 use std::process::{Command, Stdio};
 
-#[test]
-fn an_over_long_line_is_answered_and_the_session_goes_on() {
-    // Regression (review): a request line with no newline grew memory without limit.
-    let tmp = tempfile::tempdir().unwrap();
-    let root = format!("personal={}", tmp.path().display());
+/// What `skillctl session` over `root` answers to `input` (written from another thread
+/// while the answers are read); the session must end successfully.
+fn session(root: &str, input: Vec<u8>) -> String {
     let mut child = Command::new(env!("CARGO_BIN_EXE_skillctl"))
-        .args(["session", "--no-defaults", "--root", &root])
+        .args(["session", "--no-defaults", "--no-watch", "--root", root])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || {
-        let long = vec![b'x'; 5 << 20];
-        stdin.write_all(&long).unwrap();
-        stdin
-            .write_all(b"\n{\"id\": 2, \"tool\": \"skills_list\", \"input\": {}}\n")
-            .unwrap();
-    });
+    let writer = std::thread::spawn(move || stdin.write_all(&input).unwrap());
     let mut out = String::new();
     child
         .stdout
@@ -32,6 +24,17 @@ fn an_over_long_line_is_answered_and_the_session_goes_on() {
         .unwrap();
     writer.join().unwrap();
     assert!(child.wait().unwrap().success());
+    out
+}
+
+#[test]
+fn an_over_long_line_is_answered_and_the_session_goes_on() {
+    // Regression (review): a request line with no newline grew memory without limit.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = format!("personal={}", tmp.path().display());
+    let mut input = vec![b'x'; 5 << 20];
+    input.extend_from_slice(b"\n{\"id\": 2, \"tool\": \"skills_list\", \"input\": {}}\n");
+    let out = session(&root, input);
     let lines: Vec<&str> = out.lines().collect();
     assert_eq!(lines.len(), 2, "{out}");
     assert!(
@@ -66,12 +69,6 @@ fn a_batch_answered_in_parts_answers_every_line_in_order() {
     std::fs::write(&script, "head -c 1048576 /dev/zero\n").unwrap();
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let root = format!("personal={}", tmp.path().display());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_skillctl"))
-        .args(["session", "--no-defaults", "--no-watch", "--root", &root])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
     let mut input =
         String::from("{\"id\":0,\"tool\":\"skills_load\",\"input\":{\"names\":[\"noisy\"]}}\n");
     for id in 1..=7 {
@@ -83,17 +80,7 @@ fn a_batch_answered_in_parts_answers_every_line_in_order() {
             ));
         }
     }
-    let mut stdin = child.stdin.take().unwrap();
-    let writer = std::thread::spawn(move || stdin.write_all(input.as_bytes()).unwrap());
-    let mut out = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut out)
-        .unwrap();
-    writer.join().unwrap();
-    assert!(child.wait().unwrap().success());
+    let out = session(&root, input.into_bytes());
     let answers: Vec<serde_json::Value> = out
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
