@@ -178,8 +178,12 @@ fn decoded(text: &str) -> Option<String> {
     let mut i = 0;
     while i < bytes.len() {
         if bytes[i] == b'%' {
-            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
+            // Two hex digits, and nothing else: `u8::from_str_radix` takes a sign too.
+            let hex = bytes.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             out.push(bytes[i]);
@@ -725,5 +729,20 @@ mod tests {
         ] {
             assert_eq!(parse_uri(bad), None, "{bad}");
         }
+    }
+
+    // Regression (attack): `u8::from_str_radix` takes a leading sign, so `%+1` decoded as
+    // the byte 0x01 and named a file no listed URI names.
+    #[test]
+    fn a_percent_escape_is_two_hex_digits_and_nothing_else() {
+        for bad in ["%+1", "a%+f.md", "%-1", "% 1", "%1"] {
+            assert_eq!(decoded(bad), None, "{bad}");
+        }
+        assert_eq!(
+            parse_uri("skill://personal/notes/a%+1.md"),
+            None,
+            "a sign in an escape"
+        );
+        assert_eq!(decoded("%2b%2B").as_deref(), Some("++"));
     }
 }
