@@ -226,6 +226,18 @@ fn not_found(message: String) -> ErrorData {
     ErrorData::resource_not_found(cut(&message), None)
 }
 
+/// The answer to a `resources/list` cursor this server did not give: the cursor shown, cut
+/// to 64 bytes on a character boundary.
+fn not_a_cursor(cursor: &str) -> ErrorData {
+    ErrorData::invalid_params(
+        format!(
+            "not a cursor of resources/list: {:?}",
+            protocol::cut_text(cursor, 64)
+        ),
+        None,
+    )
+}
+
 /// A message that may echo a client's input, cut to what an answer carries.
 fn cut(message: &str) -> String {
     protocol::cut_text(message, protocol::MESSAGE_MAX).into_owned()
@@ -499,15 +511,7 @@ impl ServerHandler for SkillsServer {
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n <= visible.len())
-                .ok_or_else(|| {
-                    ErrorData::invalid_params(
-                        format!(
-                            "not a cursor of resources/list: {:?}",
-                            cursor.get(..64).unwrap_or("")
-                        ),
-                        None,
-                    )
-                })?,
+                .ok_or_else(|| not_a_cursor(&cursor))?,
         };
         let session = Arc::clone(&self.session);
         // Listing a skill's files reads its folder: off the runtime's workers.
@@ -696,7 +700,7 @@ impl ServerHandler for SkillsServer {
 
 #[cfg(test)]
 mod tests {
-    use super::{decoded, encoded, parse_uri};
+    use super::{decoded, encoded, not_a_cursor, parse_uri};
 
     // Regression (attack review): a listed URI held a file's name raw, so `#` and `?` cut
     // it for a client that parses URIs, and its encoded form named nothing.
@@ -744,5 +748,18 @@ mod tests {
             "a sign in an escape"
         );
         assert_eq!(decoded("%2b%2B").as_deref(), Some("++"));
+    }
+
+    // Regression (attack): the cursor was shown as `cursor.get(..64).unwrap_or("")`, so a
+    // cursor shorter than 64 bytes was shown as "".
+    #[test]
+    fn a_bad_cursor_is_shown_cut_on_a_character_boundary() {
+        let shown = |cursor: &str| not_a_cursor(cursor).message.into_owned();
+        assert_eq!(shown("7"), r#"not a cursor of resources/list: "7""#);
+        let long = format!("{}é{}", "x".repeat(63), "y".repeat(100));
+        assert_eq!(
+            shown(&long),
+            format!("not a cursor of resources/list: \"{}...\"", "x".repeat(63))
+        );
     }
 }
