@@ -15,6 +15,18 @@ struct Mcp {
     next: u64,
 }
 
+/// A FIFO made at `name` in the fixture's folder: a script that writes to it blocks until
+/// the test reads, so a read says the script has started.
+fn fifo(f: &Fixture, name: &str) -> std::path::PathBuf {
+    let fifo = f.path().join(name);
+    let made = std::process::Command::new("mkfifo")
+        .arg(&fifo)
+        .status()
+        .expect("mkfifo");
+    assert!(made.success());
+    fifo
+}
+
 /// The names a `prompts/list` answer lists.
 fn prompt_names(listed: &Value) -> Vec<&str> {
     listed["result"]["prompts"]
@@ -306,12 +318,7 @@ fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactiva
         "scripts/hold.sh",
         "echo started > \"$1\"\nexec sleep 600\n",
     );
-    let fifo = f.path().join("started");
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo");
-    assert!(made.success());
+    let fifo = fifo(&f, "started");
     let audit = f.path().join("audit.jsonl");
     let audit_arg = format!("--audit={}", audit.display());
     let mut mcp = Mcp::start(&f, &[&audit_arg]);
@@ -323,7 +330,17 @@ fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactiva
     assert_eq!(said, "started\n");
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
-    let kinds: Vec<String> = std::fs::read_to_string(&audit)
+    assert_in_audit(
+        &audit,
+        &["script_started", "script_executed", "skill_deactivated"],
+        "",
+    );
+}
+
+/// Asserts that the audit file at `path` holds each of `events` (the first of its kind), in
+/// that order; returns the `event` of each line. `what` names the case in a failure.
+fn assert_in_audit(path: &std::path::Path, events: &[&str], what: &str) -> Vec<String> {
+    let kinds: Vec<String> = std::fs::read_to_string(path)
         .expect("audit")
         .lines()
         .map(|l| {
@@ -333,15 +350,60 @@ fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactiva
                 .to_owned()
         })
         .collect();
-    let at = |kind: &str| kinds.iter().position(|k| k == kind);
-    let (Some(started), Some(ran), Some(deactivated)) = (
-        at("script_started"),
-        at("script_executed"),
-        at("skill_deactivated"),
-    ) else {
-        panic!("{kinds:?}");
-    };
-    assert!(started < ran && ran < deactivated, "{kinds:?}");
+    let places: Vec<Option<usize>> = events
+        .iter()
+        .map(|e| kinds.iter().position(|k| k == e))
+        .collect();
+    assert!(
+        places.iter().all(Option::is_some) && places.windows(2).all(|w| w[0] < w[1]),
+        "{what}: {events:?} in that order in {kinds:?}"
+    );
+    kinds
+}
+
+// Regression (attack): the session's end ran wherever rmcp dropped the server, and the
+// process gave the runtime 5 s before it exited: a post hook that ran longer was killed
+// unrecorded (no `hook_executed`), on SIGTERM and at the end of input while a script ran.
+// The transport now waits for the end before it returns. The hook runs longer than those
+// 5 s: the process must wait for it.
+#[test]
+fn the_end_of_a_session_waits_for_its_post_hooks_and_their_records() {
+    for ending in ["SIGTERM", "end of input while a script runs"] {
+        let f = Fixture::new();
+        let dir = f.skill("hooky", "hooks:\n  post: [scripts/post.sh]\n", "Hooks.\n");
+        f.file(
+            "hooky",
+            "scripts/post.sh",
+            "sleep 6\necho done > post.out\n",
+        );
+        f.file(
+            "hooky",
+            "scripts/hold.sh",
+            "echo started > \"$1\"\nexec sleep 600\n",
+        );
+        let audit = f.path().join("audit.jsonl");
+        let audit_arg = format!("--audit={}", audit.display());
+        let mut mcp = Mcp::start(&f, &[&audit_arg, "--trust=personal"]);
+        let loaded = mcp.tool("skills_load", json!({"names": ["hooky"]}));
+        assert_eq!(loaded["isError"], false, "{loaded}");
+        let (status, stderr) = if ending == "SIGTERM" {
+            mcp.proc.signal_and_finish("TERM")
+        } else {
+            let fifo = fifo(&f, "started");
+            mcp.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "skills_run_script", "arguments": {"path": "scripts/hold.sh", "args": [fifo]}}}));
+            let said = std::fs::read_to_string(&fifo).expect("the script writes");
+            assert_eq!(said, "started\n");
+            mcp.proc.finish()
+        };
+        assert!(status.success(), "{ending}: {status:?} {stderr}");
+        let kinds = assert_in_audit(
+            &audit,
+            &["skill_deactivated", "hook_started", "hook_executed"],
+            ending,
+        );
+        let out = std::fs::read_to_string(dir.join("post.out"));
+        assert_eq!(out.ok().as_deref(), Some("done\n"), "{ending}: {kinds:?}");
+    }
 }
 
 // Regression (attack review): resources/list wrote file names raw into URIs (`#` began a

@@ -20,7 +20,7 @@ use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
 use thiserror::Error;
 
-use crate::server::SkillsServer;
+use crate::server::{Endings, SkillsServer};
 
 /// Errors of the MCP server, with stable codes.
 #[derive(Debug, Error)]
@@ -85,20 +85,22 @@ impl HttpOptions {
 }
 
 /// Serves one MCP session over stdin and stdout until the client closes it (or SIGTERM),
-/// then ends the executor session (every skill deactivated, audited).
+/// then ends the executor session (its running calls stopped and recorded, every skill
+/// deactivated, post hooks run, all audited) and returns once that is done.
 pub async fn serve_stdio(executor: Executor, context: SessionContext) -> Result<(), McpError> {
-    let server = SkillsServer::new(&executor, context);
-    let running = server
-        .serve(rmcp::transport::stdio())
-        .await
-        .map_err(|e| McpError::Session(e.to_string()))?;
-    tokio::select! {
-        done = running.waiting() => {
-            done.map_err(|e| McpError::Session(e.to_string()))?;
-        }
-        () = terminated() => {}
-    }
-    Ok(())
+    let endings = Endings::default();
+    let server = SkillsServer::new(&executor, context, &endings);
+    let served = match server.serve(rmcp::transport::stdio()).await {
+        Ok(running) => tokio::select! {
+            done = running.waiting() => done.map(drop).map_err(|e| McpError::Session(e.to_string())),
+            () = terminated() => Ok(()),
+        },
+        Err(e) => Err(McpError::Session(e.to_string())),
+    };
+    // Not left to whichever rmcp task drops the server last: the process could exit
+    // while that end ran, cutting off a post hook and its record.
+    endings.end_all().await;
+    served
 }
 
 /// Serves streamable HTTP at `/mcp` on `listener` until SIGTERM or SIGINT: each MCP session
@@ -134,8 +136,10 @@ pub async fn serve_http(
     manager.session_config.keep_alive =
         Some(options.session_idle.unwrap_or(Duration::from_secs(1800)));
     let sessions = Arc::new(manager);
+    let endings = Endings::default();
+    let opened = endings.clone();
     let service = StreamableHttpService::new(
-        move || Ok(SkillsServer::new(&executor, context.clone())),
+        move || Ok(SkillsServer::new(&executor, context.clone(), &opened)),
         Arc::clone(&sessions),
         config,
     );
@@ -163,6 +167,8 @@ pub async fn serve_http(
         sessions_end.cancel();
     })
     .await;
+    // Every session still open ends (and is waited for) before this returns.
+    endings.end_all().await;
     Ok(())
 }
 
@@ -467,7 +473,8 @@ pub fn run(
             }
         }
     });
-    // Sessions end (and their scripts with them) before the process goes.
+    // The sessions have ended (the transports wait for that); what else still runs gets
+    // this long.
     runtime.shutdown_timeout(Duration::from_secs(5));
     result
 }

@@ -3,7 +3,7 @@
 //! `list_changed` notifications when the index publishes.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
@@ -31,6 +31,74 @@ pub(crate) struct SkillsServer {
     /// The tool calls running now, so that the session's end stops them and waits for
     /// their records before it deactivates anything.
     calls: Arc<Calls>,
+    /// The session's end, run once: by the transport before it returns, or when rmcp
+    /// drops the server, whichever comes first.
+    ending: Arc<Ending>,
+}
+
+/// The end of one MCP session's executor session: its running calls stopped and their
+/// runs recorded, then every skill deactivated with its post hooks run, all audited.
+#[derive(Debug)]
+pub(crate) struct Ending {
+    session: Arc<Session>,
+    calls: Arc<Calls>,
+    /// Whether the end has run; held while it runs, so that a second caller returns only
+    /// once the first has finished.
+    ended: Mutex<bool>,
+}
+
+impl Ending {
+    /// Ends the session once; blocks while its calls end and its post hooks run (each
+    /// bounded by the policy's script timeout).
+    fn end(&self) {
+        let mut ended = self.ended.lock().unwrap_or_else(PoisonError::into_inner);
+        if *ended {
+            return;
+        }
+        self.calls.end();
+        if let Err(e) = self.session.end_task() {
+            tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
+        }
+        *ended = true;
+    }
+}
+
+/// The sessions one transport serves, so that it ends each one still open, and waits for
+/// its end, before it returns: rmcp drops a server whenever its last task lets go of it,
+/// and a process that exits meanwhile would cut off its post hooks and their records.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Endings(Arc<Mutex<Vec<Weak<Ending>>>>);
+
+impl Endings {
+    fn add(&self, ending: &Arc<Ending>) {
+        let mut all = self.0.lock().unwrap_or_else(PoisonError::into_inner);
+        all.retain(|e| e.strong_count() > 0);
+        all.push(Arc::downgrade(ending));
+    }
+
+    /// Ends every session still open (one whose end is under way is waited for), on a
+    /// blocking thread.
+    pub(crate) async fn end_all(&self) {
+        let open: Vec<Arc<Ending>> = self
+            .0
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
+        if open.is_empty() {
+            return;
+        }
+        let ended = tokio::task::spawn_blocking(move || {
+            for ending in open {
+                ending.end();
+            }
+        })
+        .await;
+        if let Err(e) = ended {
+            tracing::warn!(error = %e, "ending the MCP sessions failed");
+        }
+    }
 }
 
 /// The tool calls of one MCP session that are running.
@@ -100,16 +168,30 @@ impl Drop for Running {
 }
 
 impl SkillsServer {
-    pub(crate) fn new(executor: &Executor, context: SessionContext) -> SkillsServer {
+    /// A server for one MCP session, whose end `endings` can run.
+    pub(crate) fn new(
+        executor: &Executor,
+        context: SessionContext,
+        endings: &Endings,
+    ) -> SkillsServer {
+        let session = Arc::new(executor.session(context));
+        let calls = Arc::new(Calls {
+            running: Mutex::new(Some(HashMap::new())),
+            ..Calls::default()
+        });
+        let ending = Arc::new(Ending {
+            session: Arc::clone(&session),
+            calls: Arc::clone(&calls),
+            ended: Mutex::new(false),
+        });
+        endings.add(&ending);
         SkillsServer {
             executor: executor.clone(),
-            session: Arc::new(executor.session(context)),
+            session,
             subscribed: Arc::new(Mutex::new(HashSet::new())),
             following: Mutex::new(None),
-            calls: Arc::new(Calls {
-                running: Mutex::new(Some(HashMap::new())),
-                ..Calls::default()
-            }),
+            calls,
+            ending,
         }
     }
 }
@@ -120,13 +202,9 @@ impl Drop for SkillsServer {
         // before its skill is deactivated. That waits (on a call running hooks, which are
         // not cancelled, for as long as they run), so on a worker of a multi-threaded
         // runtime it waits in `block_in_place`: the worker's other tasks move to another
-        // thread meanwhile.
-        let end = || {
-            self.calls.end();
-            if let Err(e) = self.session.end_task() {
-                tracing::warn!(session = self.session.id(), error = %e, "ending the MCP session could not record every deactivation");
-            }
-        };
+        // thread meanwhile. (The transport ends every session before it returns too; the
+        // first to start the end runs it, and the other waits for it.)
+        let end = || self.ending.end();
         let multi = tokio::runtime::Handle::try_current()
             .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
         if multi {

@@ -159,13 +159,33 @@ impl Spawned {
         drop(self.stdin.take());
         let child = self.child.take().expect("child");
         let status = wait(child, "(long-running)");
-        let stderr = self
-            .stderr
+        (status, self.stderr_text())
+    }
+}
+
+impl Spawned {
+    /// Sends `signal` (`TERM`, `INT`) with stdin left open, waits for the exit within the
+    /// deadline, and returns the status and stderr.
+    pub fn signal_and_finish(&mut self, signal: &str) -> (ExitStatus, String) {
+        let child = self.child.take().expect("child");
+        let sent = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill");
+        assert!(sent.success());
+        let status = wait(child, "(signalled)");
+        drop(self.stdin.take());
+        (status, self.stderr_text())
+    }
+
+    /// The whole of stderr, once the child has exited.
+    fn stderr_text(&mut self) -> String {
+        self.stderr
             .take()
             .expect("stderr")
             .join()
-            .expect("stderr reader");
-        (status, stderr)
+            .expect("stderr reader")
     }
 }
 
