@@ -27,6 +27,17 @@ fn fifo(f: &Fixture, name: &str) -> std::path::PathBuf {
     fifo
 }
 
+/// The skill `holder`, whose `scripts/hold.sh` writes `started` to the file it is given
+/// (a FIFO: the test's read says the script has started) and then runs for ten minutes.
+fn holder(f: &Fixture) {
+    f.skill("holder", "", "Holds.\n");
+    f.file(
+        "holder",
+        "scripts/hold.sh",
+        "echo started > \"$1\"\nexec sleep 600\n",
+    );
+}
+
 /// The names a `prompts/list` answer lists.
 fn prompt_names(listed: &Value) -> Vec<&str> {
     listed["result"]["prompts"]
@@ -312,12 +323,7 @@ fn a_prompt_name_stands_for_the_one_skill_listed_under_it() {
 #[test]
 fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactivation() {
     let f = Fixture::new();
-    f.skill("holder", "", "Holds.\n");
-    f.file(
-        "holder",
-        "scripts/hold.sh",
-        "echo started > \"$1\"\nexec sleep 600\n",
-    );
+    holder(&f);
     let fifo = fifo(&f, "started");
     let audit = f.path().join("audit.jsonl");
     let audit_arg = format!("--audit={}", audit.display());
@@ -404,6 +410,49 @@ fn the_end_of_a_session_waits_for_its_post_hooks_and_their_records() {
         let out = std::fs::read_to_string(dir.join("post.out"));
         assert_eq!(out.ok().as_deref(), Some("done\n"), "{ending}: {kinds:?}");
     }
+}
+
+// Regression (attack): one session ran scripts at once without bound: 700 pipelined
+// `skills_run_script` calls made 513 processes and 2,058 threads, and a `skills_list` of
+// the session waited 8.6 s for a blocking thread. Past the most running at once, a call
+// that may run a program is answered at once with `MCP_BUSY`; the others still run.
+#[test]
+fn a_session_runs_a_bounded_number_of_programs_at_once() {
+    let most = skills_mcp::MAX_PROGRAM_CALLS;
+    let f = Fixture::new();
+    holder(&f);
+    let mut mcp = Mcp::start(&f, &[]);
+    let loaded = mcp.tool("skills_load", json!({"names": ["holder"]}));
+    assert_eq!(loaded["isError"], false, "{loaded}");
+    let fifos: Vec<std::path::PathBuf> = (0..most)
+        .map(|i| fifo(&f, &format!("started{i}")))
+        .collect();
+    for (i, fifo) in fifos.iter().enumerate() {
+        mcp.send(&json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": {"name": "skills_run_script", "arguments": {"path": "scripts/hold.sh", "args": [fifo]}}}));
+    }
+    // Each script has started once it has written to its FIFO.
+    for fifo in &fifos {
+        assert_eq!(
+            std::fs::read_to_string(fifo).expect("a script writes"),
+            "started\n"
+        );
+    }
+    let file = f.path().join("one-more");
+    let refused = mcp.tool(
+        "skills_run_script",
+        json!({"path": "scripts/hold.sh", "args": [file]}),
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    let text = refused["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.starts_with(&format!("MCP_BUSY: {most} calls")),
+        "{text}"
+    );
+    assert!(!file.exists(), "the script past the bound ran");
+    let listed = mcp.tool("skills_list", json!({}));
+    assert_eq!(listed["isError"], false, "{listed}");
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
 }
 
 // Regression (attack review): resources/list wrote file names raw into URIs (`#` began a

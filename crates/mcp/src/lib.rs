@@ -20,6 +20,7 @@ use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
 use thiserror::Error;
 
+pub use crate::server::MAX_PROGRAM_CALLS;
 use crate::server::{Endings, SkillsServer};
 
 /// Errors of the MCP server, with stable codes.
@@ -36,6 +37,10 @@ pub enum McpError {
     /// that sends `Authorization: Bearer ` with nothing after it.
     #[error("the bearer token is empty, which would admit any request that sends `Authorization: Bearer ` with nothing after it: give a token, or none")]
     EmptyToken,
+    /// A call that may run a program (a script, or hooks) while the most such calls of its
+    /// MCP session run ([`MAX_PROGRAM_CALLS`]): answered at once as a tool error.
+    #[error("{MAX_PROGRAM_CALLS} calls of this MCP session that may run a program (skills_load, skills_unload, skills_run_script, skill) are running, the most at once: call again once one has answered")]
+    Busy,
 }
 
 impl McpError {
@@ -45,6 +50,7 @@ impl McpError {
             McpError::Transport(_) => "MCP_TRANSPORT",
             McpError::Session(_) => "MCP_SESSION",
             McpError::EmptyToken => "MCP_EMPTY_TOKEN",
+            McpError::Busy => "MCP_BUSY",
         }
     }
 }

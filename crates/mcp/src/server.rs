@@ -31,6 +31,9 @@ pub(crate) struct SkillsServer {
     /// The tool calls running now, so that the session's end stops them and waits for
     /// their records before it deactivates anything.
     calls: Arc<Calls>,
+    /// The places of the calls that may run a program ([`RUNS_PROGRAMS`]), each of which
+    /// holds a blocking thread for as long as the program runs.
+    programs: Arc<tokio::sync::Semaphore>,
     /// The session's end, run once: by the transport before it returns, or when rmcp
     /// drops the server, whichever comes first.
     ending: Arc<Ending>,
@@ -100,6 +103,18 @@ impl Endings {
         }
     }
 }
+
+/// The tools whose calls may run a program: a script, or a skill's hooks (pre at a load,
+/// post at an unload or a replace). Each holds a blocking thread while the program runs, up
+/// to the policy's script timeout.
+const RUNS_PROGRAMS: [&str; 4] = ["skills_load", "skills_unload", "skills_run_script", "skill"];
+
+/// The most calls of one MCP session that may run a program at once ([`RUNS_PROGRAMS`]); one
+/// more is answered at once with `MCP_BUSY` rather than queued, so that a client learns it
+/// has too many running, a queue does not hold requests unseen behind programs that run
+/// for minutes, and the session's other calls (lists, reads, searches) find blocking
+/// threads free.
+pub const MAX_PROGRAM_CALLS: usize = 16;
 
 /// The tool calls of one MCP session that are running.
 #[derive(Debug, Default)]
@@ -191,6 +206,7 @@ impl SkillsServer {
             subscribed: Arc::new(Mutex::new(HashSet::new())),
             following: Mutex::new(None),
             calls,
+            programs: Arc::new(tokio::sync::Semaphore::new(MAX_PROGRAM_CALLS)),
             ending,
         }
     }
@@ -519,6 +535,20 @@ impl ServerHandler for SkillsServer {
                 None,
             ));
         }
+        // A place among the calls that may run a program, held until the call's blocking
+        // work ends (past the client's cancellation of it).
+        let place = if RUNS_PROGRAMS.contains(&name.as_str()) {
+            match Arc::clone(&self.programs).try_acquire_owned() {
+                Ok(place) => Some(place),
+                Err(_) => {
+                    let busy = crate::McpError::Busy;
+                    let text = format!("{}: {busy}", busy.code());
+                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
+                }
+            }
+        } else {
+            None
+        };
         let input = Value::Object(request.arguments.unwrap_or_default());
         let session = Arc::clone(&self.session);
         // The client's cancellation stops a running script (and every descendant).
@@ -553,6 +583,7 @@ impl ServerHandler for SkillsServer {
         let result = tokio::task::spawn_blocking(move || {
             let result = protocol::call_cancellable(&session, &name, input, Some(cancellation));
             drop(running);
+            drop(place);
             result
         })
         .await
