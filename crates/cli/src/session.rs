@@ -5,6 +5,7 @@
 
 use std::io::{BufRead as _, BufReader, BufWriter, Read as _, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use anyhow::{Context, Result};
@@ -287,7 +288,30 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     let _task = session.task();
     let out: Out = Mutex::new(BufWriter::with_capacity(1 << 16, std::io::stdout()));
     let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+    // SIGTERM, SIGINT or SIGHUP end the session as the end of input does (every skill
+    // deactivated, post hooks run, all audited), once a script running then is stopped
+    // and its run recorded: the task guard below never runs when the process exits.
+    let (signal_tx, signalled) = crossbeam_channel::bounded::<()>(1);
+    ctrlc::set_handler(move || {
+        let _ = signal_tx.try_send(());
+    })
+    .context("installing the signal handler")?;
+    let (canceller, cancellation) = skills_executor::cancellation();
+    let turn = Turn {
+        cancel: cancellation,
+        ending: AtomicBool::new(false),
+    };
     std::thread::scope(|scope| {
+        {
+            let (session, out, turn, stopped) = (&session, &out, &turn, stopped.clone());
+            scope.spawn(move || {
+                crossbeam_channel::select! {
+                    recv(signalled) -> _ => {}
+                    recv(stopped) -> _ => return,
+                }
+                end_on_signal(session, out, turn, &canceller);
+            });
+        }
         if let Some(batches) = batches {
             let (session, out) = (&session, &out);
             scope.spawn(move || loop {
@@ -304,11 +328,43 @@ pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
                 }
             });
         }
-        let result = serve(&session, &out);
+        let result = serve(&session, &out, &turn);
         drop(stop);
         result
     })?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// What a session's end on a signal shares with the loop that answers: the cancellation
+/// of the script a request runs, and whether the session is ending (no batch is answered
+/// once it is).
+struct Turn {
+    cancel: skills_executor::Cancellation,
+    ending: AtomicBool,
+}
+
+/// Ends the session on a signal: no further batch is answered, the script running (if
+/// any) is cancelled until the batch under way is answered (the output's lock, which an
+/// answer holds, is then free), and the task ends (deactivations, post hooks, audited)
+/// before the process exits.
+fn end_on_signal(
+    session: &Session,
+    out: &Out,
+    turn: &Turn,
+    canceller: &skills_executor::Canceller,
+) -> ! {
+    turn.ending.store(true, Ordering::SeqCst);
+    let mut out = loop {
+        canceller.cancel();
+        if let Some(out) = out.try_lock_for(std::time::Duration::from_millis(20)) {
+            break out;
+        }
+    };
+    if let Err(e) = session.end_task() {
+        tracing::warn!(error = %e, "ending the session could not record every deactivation");
+    }
+    let _ = out.flush();
+    std::process::exit(0);
 }
 
 /// A line read and not yet answered.
@@ -338,7 +394,7 @@ const MAX_BATCH_BYTES: usize = 8 << 20;
 /// as one batch ([`protocol::respond_batch`]: their `check_tool` audit events written
 /// together, before any answer leaves), and the answers flushed when no further request
 /// is waiting.
-fn serve(session: &Session, out: &Out) -> Result<()> {
+fn serve(session: &Session, out: &Out, turn: &Turn) -> Result<()> {
     let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
     // like any other, and the session goes on.
@@ -391,17 +447,24 @@ fn serve(session: &Session, out: &Out) -> Result<()> {
             || batch.lines.len() >= MAX_BATCH
             || batch.text.len() >= MAX_BATCH_BYTES
         {
-            answer(session, out, &mut batch)?;
+            answer(session, out, turn, &mut batch)?;
         }
     }
-    answer(session, out, &mut batch)?;
+    answer(session, out, turn, &mut batch)?;
     out.lock().flush()?;
     Ok(())
 }
 
 /// Answers the pending lines in order, writes the answers and flushes them.
-fn answer(session: &Session, out: &Out, batch: &mut Batch) -> Result<()> {
+fn answer(session: &Session, out: &Out, turn: &Turn, batch: &mut Batch) -> Result<()> {
     if batch.lines.is_empty() {
+        return Ok(());
+    }
+    // Held while the batch is answered: a session ending on a signal waits for it.
+    let mut out = out.lock();
+    if turn.ending.load(Ordering::SeqCst) {
+        batch.lines.clear();
+        batch.text.clear();
         return Ok(());
     }
     let requests: Vec<&str> = batch
@@ -416,13 +479,16 @@ fn answer(session: &Session, out: &Out, batch: &mut Batch) -> Result<()> {
     // each part is written before the next is asked for.
     let mut answers = std::collections::VecDeque::new();
     let mut asked = 0;
-    let mut out = out.lock();
     for pending in batch.lines.drain(..) {
         let line = match pending {
             Pending::Answered(line) => line,
             Pending::Request(_) => {
                 if answers.is_empty() && asked < requests.len() {
-                    let part = protocol::respond_batch(session, &requests[asked..]);
+                    let part = protocol::respond_batch_cancellable(
+                        session,
+                        &requests[asked..],
+                        Some(&turn.cancel),
+                    );
                     asked += part.len().max(1);
                     answers.extend(part);
                 }

@@ -503,3 +503,67 @@ fn end_of_input_ends_the_session_and_the_audit_file_holds_every_event() {
     assert_eq!(events[3]["tool_allowed"], false);
     assert!(events[3]["error"].is_string());
 }
+
+/// The events of the audit file at `path`, in order.
+fn audited(path: &std::path::Path) -> Vec<String> {
+    std::fs::read_to_string(path)
+        .expect("audit")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).expect("line")["event"]
+                .as_str()
+                .expect("event")
+                .to_owned()
+        })
+        .collect()
+}
+
+// Regression (attack): SIGTERM killed `skillctl session` at once: no deactivation was
+// recorded and no post hook ran. A signal now ends the session as the end of input does,
+// after stopping a script that runs then and recording its run.
+#[cfg(unix)]
+#[test]
+fn a_signal_ends_the_session_as_the_end_of_input_does() {
+    for running in [false, true] {
+        let f = Fixture::new();
+        let dir = f.skill("hooky", "hooks:\n  post: [scripts/post.sh]\n", "Hooks.\n");
+        f.file("hooky", "scripts/post.sh", "echo done > post.out\n");
+        f.file(
+            "hooky",
+            "scripts/hold.sh",
+            "echo started > \"$1\"\nexec sleep 600\n",
+        );
+        let audit = f.path().join("audit.jsonl");
+        let audit_arg = format!("--audit={}", audit.display());
+        let mut s = f.session(&[&audit_arg, "--no-watch"]);
+        s.ok("skills_load", json!({"names": ["hooky"]}));
+        let mut expected = vec!["skill_deactivated", "hook_started", "hook_executed"];
+        if running {
+            let fifo = f.path().join("started");
+            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+            assert!(made.success());
+            let line = json!({"id": 9, "tool": "skills_run_script", "input": {"path": "scripts/hold.sh", "args": [fifo]}});
+            s.send_raw(format!("{line}\n").as_bytes());
+            assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "started\n");
+            expected.insert(0, "script_executed");
+        }
+        let (status, stderr) = s.signal_and_finish("TERM");
+        assert!(status.success(), "running: {running}: {status:?} {stderr}");
+        let kinds = audited(&audit);
+        let places: Vec<Option<usize>> = expected
+            .iter()
+            .map(|e| kinds.iter().position(|k| k == e))
+            .collect();
+        assert!(
+            places.iter().all(Option::is_some) && places.windows(2).all(|w| w[0] < w[1]),
+            "running: {running}: {expected:?} in that order in {kinds:?}"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.join("post.out"))
+                .ok()
+                .as_deref(),
+            Some("done\n"),
+            "running: {running}"
+        );
+    }
+}

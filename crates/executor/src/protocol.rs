@@ -660,6 +660,11 @@ fn error_response(id: &RawValue, code: &str, message: &str) -> String {
 /// Answers one request line (without its newline) with one response line (without its
 /// newline). Never fails: a malformed request gets an error response.
 pub fn respond_line(session: &Session, line: &str) -> String {
+    respond_line_in(session, line, None)
+}
+
+/// [`respond_line`], with a cancellation that stops a script the line runs.
+fn respond_line_in(session: &Session, line: &str, cancel: Option<&crate::Cancellation>) -> String {
     // An object: a struct's fields would also be read from an array, in order.
     if !line.trim_start().starts_with('{') {
         return error_line("SKILL_BAD_REQUEST", "a request is a JSON object");
@@ -696,7 +701,7 @@ pub fn respond_line(session: &Session, line: &str) -> String {
         );
     };
     let input = Input::Text(or_null(request.input));
-    match dispatch::<AsText>(session, &tool, input, None) {
+    match dispatch::<AsText>(session, &tool, input, cancel.cloned()) {
         Ok(output) => ok_response(id, &output),
         Err(e) => error_response(id, e.code(), &e.to_string()),
     }
@@ -719,13 +724,23 @@ pub const BATCH_ANSWER_BYTES: usize = 16 << 20;
 /// returned, and the caller asks again for the rest (`lines[answers.len()..]`). At least
 /// one line is answered whenever there is one.
 pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
+    respond_batch_cancellable(session, lines, None)
+}
+
+/// [`respond_batch`], with a cancellation that stops a script a line runs (a host's
+/// session ending on a signal: each cancel stops the script running then).
+pub fn respond_batch_cancellable(
+    session: &Session,
+    lines: &[&str],
+    cancel: Option<&crate::Cancellation>,
+) -> Vec<String> {
     let held = session.hold_decisions();
     let mut answers = Vec::with_capacity(lines.len());
     let mut holding = Vec::new();
     let mut bytes = 0usize;
     for (i, line) in lines.iter().enumerate() {
         let before = session.held_decisions();
-        let answer = respond_line(session, line);
+        let answer = respond_line_in(session, line, cancel);
         bytes = bytes.saturating_add(answer.len());
         answers.push(answer);
         if session.held_decisions() != before {

@@ -322,6 +322,12 @@ impl Session {
         }
     }
 
+    /// Sends `signal` (`TERM`, `INT`) with stdin left open and waits for the exit.
+    #[allow(dead_code)] // Not every test file that shares this module uses it.
+    pub fn signal_and_finish(mut self, signal: &str) -> (ExitStatus, String) {
+        self.proc.signal_and_finish(signal)
+    }
+
     /// Closes stdin and waits for the exit (and end of stdout), with a deadline.
     pub fn finish(mut self) -> (ExitStatus, String) {
         drop(self.proc.stdin.take());
