@@ -45,6 +45,28 @@ pub fn cancellation() -> (Canceller, Cancellation) {
     (Canceller { tx }, Cancellation { rx })
 }
 
+/// Opens `path` for reading without blocking (a FIFO swapped in after a caller's check
+/// cannot hang the open) and keeps it only if what was opened is a regular file; with its
+/// metadata.
+pub(crate) fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt as _;
+        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
+    }
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "it is not a regular file",
+        ));
+    }
+    Ok((file, meta))
+}
+
 /// A `skills_run_script` call.
 #[derive(Debug, Clone, Default)]
 pub struct ScriptCall {
@@ -176,19 +198,11 @@ pub(crate) fn script_digest(path: &Path) -> Option<String> {
 /// caller's check cannot hang it), and asked once open, so what is hashed is the regular
 /// file that was opened. Never reads more than `limit + 1` bytes.
 fn opened_digest(path: &Path, limit: u64) -> (Option<String>, u64) {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
-    let Ok(file) = options.open(path) else {
+    let Ok((file, opened)) = open_regular(path) else {
         return (None, 0);
     };
-    match file.metadata() {
-        Ok(opened) if opened.is_file() && opened.len() <= limit => {}
-        _ => return (None, 0),
+    if opened.len() > limit {
+        return (None, 0);
     }
     let mut file = file.take(limit + 1);
     let mut hasher = Sha256::new();

@@ -216,7 +216,9 @@ fn startable(script: &Path) -> io::Result<()> {
     let mut head = [0u8; 256];
     let read = {
         use std::io::Read as _;
-        std::fs::File::open(script)?.read(&mut head)?
+        // Without blocking: a FIFO swapped in for the script since its check hung the
+        // session here, before any timeout applied.
+        crate::run::open_regular(script)?.0.read(&mut head)?
     };
     let Some(line) = head[..read].strip_prefix(b"#!") else {
         return Ok(());
@@ -249,12 +251,17 @@ fn startable(script: &Path) -> io::Result<()> {
 /// Whether `name` is an executable file in a folder of this process's `PATH` (the child's
 /// too: `PATH` is passed through), or, naming a path, is one itself.
 fn on_path(name: &str) -> bool {
+    on_search_path(name, std::env::var_os("PATH").as_deref())
+}
+
+/// [`on_path`] with the search path given: with none, `execvp` and `env` search the C
+/// library's default (`/bin:/usr/bin`), so this does too.
+fn on_search_path(name: &str, path: Option<&std::ffi::OsStr>) -> bool {
     if name.contains('/') {
         return executable_file(Path::new(name));
     }
-    std::env::var_os("PATH").is_some_and(|path| {
-        std::env::split_paths(&path).any(|dir| executable_file(&dir.join(name)))
-    })
+    let path = path.unwrap_or_else(|| std::ffi::OsStr::new("/bin:/usr/bin"));
+    std::env::split_paths(path).any(|dir| executable_file(&dir.join(name)))
 }
 
 /// Whether `path` is a file this process may execute (by its mode bits).
@@ -821,5 +828,29 @@ mod sys {
             }
             thread::sleep(POLL);
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    // Regression (review): the interpreter check opened the script blocking, so a FIFO
+    // swapped in for it after its check hung the session before any timeout applied.
+    #[test]
+    fn the_interpreter_check_never_blocks_on_a_fifo() {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = dir.path().join("run");
+        let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
+        assert!(made.success());
+        assert!(startable(&fifo).is_err());
+    }
+
+    // Regression (review): with no `PATH`, every interpreter was missing, where `execvp`
+    // and `env` search the C library's default path and the script ran.
+    #[test]
+    fn with_no_path_the_default_search_path_is_searched() {
+        assert!(on_search_path("sh", None));
+        assert!(!on_search_path("sh", Some(std::ffi::OsStr::new(""))));
     }
 }
