@@ -323,6 +323,9 @@ impl JsonlFileSink {
             use std::os::unix::fs::OpenOptionsExt as _;
             // Non-blocking: opening a FIFO with no reader fails (ENXIO) instead of hanging.
             options.custom_flags(nonblocking_flag());
+            // Made for its owner alone: whoever may open the file may also lock it, and so
+            // hold up the sessions that write it (for `AUDIT_LOCK_WAIT` at most).
+            options.mode(0o600);
         }
         let mut file = options.open(path)?;
         let meta = file.metadata()?;
@@ -333,7 +336,7 @@ impl JsonlFileSink {
             ));
         }
         {
-            let held = Exclusive::take(&mut file)?;
+            let held = Exclusive::take(&mut file, path)?;
             // Read again under the lock: another writer may have appended since.
             repair(&held, held.metadata()?.len())?;
         }
@@ -388,25 +391,84 @@ fn nonblocking_flag() -> i32 {
     i32::try_from(rustix::fs::OFlags::NONBLOCK.bits()).unwrap_or(0)
 }
 
+/// How long an append waits for another process's lock on the audit file before the call
+/// is refused: a process that holds it for ever (any process that may open the file can
+/// take a lock) holds up no session longer than this.
+pub(crate) const AUDIT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// An exclusive `flock` on an audit file, released when dropped: other processes appending
-/// to the same file wait for it (elsewhere than on unix, nothing: one process a file). The
-/// file is used through it while it is held.
+/// to the same file wait for it, for [`AUDIT_LOCK_WAIT`] at most (elsewhere than on unix,
+/// and on a file system without `flock`, nothing: one process a file). The file is used
+/// through it while it is held.
 struct Exclusive<'a> {
     file: &'a mut File,
+    held: bool,
 }
 
 impl<'a> Exclusive<'a> {
-    fn take(file: &'a mut File) -> std::io::Result<Exclusive<'a>> {
+    fn take(file: &'a mut File, path: &Path) -> std::io::Result<Exclusive<'a>> {
         #[cfg(unix)]
-        loop {
+        {
             use rustix::fs::{flock, FlockOperation};
-            match flock(&*file, FlockOperation::LockExclusive) {
-                Ok(()) => break,
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e.into()),
-            }
+            use rustix::io::Errno;
+            let held = loop {
+                match flock(&*file, FlockOperation::NonBlockingLockExclusive) {
+                    Ok(()) => break true,
+                    Err(Errno::INTR) => {}
+                    Err(Errno::WOULDBLOCK) => {
+                        wait_for_lock(file, path)?;
+                        break true;
+                    }
+                    // A file system without `flock` (some network and FUSE ones): as before
+                    // there was a lock, one process a file.
+                    Err(Errno::NOLCK | Errno::OPNOTSUPP) => break false,
+                    Err(e) => return Err(e.into()),
+                }
+            };
+            Ok(Exclusive { file, held })
         }
-        Ok(Exclusive { file })
+        #[cfg(not(unix))]
+        {
+            let _ = path;
+            Ok(Exclusive { file, held: false })
+        }
+    }
+}
+
+/// Waits for another process's lock on the audit file, for [`AUDIT_LOCK_WAIT`] at most: a
+/// thread of its own blocks in `flock` on a duplicate of the descriptor (the lock belongs to
+/// the open file, which both share), and one that gets the lock after the wait gave up lets
+/// it go again.
+#[cfg(unix)]
+fn wait_for_lock(file: &File, path: &Path) -> std::io::Result<()> {
+    use rustix::fs::{flock, FlockOperation};
+    let twin = file.try_clone()?;
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    std::thread::Builder::new()
+        .name("audit-lock".to_owned())
+        .spawn(move || {
+            let got = loop {
+                match flock(&twin, FlockOperation::LockExclusive) {
+                    Err(rustix::io::Errno::INTR) => {}
+                    other => break other,
+                }
+            };
+            if got.is_ok() && tx.send(got).is_err() {
+                let _ = flock(&twin, FlockOperation::Unlock);
+            } else if let Err(e) = got {
+                let _ = tx.send(Err(e));
+            }
+        })?;
+    match rx.recv_timeout(AUDIT_LOCK_WAIT) {
+        Ok(got) => got.map_err(Into::into),
+        Err(_) => Err(std::io::Error::new(
+            std::io::ErrorKind::WouldBlock,
+            format!(
+                "another process has held the audit file {} locked for {} s",
+                path.display(),
+                AUDIT_LOCK_WAIT.as_secs()
+            ),
+        )),
     }
 }
 
@@ -425,6 +487,10 @@ impl std::ops::DerefMut for Exclusive<'_> {
 
 impl Drop for Exclusive<'_> {
     fn drop(&mut self) {
+        #[cfg(unix)]
+        if !self.held {
+            return;
+        }
         #[cfg(unix)]
         if let Err(e) = rustix::fs::flock(&*self.file, rustix::fs::FlockOperation::Unlock) {
             tracing::error!(error = %e, "the audit file's lock could not be released");
@@ -497,7 +563,7 @@ impl JsonlFileSink {
             return Ok(());
         }
         let mut file = self.file.lock();
-        let mut held = Exclusive::take(&mut file)?;
+        let mut held = Exclusive::take(&mut file, &self.path)?;
         let before = self.still_the_file(&mut held)?;
         append_whole(&mut *held, lines, before)?;
         if self.fsync {

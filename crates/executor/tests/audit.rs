@@ -529,12 +529,26 @@ fn an_unlinked_or_replaced_audit_file_fails_closed() {
     }
 }
 
+/// Whether a thread of this process named `name` is blocked in the kernel's wait for a
+/// file lock.
+#[cfg(target_os = "linux")]
+fn waits_for_a_lock(name: &str) -> bool {
+    std::fs::read_dir("/proc/self/task")
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|task| {
+            let read = |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
+            let wchan = read("wchan");
+            read("comm").trim() == name && wchan.contains("lock") && wchan.contains("wait")
+        })
+}
+
 // Regression: a sink read the length it would roll a failed write back to under a lock of
 // its own process only, so when two sessions shared an audit file, one's rollback (a full
 // disk) cut off a decision the other had written meanwhile. Each append now holds an
 // exclusive `flock` on the file: while another process holds it, an audited call waits
-// (it is seen blocked in the kernel's lock wait, never answered first), and its line follows
-// the other writer's.
+// (its lock is seen waited for in the kernel, the call never answered first), and its line
+// follows the other writer's.
 #[cfg(target_os = "linux")]
 #[test]
 fn an_append_waits_for_another_writer_of_the_audit_file() {
@@ -549,26 +563,17 @@ fn an_append_waits_for_another_writer_of_the_audit_file() {
     flock(&other, FlockOperation::LockExclusive).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
-        // `/proc/thread-self` names this thread: `PID/task/TID`.
-        let me = std::fs::read_link("/proc/thread-self").unwrap();
-        tx.send(Some(me)).unwrap();
         let allowed = session
             .check_tool("Bash", &json!({"command": "ls"}))
             .allowed;
-        tx.send(None).unwrap();
+        tx.send(()).unwrap();
         allowed
     });
-    let me = rx.recv().unwrap().expect("the writer's thread");
-    let wchan = std::path::Path::new("/proc").join(me).join("wchan");
-    loop {
+    while !waits_for_a_lock("audit-lock") {
         assert!(
             rx.try_recv().is_err(),
             "an audited call was answered while another process held the audit file"
         );
-        let waiting = std::fs::read_to_string(&wchan).unwrap_or_default();
-        if waiting.contains("lock") && waiting.contains("wait") {
-            break;
-        }
         std::thread::yield_now();
     }
     other.write_all(b"{\"event\":\"other\"}\n").unwrap();
@@ -580,6 +585,32 @@ fn an_append_waits_for_another_writer_of_the_audit_file() {
     assert!(
         lines[1]["event"].as_str().unwrap().starts_with("tool_"),
         "{lines:?}"
+    );
+}
+
+// Regression (review): the wait for another process's lock had no end, so any process that
+// could open the audit file (made readable by all) and lock it held every session that
+// wrote it for ever. The file is made for its owner alone, and a call waits for the lock
+// for a bounded time, then is refused saying why.
+#[cfg(unix)]
+#[test]
+fn a_lock_held_for_ever_refuses_the_call_and_the_file_is_the_owner_s() {
+    use rustix::fs::{flock, FlockOperation};
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let (_env, file, session) = file_audited(dir.path());
+    let mode = std::fs::metadata(&file).unwrap().permissions().mode();
+    assert_eq!(mode & 0o077, 0, "{mode:o}");
+    let other = std::fs::File::open(&file).unwrap();
+    flock(&other, FlockOperation::LockShared).unwrap();
+    let d = session.check_tool("Bash", &json!({"command": "ls"}));
+    assert!(!d.allowed);
+    assert!(d.reason.contains("locked"), "{}", d.reason);
+    flock(&other, FlockOperation::Unlock).unwrap();
+    assert!(
+        session
+            .check_tool("Bash", &json!({"command": "ls"}))
+            .allowed
     );
 }
 
