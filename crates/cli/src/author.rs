@@ -202,10 +202,10 @@ pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
         writeln!(
             err,
             "{}: {}[{}]: {}",
-            crate::out::visible(&place),
+            crate::out::one_line(&place),
             d.severity,
             d.rule,
-            crate::out::visible(&d.message)
+            crate::out::one_line(&d.message)
         )?;
     }
     Ok(if parsed.frontmatter.name.is_some() {

@@ -229,7 +229,11 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
     let skill = match loaded {
         Ok(skill) => skill,
         Err(e) => {
-            let _ = writeln!(std::io::stderr(), "skillctl: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "skillctl: {}",
+                crate::out::one_line(&e.to_string())
+            );
             return Ok(ExitCode::from(1));
         }
     };

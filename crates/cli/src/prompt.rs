@@ -71,7 +71,11 @@ pub(crate) fn run(args: &PromptArgs) -> Result<ExitCode> {
     let session = executor.session(args.context.context());
     if !args.skills.is_empty() {
         if let Err(e) = session.load(&args.skills, LoadMode::Replace) {
-            let _ = writeln!(std::io::stderr(), "skillctl: {e}");
+            let _ = writeln!(
+                std::io::stderr(),
+                "skillctl: {}",
+                crate::out::one_line(&e.to_string())
+            );
             return Ok(ExitCode::from(1));
         }
     }

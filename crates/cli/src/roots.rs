@@ -115,10 +115,11 @@ impl RootArgs {
                 };
                 let _ = writeln!(
                     std::io::stderr(),
-                    "skillctl: warning: the {} root {path} does not exist; {what}",
+                    "skillctl: warning: the {} root {} does not exist; {what}",
                     root.plugin
                         .as_deref()
-                        .map_or_else(|| root.layer.to_string(), |id| format!("plugin:{id}"))
+                        .map_or_else(|| root.layer.to_string(), |id| format!("plugin:{id}")),
+                    crate::out::one_line(&path)
                 );
             }
         }

@@ -43,8 +43,8 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         let _ = writeln!(
             std::io::stderr(),
             "warning: cannot list {}: {}",
-            crate::out::visible(&dir.display().to_string()),
-            crate::out::visible(&e.to_string())
+            crate::out::one_line(&dir.display().to_string()),
+            crate::out::one_line(&e.to_string())
         );
     }
     let missing_path = validation.missing_paths;

@@ -344,22 +344,7 @@ fn a_new_skill_is_made_in_a_folder_one_may_write_but_not_list() {
     let drop = tmp.path().join("drop");
     std::fs::create_dir(&drop).unwrap();
     std::fs::set_permissions(&drop, std::fs::Permissions::from_mode(0o733)).unwrap();
-    let root = std::process::Command::new("id")
-        .arg("-u")
-        .output()
-        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
-    let mut cmd = if root {
-        // The binary is copied where the unprivileged user may run it.
-        let bin = tmp.path().join("skillctl");
-        std::fs::copy(env!("CARGO_BIN_EXE_skillctl"), &bin).unwrap();
-        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
-        let mut cmd = std::process::Command::new("setpriv");
-        cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
-            .arg(bin);
-        cmd
-    } else {
-        common::skillctl()
-    };
+    let mut cmd = common::unprivileged(tmp.path());
     cmd.args(["new", "fresh", "--scripts", "--path"]).arg(&drop);
     let run = common::run(&mut cmd);
     assert_eq!(run.code, Some(0), "{run:?}");

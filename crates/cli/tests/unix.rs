@@ -358,3 +358,27 @@ fn a_file_size_limit_fails_the_call_closed_and_the_session_goes_on() {
     let written = std::fs::read(&audit).unwrap();
     assert_eq!(written.last(), Some(&b'\n'), "whole lines only");
 }
+
+/// Regression (review): `validate`'s warning about a folder it cannot list kept a line break
+/// the folder's name held, so the folder wrote a line that looked like `skillctl`'s own.
+#[test]
+fn validate_s_warning_about_a_folder_stays_on_one_line() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let tmp = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let root = tmp.path().join("root");
+    let bad = root.join("x\nskillctl: error: forged");
+    std::fs::create_dir_all(bad.join("sub")).unwrap();
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o000)).unwrap();
+    let mut cmd = common::unprivileged(tmp.path());
+    cmd.arg("validate").arg(&root);
+    let run = common::run(&mut cmd);
+    std::fs::set_permissions(&bad, std::fs::Permissions::from_mode(0o755)).unwrap();
+    assert!(run.stderr.contains("cannot list"), "{run:?}");
+    assert!(
+        run.stderr
+            .lines()
+            .all(|l| !l.starts_with("skillctl: error")),
+        "{run:?}"
+    );
+}

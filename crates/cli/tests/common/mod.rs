@@ -198,6 +198,28 @@ impl Drop for Spawned {
     }
 }
 
+/// `skillctl` run as a user without privileges: when the tests run as root, as `nobody`
+/// through `setpriv`, from a copy in `tmp` (which must be open to all) that user may run.
+#[cfg(unix)]
+#[allow(dead_code)] // Not every test file that shares this module uses it.
+pub fn unprivileged(tmp: &Path) -> Command {
+    use std::os::unix::fs::PermissionsExt as _;
+    let root = Command::new("id")
+        .arg("-u")
+        .output()
+        .is_ok_and(|o| o.stdout.starts_with(b"0\n"));
+    if !root {
+        return skillctl();
+    }
+    let bin = tmp.join("skillctl");
+    std::fs::copy(env!("CARGO_BIN_EXE_skillctl"), &bin).unwrap();
+    std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let mut cmd = Command::new("setpriv");
+    cmd.args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(bin);
+    cmd
+}
+
 /// A running `skillctl session`.
 pub struct Session {
     proc: Spawned,
