@@ -181,15 +181,16 @@ fn main() -> ExitCode {
 }
 
 /// An error and its causes on one line, as `{:#}` writes them, but a cause the message
-/// already says is not said again (the libraries' errors name their cause in their own
-/// message: "cannot write F: Permission denied").
+/// already ends with is not said again (the libraries' errors name their cause at the end
+/// of their own message: "cannot write F: Permission denied"); one it only holds (in a
+/// path, say) is.
 fn said(e: &anyhow::Error) -> String {
     let mut line = String::new();
     for cause in e.chain() {
         let text = cause.to_string();
         if line.is_empty() {
             line = text;
-        } else if !line.contains(&text) {
+        } else if !line.ends_with(&text) {
             line.push_str(": ");
             line.push_str(&text);
         }
@@ -224,7 +225,12 @@ mod tests {
     #[test]
     fn an_error_says_each_cause_once() {
         let cause = || std::io::Error::other("Permission denied");
-        let cases: [(anyhow::Error, &str); 3] = [
+        let cases: [(anyhow::Error, &str); 4] = [
+            // Regression (review): a cause held inside a path was dropped.
+            (
+                anyhow::Error::new(cause()).context("opening /tmp/Permission denied/a.jsonl"),
+                "opening /tmp/Permission denied/a.jsonl: Permission denied",
+            ),
             (
                 anyhow::Error::new(cause()).context("cannot write a/SKILL.md: Permission denied"),
                 "cannot write a/SKILL.md: Permission denied",
