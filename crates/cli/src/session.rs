@@ -484,7 +484,7 @@ fn answer(session: &Session, out: &Out, turn: &Turn, batch: &mut Batch) -> Resul
             Pending::Answered(line) => line,
             Pending::Request(_) => {
                 if answers.is_empty() && asked < requests.len() {
-                    let part = protocol::respond_batch_cancellable(
+                    let part = protocol::respond_batch_part(
                         session,
                         &requests[asked..],
                         Some(&turn.cancel),

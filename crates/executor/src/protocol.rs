@@ -707,9 +707,9 @@ fn respond_line_in(session: &Session, line: &str, cancel: Option<&crate::Cancell
     }
 }
 
-/// The most bytes of answers [`respond_batch`] holds before it hands them back: a batch
-/// of a thousand script runs, each answering with megabytes of escaped output, held them
-/// all (gigabytes) before the first was written.
+/// The bytes of answers past which [`respond_batch_part`] hands back what it has answered: a
+/// batch of a thousand script runs, each answering with megabytes of escaped output, held
+/// them all (gigabytes) before the first was written.
 pub const BATCH_ANSWER_BYTES: usize = 16 << 20;
 
 /// Answers a batch of pipelined request lines, in order, as [`respond_line`] answers each,
@@ -719,17 +719,24 @@ pub const BATCH_ANSWER_BYTES: usize = 16 << 20;
 /// every `check_tool` of the batch that held one is answered as a denial that says why,
 /// as a single `check_tool` is when its event cannot be written.
 ///
-/// The answers held at once are bounded in bytes: once they reach [`BATCH_ANSWER_BYTES`]
-/// (scripts' captured output makes answers of megabytes), the lines answered so far are
-/// returned, and the caller asks again for the rest (`lines[answers.len()..]`). At least
-/// one line is answered whenever there is one.
+/// Every line is answered, and every answer held until the last: a host that writes
+/// answers as they come, and may be handed batches whose answers are large (scripts'
+/// output), answers with [`respond_batch_part`] instead.
 pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
-    respond_batch_cancellable(session, lines, None)
+    let mut answers = Vec::with_capacity(lines.len());
+    while answers.len() < lines.len() {
+        answers.extend(respond_batch_part(session, &lines[answers.len()..], None));
+    }
+    answers
 }
 
-/// [`respond_batch`], with a cancellation that stops a script a line runs (a host's
-/// session ending on a signal: each cancel stops the script running then).
-pub fn respond_batch_cancellable(
+/// [`respond_batch`] for the first lines of `lines`: it stops once its answers reach
+/// [`BATCH_ANSWER_BYTES`] (a part holds that much and one answer more, at most) and hands
+/// back the answers of the lines it answered, at least one whenever there is a line; the
+/// caller writes them and asks again for the rest (`lines[answers.len()..]`). The events of
+/// a part are written before it returns. `cancel` stops a script a line runs (a host's
+/// session ending on a signal).
+pub fn respond_batch_part(
     session: &Session,
     lines: &[&str],
     cancel: Option<&crate::Cancellation>,
