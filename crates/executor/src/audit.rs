@@ -10,9 +10,11 @@ use std::time::SystemTime;
 use parking_lot::Mutex;
 use serde::Serialize;
 
-/// What an audit event records.
+/// What an audit event records. More kinds may come: a host matching on it keeps a
+/// wildcard arm.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[non_exhaustive]
 pub enum AuditKind {
     /// A skill was pushed on a session's stack.
     SkillActivated,
