@@ -10,8 +10,8 @@ use std::time::SystemTime;
 use parking_lot::Mutex;
 use serde::Serialize;
 
-/// What an audit event records. More kinds may come: a host matching on it keeps a
-/// wildcard arm.
+/// What an audit event records. More kinds may come: a reader accepts a kind it does not
+/// know.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
