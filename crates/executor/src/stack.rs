@@ -342,9 +342,15 @@ impl Session {
         }
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
-        let mut prepared: Vec<Active> = Vec::with_capacity(plan.len());
         let mut budget = crate::run::PinBudget::new(scripts_budget());
-        for r in &plan {
+        // The skills already active are read first, so a skill new to the stack cannot use
+        // up the budget and leave an active skill's scripts unread (and no longer run).
+        let active: Vec<StackKey> = self.stack.lock().iter().map(Active::key).collect();
+        let mut order: Vec<usize> = (0..plan.len()).collect();
+        order.sort_by_key(|&i| !active.contains(&StackKey::of(&plan[i])));
+        let mut in_place: Vec<Option<Active>> = plan.iter().map(|_| None).collect();
+        for i in order {
+            let r = &plan[i];
             let a = self.prepare(r, by, &mut budget)?;
             // The plan (dependencies, tool bindings) was made from the indexed version: a
             // version read now that changed them is not activated in its place.
@@ -356,8 +362,9 @@ impl Session {
                     skill: r.name.to_string(),
                 });
             }
-            prepared.push(a);
+            in_place[i] = Some(a);
         }
+        let prepared: Vec<Active> = in_place.into_iter().flatten().collect();
         #[cfg(test)]
         tests::between_prepare_and_commit();
         let mut stack = self.stack.lock();
@@ -1260,5 +1267,43 @@ mod tests {
             .unwrap_err();
         assert_eq!(err.code(), "SKILL_FILE_TOO_LARGE", "{err}");
         assert!(err.to_string().contains("limit of"), "{err}");
+    }
+
+    /// Regression (review): one load's skills shared the budget in the order named, so a
+    /// skill new to the stack named first used it up, and an active skill loaded with it
+    /// was pinned again with its scripts unread: they no longer ran. The skills already
+    /// active are read first.
+    #[test]
+    fn regression_a_new_skill_cannot_use_up_an_active_skill_s_budget() {
+        let tmp = tempfile::tempdir().unwrap();
+        let index = index_of(tmp.path(), "tools", "");
+        let hostile = tmp.path().join("hostile");
+        std::fs::create_dir_all(hostile.join("scripts")).unwrap();
+        std::fs::write(
+            hostile.join("SKILL.md"),
+            "---\nname: hostile\ndescription: Does hostile.\n---\nBody.\n",
+        )
+        .unwrap();
+        let sized = |n: usize| format!("exit 0\n#{}\n", "x".repeat(n - 9));
+        for name in ["a.sh", "b.sh"] {
+            std::fs::write(hostile.join("scripts").join(name), sized(125)).unwrap();
+        }
+        std::fs::create_dir_all(tmp.path().join("tools/scripts")).unwrap();
+        std::fs::write(tmp.path().join("tools/scripts/run.sh"), sized(100)).unwrap();
+        index.reload_now();
+        let session = Executor::builder(index)
+            .build()
+            .session(SessionContext::builder().id("s").build());
+        BUDGET.with(|b| b.set(Some(250)));
+        session.load(&["tools".to_owned()], LoadMode::Add).unwrap();
+        let both = ["hostile".to_owned(), "tools".to_owned()];
+        session.load(&both, LoadMode::Add).unwrap();
+        BUDGET.with(|b| b.set(None));
+        let call = crate::ScriptCall {
+            skill: Some("tools".to_owned()),
+            ..crate::ScriptCall::new("scripts/run.sh")
+        };
+        let run = session.run_script(&call).unwrap();
+        assert_eq!(run.output.exit_code, Some(0));
     }
 }
