@@ -336,35 +336,11 @@ fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactiva
     assert_eq!(said, "started\n");
     let (status, _) = mcp.proc.finish();
     assert!(status.success());
-    assert_in_audit(
+    common::assert_in_audit(
         &audit,
         &["script_started", "script_executed", "skill_deactivated"],
         "",
     );
-}
-
-/// Asserts that the audit file at `path` holds each of `events` (the first of its kind), in
-/// that order; returns the `event` of each line. `what` names the case in a failure.
-fn assert_in_audit(path: &std::path::Path, events: &[&str], what: &str) -> Vec<String> {
-    let kinds: Vec<String> = std::fs::read_to_string(path)
-        .expect("audit")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).expect("line")["event"]
-                .as_str()
-                .expect("event")
-                .to_owned()
-        })
-        .collect();
-    let places: Vec<Option<usize>> = events
-        .iter()
-        .map(|e| kinds.iter().position(|k| k == e))
-        .collect();
-    assert!(
-        places.iter().all(Option::is_some) && places.windows(2).all(|w| w[0] < w[1]),
-        "{what}: {events:?} in that order in {kinds:?}"
-    );
-    kinds
 }
 
 // Regression (attack): the session's end ran wherever rmcp dropped the server, and the
@@ -402,7 +378,7 @@ fn the_end_of_a_session_waits_for_its_post_hooks_and_their_records() {
             mcp.proc.finish()
         };
         assert!(status.success(), "{ending}: {status:?} {stderr}");
-        let kinds = assert_in_audit(
+        let kinds = common::assert_in_audit(
             &audit,
             &["skill_deactivated", "hook_started", "hook_executed"],
             ending,

@@ -504,20 +504,6 @@ fn end_of_input_ends_the_session_and_the_audit_file_holds_every_event() {
     assert!(events[3]["error"].is_string());
 }
 
-/// The events of the audit file at `path`, in order.
-fn audited(path: &std::path::Path) -> Vec<String> {
-    std::fs::read_to_string(path)
-        .expect("audit")
-        .lines()
-        .map(|l| {
-            serde_json::from_str::<Value>(l).expect("line")["event"]
-                .as_str()
-                .expect("event")
-                .to_owned()
-        })
-        .collect()
-}
-
 // Regression (attack): SIGTERM killed `skillctl session` at once: no deactivation was
 // recorded and no post hook ran. A signal now ends the session as the end of input does,
 // after stopping a script that runs then and recording its run.
@@ -549,15 +535,7 @@ fn a_signal_ends_the_session_as_the_end_of_input_does() {
         }
         let (status, stderr) = s.signal_and_finish("TERM");
         assert!(status.success(), "running: {running}: {status:?} {stderr}");
-        let kinds = audited(&audit);
-        let places: Vec<Option<usize>> = expected
-            .iter()
-            .map(|e| kinds.iter().position(|k| k == e))
-            .collect();
-        assert!(
-            places.iter().all(Option::is_some) && places.windows(2).all(|w| w[0] < w[1]),
-            "running: {running}: {expected:?} in that order in {kinds:?}"
-        );
+        common::assert_in_audit(&audit, &expected, &format!("running: {running}"));
         assert_eq!(
             std::fs::read_to_string(dir.join("post.out"))
                 .ok()

@@ -220,6 +220,31 @@ pub fn unprivileged(tmp: &Path) -> Command {
     cmd
 }
 
+/// Asserts that the audit file at `path` holds each of `events` (the first of its kind), in
+/// that order; returns the `event` of each line. `what` names the case in a failure.
+#[allow(dead_code)] // Not every test file that shares this module uses it.
+pub fn assert_in_audit(path: &std::path::Path, events: &[&str], what: &str) -> Vec<String> {
+    let kinds: Vec<String> = std::fs::read_to_string(path)
+        .expect("audit")
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<serde_json::Value>(l).expect("line")["event"]
+                .as_str()
+                .expect("event")
+                .to_owned()
+        })
+        .collect();
+    let places: Vec<Option<usize>> = events
+        .iter()
+        .map(|e| kinds.iter().position(|k| k == e))
+        .collect();
+    assert!(
+        places.iter().all(Option::is_some) && places.windows(2).all(|w| w[0] < w[1]),
+        "{what}: {events:?} in that order in {kinds:?}"
+    );
+    kinds
+}
+
 /// A running `skillctl session`.
 pub struct Session {
     proc: Spawned,
