@@ -394,9 +394,13 @@ fn nonblocking_flag() -> i32 {
 }
 
 /// How long an append waits for another process's lock on the audit file before the call
-/// is refused: a process that holds it for ever (any process that may open the file can
-/// take a lock) holds up no session longer than this.
+/// is refused: a process that holds it for ever holds up no append longer than this (the
+/// appends of one process wait in turn, each this long at most).
 pub(crate) const AUDIT_LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The longest single pause between two tries for the lock.
+#[cfg(unix)]
+const LOCK_PAUSE: std::time::Duration = std::time::Duration::from_millis(32);
 
 /// An exclusive `flock` on an audit file, released when dropped: other processes appending
 /// to the same file wait for it, for [`AUDIT_LOCK_WAIT`] at most (elsewhere than on unix,
@@ -408,18 +412,35 @@ struct Exclusive<'a> {
 }
 
 impl<'a> Exclusive<'a> {
+    /// Tries for the lock without blocking, again after pauses doubling from 1 ms (at most
+    /// [`LOCK_PAUSE`]), for [`AUDIT_LOCK_WAIT`] in all. Only this thread ever asks for the
+    /// lock through this descriptor: a waiter of its own, left blocked after a wait gave
+    /// up, took the lock later through the same open file and let it go under a later
+    /// append that believed it held it.
     fn take(file: &'a mut File, path: &Path) -> std::io::Result<Exclusive<'a>> {
         #[cfg(unix)]
         {
             use rustix::fs::{flock, FlockOperation};
             use rustix::io::Errno;
+            let started = std::time::Instant::now();
+            let mut pause = std::time::Duration::from_millis(1);
             let held = loop {
                 match flock(&*file, FlockOperation::NonBlockingLockExclusive) {
                     Ok(()) => break true,
                     Err(Errno::INTR) => {}
                     Err(Errno::WOULDBLOCK) => {
-                        wait_for_lock(file, path)?;
-                        break true;
+                        if started.elapsed() >= AUDIT_LOCK_WAIT {
+                            return Err(std::io::Error::new(
+                                std::io::ErrorKind::WouldBlock,
+                                format!(
+                                    "another process has held the audit file {} locked for {} s",
+                                    path.display(),
+                                    AUDIT_LOCK_WAIT.as_secs()
+                                ),
+                            ));
+                        }
+                        std::thread::sleep(pause);
+                        pause = (pause * 2).min(LOCK_PAUSE);
                     }
                     // A file system without `flock` (some network and FUSE ones): as before
                     // there was a lock, one process a file.
@@ -434,43 +455,6 @@ impl<'a> Exclusive<'a> {
             let _ = path;
             Ok(Exclusive { file, held: false })
         }
-    }
-}
-
-/// Waits for another process's lock on the audit file, for [`AUDIT_LOCK_WAIT`] at most: a
-/// thread of its own blocks in `flock` on a duplicate of the descriptor (the lock belongs to
-/// the open file, which both share), and one that gets the lock after the wait gave up lets
-/// it go again.
-#[cfg(unix)]
-fn wait_for_lock(file: &File, path: &Path) -> std::io::Result<()> {
-    use rustix::fs::{flock, FlockOperation};
-    let twin = file.try_clone()?;
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    std::thread::Builder::new()
-        .name("audit-lock".to_owned())
-        .spawn(move || {
-            let got = loop {
-                match flock(&twin, FlockOperation::LockExclusive) {
-                    Err(rustix::io::Errno::INTR) => {}
-                    other => break other,
-                }
-            };
-            if got.is_ok() && tx.send(got).is_err() {
-                let _ = flock(&twin, FlockOperation::Unlock);
-            } else if let Err(e) = got {
-                let _ = tx.send(Err(e));
-            }
-        })?;
-    match rx.recv_timeout(AUDIT_LOCK_WAIT) {
-        Ok(got) => got.map_err(Into::into),
-        Err(_) => Err(std::io::Error::new(
-            std::io::ErrorKind::WouldBlock,
-            format!(
-                "another process has held the audit file {} locked for {} s",
-                path.display(),
-                AUDIT_LOCK_WAIT.as_secs()
-            ),
-        )),
     }
 }
 

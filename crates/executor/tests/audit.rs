@@ -529,25 +529,11 @@ fn an_unlinked_or_replaced_audit_file_fails_closed() {
     }
 }
 
-/// Whether a thread of this process named `name` is blocked in the kernel's wait for a
-/// file lock.
-#[cfg(target_os = "linux")]
-fn waits_for_a_lock(name: &str) -> bool {
-    std::fs::read_dir("/proc/self/task")
-        .unwrap()
-        .filter_map(Result::ok)
-        .any(|task| {
-            let read = |f: &str| std::fs::read_to_string(task.path().join(f)).unwrap_or_default();
-            let wchan = read("wchan");
-            read("comm").trim() == name && wchan.contains("lock") && wchan.contains("wait")
-        })
-}
-
 // Regression: a sink read the length it would roll a failed write back to under a lock of
 // its own process only, so when two sessions shared an audit file, one's rollback (a full
 // disk) cut off a decision the other had written meanwhile. Each append now holds an
 // exclusive `flock` on the file: while another process holds it, an audited call waits
-// (its lock is seen waited for in the kernel, the call never answered first), and its line
+// (it is seen pausing between its tries for the lock, never answered first), and its line
 // follows the other writer's.
 #[cfg(target_os = "linux")]
 #[test]
@@ -563,17 +549,27 @@ fn an_append_waits_for_another_writer_of_the_audit_file() {
     flock(&other, FlockOperation::LockExclusive).unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     let writer = std::thread::spawn(move || {
+        // `/proc/thread-self` names this thread: `PID/task/TID`.
+        tx.send(Some(std::fs::read_link("/proc/thread-self").unwrap()))
+            .unwrap();
         let allowed = session
             .check_tool("Bash", &json!({"command": "ls"}))
             .allowed;
-        tx.send(()).unwrap();
+        tx.send(None).unwrap();
         allowed
     });
-    while !waits_for_a_lock("audit-lock") {
+    let me = rx.recv().unwrap().expect("the writer's thread");
+    let wchan = std::path::Path::new("/proc").join(me).join("wchan");
+    // The writer pauses between its tries for the lock: seen asleep in the kernel, it is
+    // waiting (nothing else in a `check_tool` sleeps).
+    loop {
         assert!(
             rx.try_recv().is_err(),
             "an audited call was answered while another process held the audit file"
         );
+        if std::fs::read_to_string(&wchan).is_ok_and(|w| w.contains("nanosleep")) {
+            break;
+        }
         std::thread::yield_now();
     }
     other.write_all(b"{\"event\":\"other\"}\n").unwrap();
