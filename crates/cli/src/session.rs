@@ -354,18 +354,22 @@ fn end_on_signal(
     canceller: &skills_executor::Canceller,
 ) -> ! {
     turn.ending.store(true, Ordering::SeqCst);
-    let mut out = loop {
-        canceller.cancel();
-        if let Some(out) = out.try_lock_for(std::time::Duration::from_millis(20)) {
-            break out;
-        }
-    };
+    canceller.cancel();
+    // The batch under way ends soon: no further line of it is answered, no script starts,
+    // the one running is stopped. An answer that cannot be written (a host that stopped
+    // reading) holds the output for ever: after `SIGNAL_GRACE` the session ends without it.
+    let out = out.try_lock_for(SIGNAL_GRACE);
     if let Err(e) = session.end_task() {
         tracing::warn!(error = %e, "ending the session could not record every deactivation");
     }
-    let _ = out.flush();
+    if let Some(mut out) = out {
+        let _ = out.flush();
+    }
     std::process::exit(0);
 }
+
+/// How long a session ending on a signal waits for the batch under way to be answered.
+const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A line read and not yet answered.
 enum Pending {
@@ -484,12 +488,20 @@ fn answer(session: &Session, out: &Out, turn: &Turn, batch: &mut Batch) -> Resul
             Pending::Answered(line) => line,
             Pending::Request(_) => {
                 if answers.is_empty() && asked < requests.len() {
+                    if turn.ending.load(Ordering::SeqCst) {
+                        // A signal ends the session: the rest of the batch is not answered.
+                        break;
+                    }
                     let part = protocol::respond_batch_part(
                         session,
                         &requests[asked..],
                         Some(&turn.cancel),
                     );
-                    asked += part.len().max(1);
+                    if part.is_empty() {
+                        // Cancelled before any line of it: the session is ending.
+                        break;
+                    }
+                    asked += part.len();
                     answers.extend(part);
                 }
                 answers.pop_front().unwrap_or_default()

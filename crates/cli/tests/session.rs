@@ -519,17 +519,22 @@ fn a_signal_ends_the_session_as_the_end_of_input_does() {
             "scripts/hold.sh",
             "echo started > \"$1\"\nexec sleep 600\n",
         );
+        f.file("hooky", "scripts/mark.sh", "echo ran > \"$1\"\n");
         let audit = f.path().join("audit.jsonl");
         let audit_arg = format!("--audit={}", audit.display());
         let mut s = f.session(&[&audit_arg, "--no-watch"]);
         s.ok("skills_load", json!({"names": ["hooky"]}));
         let mut expected = vec!["skill_deactivated", "hook_started", "hook_executed"];
+        let marked = f.path().join("marked");
         if running {
             let fifo = f.path().join("started");
             let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
             assert!(made.success());
+            // One batch: the script that runs when the signal comes, and one after it
+            // (regression, review: it still started after the signal).
             let line = json!({"id": 9, "tool": "skills_run_script", "input": {"path": "scripts/hold.sh", "args": [fifo]}});
-            s.send_raw(format!("{line}\n").as_bytes());
+            let next = json!({"id": 10, "tool": "skills_run_script", "input": {"path": "scripts/mark.sh", "args": [marked]}});
+            s.send_raw(format!("{line}\n{next}\n").as_bytes());
             assert_eq!(std::fs::read_to_string(&fifo).unwrap(), "started\n");
             expected.insert(0, "script_executed");
         }
@@ -543,5 +548,59 @@ fn a_signal_ends_the_session_as_the_end_of_input_does() {
             Some("done\n"),
             "running: {running}"
         );
+        assert!(
+            !marked.exists(),
+            "a script of the batch started after the signal"
+        );
     }
+}
+
+// Regression (review): a session whose host stopped reading its answers held its output
+// for ever, and a signal then waited for it for ever (the handler had replaced the
+// default action): SIGTERM no longer ended it at all. The session ends without the output
+// once a grace has passed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_signal_ends_a_session_whose_answers_nobody_reads() {
+    use std::io::Write as _;
+    let f = Fixture::new();
+    f.skill("alpha", "", "Alpha.\n");
+    let audit = f.path().join("audit.jsonl");
+    let mut child = common::skillctl()
+        .args(["session", "--no-defaults", "--no-watch"])
+        .arg(f.root_arg("personal"))
+        .arg(format!("--audit={}", audit.display()))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut input =
+        String::from("{\"id\":0,\"tool\":\"skills_load\",\"input\":{\"names\":[\"alpha\"]}}\n");
+    for id in 1..3000 {
+        input.push_str(&format!(
+            "{{\"id\":{id},\"tool\":\"skills_list\",\"input\":{{}}}}\n"
+        ));
+    }
+    stdin.write_all(input.as_bytes()).unwrap();
+    // Blocked writing an answer nobody reads.
+    let tasks = format!("/proc/{}/task", child.id());
+    while !std::fs::read_dir(&tasks)
+        .unwrap()
+        .filter_map(Result::ok)
+        .any(|t| {
+            std::fs::read_to_string(t.path().join("wchan")).is_ok_and(|w| w.contains("pipe_write"))
+        })
+    {
+        std::thread::yield_now();
+    }
+    let sent = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(sent.success());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    common::assert_in_audit(&audit, &["skill_activated", "skill_deactivated"], "");
+    drop(stdin);
 }

@@ -713,8 +713,9 @@ fn respond_line_in(session: &Session, line: &str, cancel: Option<&crate::Cancell
 pub const BATCH_ANSWER_BYTES: usize = 16 << 20;
 
 /// Answers a batch of pipelined request lines, in order, as [`respond_line`] answers each,
-/// with the audit events of their `check_tool` decisions written together after the last
-/// one ([`Session::hold_decisions`]): one write for the batch instead of one per decision.
+/// with the audit events of their `check_tool` decisions written together (one write for a
+/// batch, or for each part of [`respond_batch_part`] when its answers are large, instead
+/// of one per decision: [`Session::hold_decisions`]).
 /// No answer may reach the host before this returns. When the events cannot be written,
 /// every `check_tool` of the batch that held one is answered as a denial that says why,
 /// as a single `check_tool` is when its event cannot be written.
@@ -732,9 +733,10 @@ pub fn respond_batch(session: &Session, lines: &[&str]) -> Vec<String> {
 
 /// [`respond_batch`] for the first lines of `lines`: it stops once its answers reach
 /// [`BATCH_ANSWER_BYTES`] (a part holds that much and one answer more, at most) and hands
-/// back the answers of the lines it answered, at least one whenever there is a line; the
-/// caller writes them and asks again for the rest (`lines[answers.len()..]`). The events of
-/// a part are written before it returns. `cancel` stops a script a line runs (a host's
+/// back the answers of the lines it answered, at least one whenever there is a line (and it
+/// is not cancelled); the caller writes them and asks again for the rest
+/// (`lines[answers.len()..]`). The events of a part are written before it returns. `cancel`
+/// stops a script a line runs, and once cancelled no further line is answered (a host's
 /// session ending on a signal).
 pub fn respond_batch_part(
     session: &Session,
@@ -746,6 +748,9 @@ pub fn respond_batch_part(
     let mut holding = Vec::new();
     let mut bytes = 0usize;
     for (i, line) in lines.iter().enumerate() {
+        if cancel.is_some_and(crate::Cancellation::is_cancelled) {
+            break;
+        }
         let before = session.held_decisions();
         let answer = respond_line_in(session, line, cancel);
         bytes = bytes.saturating_add(answer.len());
