@@ -395,8 +395,16 @@ impl Session {
         for a in &prepared {
             let key = a.key();
             let on_stack = stack.iter().find(|s| s.key() == key);
-            let same = on_stack
-                .is_some_and(|s| s.skill.digest == a.skill.digest && s.scripts == a.scripts);
+            // A skill already active whose scripts this load could not all read (its
+            // budget spent by others) keeps the pins it has: a load does not take scripts
+            // away from a skill already active (they are still checked at each run).
+            let starved = a
+                .scripts
+                .iter()
+                .any(|(_, pin)| *pin == crate::run::ScriptPin::Unread);
+            let same = on_stack.is_some_and(|s| {
+                s.skill.digest == a.skill.digest && (s.scripts == a.scripts || starved)
+            });
             if !new_names.contains(&key) {
                 new_names.push(key.clone());
             }
@@ -1303,6 +1311,13 @@ mod tests {
             skill: Some("tools".to_owned()),
             ..crate::ScriptCall::new("scripts/run.sh")
         };
+        let run = session.run_script(&call).unwrap();
+        assert_eq!(run.output.exit_code, Some(0));
+        // Both active now, the one named first spends the budget: the other keeps its pins
+        // (regression, second review).
+        BUDGET.with(|b| b.set(Some(250)));
+        session.load(&both, LoadMode::Add).unwrap();
+        BUDGET.with(|b| b.set(None));
         let run = session.run_script(&call).unwrap();
         assert_eq!(run.output.exit_code, Some(0));
     }
