@@ -477,6 +477,18 @@ impl Session {
             supervisor: policy.supervisor.as_deref(),
             cancel: launch.cancel,
         };
+        // A call cancelled before its script starts (a session ending on a signal) starts
+        // none: the runner would start it and stop it at once.
+        if launch.cancel.is_some_and(Cancellation::is_cancelled) {
+            return Err(crate::ScriptError::Spawn {
+                path: script.display().to_string(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the call was cancelled before the script started",
+                ),
+            }
+            .into());
+        }
         let ready = crate::script::Ready::check(&request)?;
         started()?;
         Ok(ready.run()?)

@@ -158,18 +158,6 @@ pub(crate) struct Ready<'r, 'a> {
 impl<'r, 'a> Ready<'r, 'a> {
     /// Checks `request` and makes its command.
     pub(crate) fn check(request: &'r ScriptRequest<'a>) -> Result<Ready<'r, 'a>, ScriptError> {
-        if request
-            .cancel
-            .is_some_and(crate::Cancellation::is_cancelled)
-        {
-            return Err(spawn_error(
-                request.script,
-                io::Error::new(
-                    io::ErrorKind::Interrupted,
-                    "the call was cancelled before the script started",
-                ),
-            ));
-        }
         // The filter is here, in the runner, so that no caller can skip it: an allow-list,
         // with a floor no allow-list lifts.
         check_env(request)?;
