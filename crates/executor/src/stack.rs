@@ -1165,6 +1165,22 @@ mod tests {
         )
     }
 
+    /// A session of an executor over `index`.
+    fn session_of(index: Arc<SkillIndex>) -> Session {
+        Executor::builder(index)
+            .build()
+            .session(SessionContext::builder().id("s").build())
+    }
+
+    /// Loads `names` in `session` (add mode) with the scripts' budget set to `budget` bytes.
+    fn load_within(session: &Session, names: &[&str], budget: u64) {
+        let names: Vec<String> = names.iter().map(|n| (*n).to_owned()).collect();
+        BUDGET.with(|b| b.set(Some(budget)));
+        let loaded = session.load(&names, LoadMode::Add);
+        BUDGET.with(|b| b.set(None));
+        loaded.unwrap();
+    }
+
     /// Regression: a skill that left the index between its resolution and its load (here:
     /// a record of another index) was not found with a suggestion drawn from every skill
     /// the index holds, naming one the model may not see. `prepare` and `instructions_of`
@@ -1258,12 +1274,8 @@ mod tests {
             std::os::unix::fs::symlink("base.sh", scripts.join(format!("l{i:02}.sh"))).unwrap();
         }
         index.reload_now();
-        let session = Executor::builder(index)
-            .build()
-            .session(SessionContext::builder().id("s").build());
-        BUDGET.with(|b| b.set(Some(250)));
-        session.load(&["tools".to_owned()], LoadMode::Add).unwrap();
-        BUDGET.with(|b| b.set(None));
+        let session = session_of(index);
+        load_within(&session, &["tools"], 250);
         // base.sh and more.sh were read (200 bytes); the links to base.sh cost nothing.
         for path in ["scripts/base.sh", "scripts/l19.sh", "scripts/more.sh"] {
             let run = session.run_script(&crate::ScriptCall::new(path)).unwrap();
@@ -1299,14 +1311,9 @@ mod tests {
         std::fs::create_dir_all(tmp.path().join("tools/scripts")).unwrap();
         std::fs::write(tmp.path().join("tools/scripts/run.sh"), sized(100)).unwrap();
         index.reload_now();
-        let session = Executor::builder(index)
-            .build()
-            .session(SessionContext::builder().id("s").build());
-        BUDGET.with(|b| b.set(Some(250)));
-        session.load(&["tools".to_owned()], LoadMode::Add).unwrap();
-        let both = ["hostile".to_owned(), "tools".to_owned()];
-        session.load(&both, LoadMode::Add).unwrap();
-        BUDGET.with(|b| b.set(None));
+        let session = session_of(index);
+        load_within(&session, &["tools"], 250);
+        load_within(&session, &["hostile", "tools"], 250);
         let call = crate::ScriptCall {
             skill: Some("tools".to_owned()),
             ..crate::ScriptCall::new("scripts/run.sh")
@@ -1315,9 +1322,7 @@ mod tests {
         assert_eq!(run.output.exit_code, Some(0));
         // Both active now, the one named first spends the budget: the other keeps its pins
         // (regression, second review).
-        BUDGET.with(|b| b.set(Some(250)));
-        session.load(&both, LoadMode::Add).unwrap();
-        BUDGET.with(|b| b.set(None));
+        load_within(&session, &["hostile", "tools"], 250);
         let run = session.run_script(&call).unwrap();
         assert_eq!(run.output.exit_code, Some(0));
     }
