@@ -343,10 +343,10 @@ struct Turn {
     ending: AtomicBool,
 }
 
-/// Ends the session on a signal: no further batch is answered, the script running (if
-/// any) is cancelled until the batch under way is answered (the output's lock, which an
-/// answer holds, is then free), and the task ends (deactivations, post hooks, audited)
-/// before the process exits.
+/// Ends the session on a signal: the batch under way is cancelled (the script running, if
+/// any, stopped; no further line answered; no script started), its output waited for
+/// (the output's lock, which an answer holds) for `SIGNAL_GRACE` at most, and the task
+/// ended (deactivations, post hooks, audited) before the process exits.
 fn end_on_signal(
     session: &Session,
     out: &Out,
@@ -395,9 +395,9 @@ const MAX_BATCH: usize = 1024;
 const MAX_BATCH_BYTES: usize = 8 << 20;
 
 /// Answers request lines until the end of input. The lines already waiting are answered
-/// as one batch ([`protocol::respond_batch`]: their `check_tool` audit events written
-/// together, before any answer leaves), and the answers flushed when no further request
-/// is waiting.
+/// as one batch ([`protocol::respond_batch_part`], in parts bounded in bytes: their
+/// `check_tool` audit events written together, before any answer of the part leaves), and
+/// the answers flushed when no further request is waiting.
 fn serve(session: &Session, out: &Out, turn: &Turn) -> Result<()> {
     let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
