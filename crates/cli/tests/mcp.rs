@@ -15,27 +15,11 @@ struct Mcp {
     next: u64,
 }
 
-/// A FIFO made at `name` in the fixture's folder: a script that writes to it blocks until
-/// the test reads, so a read says the script has started.
-fn fifo(f: &Fixture, name: &str) -> std::path::PathBuf {
-    let fifo = f.path().join(name);
-    let made = std::process::Command::new("mkfifo")
-        .arg(&fifo)
-        .status()
-        .expect("mkfifo");
-    assert!(made.success());
-    fifo
-}
-
 /// The skill `holder`, whose `scripts/hold.sh` writes `started` to the file it is given
 /// (a FIFO: the test's read says the script has started) and then runs for ten minutes.
 fn holder(f: &Fixture) {
     f.skill("holder", "", "Holds.\n");
-    f.file(
-        "holder",
-        "scripts/hold.sh",
-        "echo started > \"$1\"\nexec sleep 600\n",
-    );
+    f.file("holder", "scripts/hold.sh", common::HOLD_SCRIPT);
 }
 
 /// The names a `prompts/list` answer lists.
@@ -324,7 +308,7 @@ fn a_prompt_name_stands_for_the_one_skill_listed_under_it() {
 fn a_script_running_when_the_client_goes_is_stopped_and_recorded_before_deactivation() {
     let f = Fixture::new();
     holder(&f);
-    let fifo = fifo(&f, "started");
+    let fifo = common::fifo(&f, "started");
     let audit = f.path().join("audit.jsonl");
     let audit_arg = format!("--audit={}", audit.display());
     let mut mcp = Mcp::start(&f, &[&audit_arg]);
@@ -358,11 +342,7 @@ fn the_end_of_a_session_waits_for_its_post_hooks_and_their_records() {
             "scripts/post.sh",
             "sleep 6\necho done > post.out\n",
         );
-        f.file(
-            "hooky",
-            "scripts/hold.sh",
-            "echo started > \"$1\"\nexec sleep 600\n",
-        );
+        f.file("hooky", "scripts/hold.sh", common::HOLD_SCRIPT);
         let audit = f.path().join("audit.jsonl");
         let audit_arg = format!("--audit={}", audit.display());
         let mut mcp = Mcp::start(&f, &[&audit_arg, "--trust=personal"]);
@@ -371,7 +351,7 @@ fn the_end_of_a_session_waits_for_its_post_hooks_and_their_records() {
         let (status, stderr) = if ending == "SIGTERM" {
             mcp.proc.signal_and_finish("TERM")
         } else {
-            let fifo = fifo(&f, "started");
+            let fifo = common::fifo(&f, "started");
             mcp.send(&json!({"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": {"name": "skills_run_script", "arguments": {"path": "scripts/hold.sh", "args": [fifo]}}}));
             let said = std::fs::read_to_string(&fifo).expect("the script writes");
             assert_eq!(said, "started\n");
@@ -401,7 +381,7 @@ fn a_session_runs_a_bounded_number_of_programs_at_once() {
     let loaded = mcp.tool("skills_load", json!({"names": ["holder"]}));
     assert_eq!(loaded["isError"], false, "{loaded}");
     let fifos: Vec<std::path::PathBuf> = (0..most)
-        .map(|i| fifo(&f, &format!("started{i}")))
+        .map(|i| common::fifo(&f, &format!("started{i}")))
         .collect();
     for (i, fifo) in fifos.iter().enumerate() {
         mcp.send(&json!({"jsonrpc": "2.0", "id": 1000 + i, "method": "tools/call", "params": {"name": "skills_run_script", "arguments": {"path": "scripts/hold.sh", "args": [fifo]}}}));

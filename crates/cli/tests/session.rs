@@ -514,11 +514,7 @@ fn a_signal_ends_the_session_as_the_end_of_input_does() {
         let f = Fixture::new();
         let dir = f.skill("hooky", "hooks:\n  post: [scripts/post.sh]\n", "Hooks.\n");
         f.file("hooky", "scripts/post.sh", "echo done > post.out\n");
-        f.file(
-            "hooky",
-            "scripts/hold.sh",
-            "echo started > \"$1\"\nexec sleep 600\n",
-        );
+        f.file("hooky", "scripts/hold.sh", common::HOLD_SCRIPT);
         f.file("hooky", "scripts/mark.sh", "echo ran > \"$1\"\n");
         let audit = f.path().join("audit.jsonl");
         let audit_arg = format!("--audit={}", audit.display());
@@ -527,9 +523,7 @@ fn a_signal_ends_the_session_as_the_end_of_input_does() {
         let mut expected = vec!["skill_deactivated", "hook_started", "hook_executed"];
         let marked = f.path().join("marked");
         if running {
-            let fifo = f.path().join("started");
-            let made = Command::new("mkfifo").arg(&fifo).status().unwrap();
-            assert!(made.success());
+            let fifo = common::fifo(&f, "started");
             // One batch: the script that runs when the signal comes, and one after it
             // (regression, review: it still started after the signal).
             let line = json!({"id": 9, "tool": "skills_run_script", "input": {"path": "scripts/hold.sh", "args": [fifo]}});

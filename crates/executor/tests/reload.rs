@@ -291,6 +291,16 @@ fn regression_an_edit_then_a_reload_tells_the_session_its_skill_is_outdated() {
     }
 }
 
+/// A session of tenant `acme` on `exec`.
+fn acme_session(exec: &skills_executor::Executor) -> skills_executor::Session {
+    exec.session(
+        SessionContext::builder()
+            .id("acme-1")
+            .tenant("acme")
+            .build(),
+    )
+}
+
 /// Regression: a resource read of a skill not loaded judged its scope on one read of
 /// `SKILL.md` and served another: a rewrite in between (here, back and forth, another
 /// tenant's scope and text) was served to this session (promise 40). Attempts are
@@ -300,12 +310,7 @@ fn regression_a_resource_read_serves_only_the_version_it_judged() {
     let env = Env::new();
     let dir = env.skill("deploy", "", "Public deploy.\n");
     let exec = env.executor(Policy::default());
-    let acme = exec.session(
-        SessionContext::builder()
-            .id("acme-1")
-            .tenant("acme")
-            .build(),
-    );
+    let acme = acme_session(&exec);
     let public = std::fs::read_to_string(dir.join("SKILL.md")).expect("public");
     let leaked = served_while_flipping(dir, public, || {
         acme.read_unloaded("deploy", "SKILL.md", "resources/read")
@@ -367,12 +372,7 @@ fn regression_skill_md_by_another_name_is_served_only_as_judged_or_loaded() {
         let env = Env::new();
         let (dir, public) = skill_md_aliased(&env);
         let exec = env.executor(Policy::default());
-        let acme = exec.session(
-            SessionContext::builder()
-                .id("acme-1")
-                .tenant("acme")
-                .build(),
-        );
+        let acme = acme_session(&exec);
         if loaded {
             acme.load(&names(&["deploy"]), LoadMode::Add)
                 .expect("loaded");

@@ -245,6 +245,21 @@ pub fn assert_in_audit(path: &std::path::Path, events: &[&str], what: &str) -> V
     kinds
 }
 
+/// A script that writes `started` to the file it is given (a FIFO made by [`fifo`]: the
+/// test's read says the script has started) and then runs for ten minutes.
+#[allow(dead_code)] // Not every test file that shares this module uses it.
+pub const HOLD_SCRIPT: &str = "echo started > \"$1\"\nexec sleep 600\n";
+
+/// A FIFO made at `name` in the fixture's folder: a script that writes to it blocks until
+/// the test reads, so a read says the script has started.
+#[allow(dead_code)] // Not every test file that shares this module uses it.
+pub fn fifo(f: &Fixture, name: &str) -> PathBuf {
+    let fifo = f.path().join(name);
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    fifo
+}
+
 /// A running `skillctl session`.
 pub struct Session {
     proc: Spawned,
