@@ -125,11 +125,11 @@ pub struct AuditEvent {
 }
 
 impl AuditEvent {
-    /// This event with every text field cut to [`MESSAGE_MAX`](crate::protocol::MESSAGE_MAX)
+    /// This event with every text field cut to [`MESSAGE_MAX`](skills_model::MESSAGE_MAX)
     /// bytes: a field may echo a model's input (a name of a megabyte, escaped), and the
     /// trail records what was asked, not all of it. Borrowed when no field is longer.
     pub(crate) fn bounded(&self) -> std::borrow::Cow<'_, AuditEvent> {
-        use crate::protocol::{cut_text, MESSAGE_MAX};
+        use skills_model::{cut_text, MESSAGE_MAX};
         // Every text field, by reference (`&` or `&mut`): one list for the test and the cut.
         macro_rules! texts {
             ($event:ident, $($by:tt)+) => {

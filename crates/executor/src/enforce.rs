@@ -115,12 +115,12 @@ impl Decision {
     }
 
     /// This decision with its reason cut to
-    /// [`MESSAGE_MAX`](crate::protocol::MESSAGE_MAX): a reason quotes the call it judged,
+    /// [`MESSAGE_MAX`](skills_model::MESSAGE_MAX): a reason quotes the call it judged,
     /// and a call may be megabytes long.
     pub(crate) fn bounded(mut self) -> Decision {
-        if self.reason.len() > crate::protocol::MESSAGE_MAX {
+        if self.reason.len() > skills_model::MESSAGE_MAX {
             self.reason =
-                crate::protocol::cut_text(&self.reason, crate::protocol::MESSAGE_MAX).into_owned();
+                skills_model::cut_text(&self.reason, skills_model::MESSAGE_MAX).into_owned();
         }
         self
     }
@@ -529,7 +529,7 @@ pub(crate) fn decide<'a>(
             // The call as the reason quotes it: its argument cut, so that what follows
             // (why it was denied) stays within the reason's bound.
             let what = match arg {
-                Some(a) => format!("{tool}({})", crate::protocol::cut_text(a, QUOTED_MAX)),
+                Some(a) => format!("{tool}({})", skills_model::cut_text(a, QUOTED_MAX)),
                 None => tool.to_owned(),
             };
             let why = match (refused, &held) {

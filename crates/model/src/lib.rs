@@ -23,6 +23,7 @@ mod frontmatter;
 mod layer;
 mod name;
 mod skill;
+mod text;
 mod tools;
 
 pub use diagnostic::{Diagnostic, Rule, Severity};
@@ -37,4 +38,5 @@ pub use name::{
     closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
 pub use skill::{Skill, SkillFile, SkillRecord};
+pub use text::{cut_text, MESSAGE_MAX};
 pub use tools::{Specifier, ToolRule, ToolRules};
