@@ -8,7 +8,7 @@
 
 mod common;
 
-use skills_executor::protocol;
+use skills_protocol as protocol;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

@@ -8,8 +8,9 @@ mod common;
 
 use common::{active, assert_decisions, make_executable, names, Env};
 use serde_json::json;
+use skills_protocol as protocol;
 use skills_executor::{
-    protocol, AllowedToolsMode, AuditKind, DefaultDecision, LoadMode, Policy, SessionContext,
+    AllowedToolsMode, AuditKind, DefaultDecision, LoadMode, Policy, SessionContext,
 };
 use skills_model::Layer;
 

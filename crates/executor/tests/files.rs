@@ -10,7 +10,7 @@
 
 mod common;
 
-use skills_executor::protocol;
+use skills_protocol as protocol;
 use std::path::Path;
 use std::time::Duration;
 

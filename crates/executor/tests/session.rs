@@ -8,7 +8,7 @@
 
 mod common;
 
-use skills_executor::protocol;
+use skills_protocol as protocol;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
