@@ -65,7 +65,9 @@ const ALLOWED: [(&str, &[&str]); 8] = [
     ),
     (
         "mcp",
-        &["model", "parser", "storage", "index", "executor", "protocol"],
+        &[
+            "model", "parser", "storage", "index", "executor", "protocol",
+        ],
     ),
     (
         "cli",

@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use common::{assert_decisions, names, Env};
 use serde_json::{json, Value};
-use skills_protocol as protocol;
 use skills_executor::{LoadMode, Policy, SessionContext, SkillWrites};
+use skills_protocol as protocol;
 
 fn allowed(session: &skills_executor::Session, tool: &str, input: Value) -> bool {
     session.check_tool(tool, &input).allowed

@@ -17,8 +17,8 @@ use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use skills_executor::{Encoding, Executor, Session, SessionContext};
-use skills_protocol as protocol;
 use skills_model::{Layer, SkillRecord};
+use skills_protocol as protocol;
 
 /// One MCP session's server: its own executor session, ended (every skill deactivated,
 /// audited) when the MCP session ends.

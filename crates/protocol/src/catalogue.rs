@@ -14,16 +14,15 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use serde_json::Value;
 use skills_executor::{
-    Cancellation, CheckResult, ExecError, FileContent, Hello, Instructions, LoadMode,
-    LoadReceipt, PluginRegistered, PluginUnregistered, Reloaded, ScriptCall, ScriptRun,
-    SearchQuery, SearchResults, ServerInfo, Session, SkillContent, SkillList, UnloadReceipt,
+    Cancellation, CheckResult, ExecError, FileContent, Hello, Instructions, LoadMode, LoadReceipt,
+    PluginRegistered, PluginUnregistered, Reloaded, ScriptCall, ScriptRun, SearchQuery,
+    SearchResults, ServerInfo, Session, SkillContent, SkillList, UnloadReceipt,
 };
 use skills_model::SkillRecord;
 
 use crate::input::{
-    parse, CheckInput, HostActivateInput, Input, InstructionsInput, LoadInput, ModeInput,
-    NoInput, ReadInput, RegisterInput, RunInput, SearchInput, SkillInput, UnloadInput,
-    UnregisterInput,
+    parse, CheckInput, HostActivateInput, Input, InstructionsInput, LoadInput, ModeInput, NoInput,
+    ReadInput, RegisterInput, RunInput, SearchInput, SkillInput, UnloadInput, UnregisterInput,
 };
 use crate::output::{check_result, AsText, AsTree, Output};
 use crate::schema::{input_schema, output_schema, RequestSchema, ToolDefinition};
@@ -204,7 +203,10 @@ const _: () = {
     while i < REQUESTS.len() {
         let mut j = i + 1;
         while j < REQUESTS.len() {
-            assert!(!same(REQUESTS[i].name, REQUESTS[j].name), "a request named twice");
+            assert!(
+                !same(REQUESTS[i].name, REQUESTS[j].name),
+                "a request named twice"
+            );
             j += 1;
         }
         i += 1;
@@ -334,7 +336,11 @@ impl Request for SkillsList {
     const DESCRIPTION: &'static str = "List the skills available in this session, with their descriptions and whether each is active.";
     type Input = NoInput;
     type Output = SkillList;
-    fn call(session: &Session, _: NoInput, _: Option<Cancellation>) -> Result<SkillList, ExecError> {
+    fn call(
+        session: &Session,
+        _: NoInput,
+        _: Option<Cancellation>,
+    ) -> Result<SkillList, ExecError> {
         Ok(session.list())
     }
 }
@@ -392,7 +398,8 @@ impl Request for SkillsUnload {
     const NAME: &'static str = "skills_unload";
     const AUDIENCE: Audience = Audience::Model;
     const PROGRAMS: Programs = Programs::MayRun;
-    const DESCRIPTION: &'static str = "Deactivate skills. Named skills must be the most recently loaded ones; or pass all: true.";
+    const DESCRIPTION: &'static str =
+        "Deactivate skills. Named skills must be the most recently loaded ones; or pass all: true.";
     type Input = UnloadInput;
     type Output = UnloadReceipt;
     fn call(
@@ -444,12 +451,10 @@ impl Request for SkillsRunScript {
         cancel: Option<Cancellation>,
     ) -> Result<ScriptRun, ExecError> {
         let timeout = match input.timeout_ms {
-            Some(0) => {
-                return Err(ExecError::BadInput(format!(
-                    "{}: timeout_ms is at least 1 (milliseconds); leave it out for the host's timeout",
-                    Self::NAME
-                )))
-            }
+            Some(0) => return Err(ExecError::BadInput(format!(
+                "{}: timeout_ms is at least 1 (milliseconds); leave it out for the host's timeout",
+                Self::NAME
+            ))),
             ms => ms.map(Duration::from_millis),
         };
         session.run_script(&ScriptCall {
@@ -553,7 +558,8 @@ struct RegisterPlugin;
 impl Request for RegisterPlugin {
     const NAME: &'static str = "register_plugin";
     const AUDIENCE: Audience = Audience::HostOnly;
-    const DESCRIPTION: &'static str = "Register a plugin's skill folder (untrusted unless the host trusts it).";
+    const DESCRIPTION: &'static str =
+        "Register a plugin's skill folder (untrusted unless the host trusts it).";
     type Input = RegisterInput;
     type Output = PluginRegistered;
     fn call(
@@ -606,8 +612,7 @@ impl Request for HostActivate {
     const NAME: &'static str = "host_activate";
     const AUDIENCE: Audience = Audience::HostOnly;
     const PROGRAMS: Programs = Programs::MayRun;
-    const DESCRIPTION: &'static str =
-        "Activate skills on the user's behalf, pinned for the task.";
+    const DESCRIPTION: &'static str = "Activate skills on the user's behalf, pinned for the task.";
     type Input = HostActivateInput;
     type Output = LoadReceipt;
     fn call(

@@ -104,4 +104,3 @@ pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
 pub fn event_line(event: &Event) -> String {
     serde_json::to_string(event).unwrap_or_default()
 }
-

@@ -254,7 +254,10 @@ pub(crate) enum Input<'a> {
     Text(&'a RawValue),
 }
 
-pub(crate) fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Input<'_>) -> Result<T, ExecError> {
+pub(crate) fn parse<T: for<'de> Deserialize<'de>>(
+    request: &str,
+    input: Input<'_>,
+) -> Result<T, ExecError> {
     // An object, or nothing: a struct's fields would also be read from an array, in order.
     let not_an_object = || ExecError::BadInput(format!("{request}: the input is a JSON object"));
     let input = match input {
@@ -290,4 +293,3 @@ pub(crate) fn parse<T: for<'de> Deserialize<'de>>(request: &str, input: Input<'_
     }
     serde_json::from_value(input).map_err(|e| ExecError::BadInput(format!("{request}: {e}")))
 }
-

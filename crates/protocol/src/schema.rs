@@ -51,4 +51,3 @@ pub(crate) fn output_schema<T: JsonSchema>() -> Value {
     }
     schema
 }
-

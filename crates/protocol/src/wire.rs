@@ -65,10 +65,8 @@ fn wire_id(raw: Option<&RawValue>) -> std::borrow::Cow<'_, RawValue> {
     if !id.get().contains('\r') {
         return std::borrow::Cow::Borrowed(id);
     }
-    RawValue::from_string(id.get().replace('\r', " ")).map_or(
-        std::borrow::Cow::Borrowed(null()),
-        std::borrow::Cow::Owned,
-    )
+    RawValue::from_string(id.get().replace('\r', " "))
+        .map_or(std::borrow::Cow::Borrowed(null()), std::borrow::Cow::Owned)
 }
 
 /// A request's id or input as given, or `null` when it is missing.
@@ -219,4 +217,3 @@ pub fn respond_batch_part(
     }
     answers
 }
-
