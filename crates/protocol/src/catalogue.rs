@@ -451,10 +451,12 @@ impl Request for SkillsRunScript {
         cancel: Option<Cancellation>,
     ) -> Result<ScriptRun, ExecError> {
         let timeout = match input.timeout_ms {
-            Some(0) => return Err(ExecError::BadInput(format!(
+            Some(0) => {
+                return Err(ExecError::BadInput(format!(
                 "{}: timeout_ms is at least 1 (milliseconds); leave it out for the host's timeout",
                 Self::NAME
-            ))),
+            )))
+            }
             ms => ms.map(Duration::from_millis),
         };
         session.run_script(&ScriptCall {
