@@ -32,8 +32,8 @@ pub(crate) struct SkillsServer {
     /// The tool calls running now, so that the session's end stops them and waits for
     /// their records before it deactivates anything.
     calls: Arc<Calls>,
-    /// The places of the calls that may run a program ([`protocol::may_run_programs`]), each of which
-    /// holds a blocking thread for as long as the program runs.
+    /// The places of the calls that may run a program ([`protocol::may_run_programs`]),
+    /// each of which holds a blocking thread for as long as the program runs.
     programs: Arc<tokio::sync::Semaphore>,
     /// The session's end, run once: by the transport before it returns, or when rmcp
     /// drops the server, whichever comes first.
@@ -108,11 +108,10 @@ impl Endings {
 /// The most calls of one MCP session that may run a program at once (a script, or a skill's
 /// hooks: pre at a load, post at an unload or a replace; [`protocol::may_run_programs`]),
 /// each holding a blocking thread while the program runs, up to the policy's script
-/// timeout; one
-/// more is answered at once with `MCP_BUSY` rather than queued, so that a client learns it
-/// has too many running, a queue does not hold requests unseen behind programs that run
-/// for minutes, and the session's other calls (lists, reads, searches) find blocking
-/// threads free.
+/// timeout. One more is answered at once with `MCP_BUSY` rather than queued, so that a
+/// client learns it has too many running, a queue does not hold requests unseen behind
+/// programs that run for minutes, and the session's other calls (lists, reads, searches)
+/// find blocking threads free.
 pub const MAX_PROGRAM_CALLS: usize = 16;
 
 /// The tool calls of one MCP session that are running.
