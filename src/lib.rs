@@ -4,7 +4,7 @@
 //! [`model`] (the types), [`parser`] (bytes of one `SKILL.md` to a typed frontmatter and
 //! diagnostics), [`storage`] (where skills live: layered roots, discovery, bounded reads,
 //! sources), [`index`] (the live index), [`executor`] (sessions, enforcement, scripts, audit,
-//! prompts, and the [`protocol`] every transport speaks). The types a host needs most are
+//! prompts) and the [`protocol`] every transport speaks. The types a host needs most are
 //! also here at the top:
 //!
 //! | need | type |
@@ -54,10 +54,11 @@ pub use skills_executor as executor;
 pub use skills_index as index;
 pub use skills_model as model;
 pub use skills_parser as parser;
+pub use skills_protocol as protocol;
 pub use skills_storage as storage;
 
 pub use skills_executor::{
-    protocol, AuditSink, Executor, JsonlFileSink, LoadMode, Policy, Session, SessionContext,
+    AuditSink, Executor, JsonlFileSink, LoadMode, Policy, Session, SessionContext,
 };
 pub use skills_index::SkillIndex;
 pub use skills_model::Layer;

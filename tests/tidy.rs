@@ -53,16 +53,27 @@ fn read(path: &Path) -> String {
 }
 
 /// The workspace crates each crate may depend on: the direction ARCHITECTURE.md documents.
-const ALLOWED: [(&str, &[&str]); 7] = [
+const ALLOWED: [(&str, &[&str]); 8] = [
     ("model", &[]),
     ("parser", &["model"]),
     ("storage", &["model"]),
     ("index", &["model", "parser", "storage"]),
     ("executor", &["model", "parser", "storage", "index"]),
-    ("mcp", &["model", "parser", "storage", "index", "executor"]),
+    (
+        "protocol",
+        &["model", "parser", "storage", "index", "executor"],
+    ),
+    (
+        "mcp",
+        &[
+            "model", "parser", "storage", "index", "executor", "protocol",
+        ],
+    ),
     (
         "cli",
-        &["model", "parser", "storage", "index", "executor", "mcp"],
+        &[
+            "model", "parser", "storage", "index", "executor", "protocol", "mcp",
+        ],
     ),
 ];
 

@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 use libfuzzer_sys::fuzz_target;
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use skills_executor::protocol::respond_batch;
+use skills_protocol::respond_batch;
 use skills_executor::{Executor, Session, SessionContext};
 use skills_index::SkillIndex;
 use skills_model::Layer;

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use serde_json::json;
+use skills_index::Snapshot;
 use skills_model::SkillRecord;
 
 use crate::out::{visible, DiagnosticView, Object, RecordView, Seq, ShadowedView};
@@ -104,93 +105,8 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
     };
     let mut out = crate::stdout();
     match args.format {
-        Format::Json => {
-            // Written as it is serialised: no tree of the whole answer is built. The
-            // records, most of it, are serialised on two threads (`Object::array_field`).
-            let mut doc = Object::new(&mut out);
-            doc.array_field("diagnostics", snap.diagnostics().iter(), |d, element| {
-                element.write(&DiagnosticView::at(d))
-            })?;
-            doc.field("generation", &snap.generation())?;
-            doc.field(
-                "shadowed",
-                &Seq::new(
-                    snap.shadowed()
-                        .iter()
-                        .filter(|s| keep(&s.record))
-                        .map(ShadowedView::of),
-                ),
-            )?;
-            doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
-                element.write(&RecordView::of(r))
-            })?;
-            doc.end()?;
-            writeln!(out)?;
-        }
-        Format::Human => {
-            // What is shown, after --tag: the counts and the column width follow it.
-            let shown: Vec<&Arc<SkillRecord>> = snap.skills().filter(|r| keep(r)).collect();
-            let shadowed: Vec<_> = if args.shadowed {
-                snap.shadowed().iter().filter(|s| keep(&s.record)).collect()
-            } else {
-                Vec::new()
-            };
-            let width = shown
-                .iter()
-                .map(|r| visible(&r.qualified_name()).len())
-                .chain(
-                    shadowed
-                        .iter()
-                        .map(|s| visible(&s.record.qualified_name()).len()),
-                )
-                .max()
-                .unwrap_or(0);
-            let mut description = String::new();
-            for r in &shown {
-                shorten(&mut description, &r.description, 100);
-                writeln!(
-                    out,
-                    "{:width$}  {}",
-                    visible(&r.qualified_name()),
-                    visible(&description)
-                )?;
-            }
-            for s in &shadowed {
-                let name = s.record.qualified_name();
-                let shown_name = visible(&name);
-                // Two skills of one layer share a qualified name: the winner's path says which.
-                if name == s.shadowed_by {
-                    writeln!(
-                        out,
-                        "{shown_name:width$}  (shadowed by {} at {})",
-                        visible(&s.shadowed_by),
-                        visible(&s.winner_path.display().to_string())
-                    )?;
-                } else {
-                    writeln!(
-                        out,
-                        "{shown_name:width$}  (shadowed by {})",
-                        visible(&s.shadowed_by)
-                    )?;
-                }
-            }
-            let errors = snap
-                .diagnostics()
-                .iter()
-                .filter(|d| d.diagnostic.is_error())
-                .count();
-            let hidden = snap.shadowed().iter().filter(|s| keep(&s.record)).count();
-            let n = |count: usize, one: &str, many: &str| {
-                format!("{count} {}", if count == 1 { one } else { many })
-            };
-            writeln!(
-                out,
-                "{} ({} shadowed, {} in skill files; `skillctl validate` shows them)",
-                n(shown.len(), "skill", "skills"),
-                hidden,
-                n(errors, "error", "errors")
-            )?;
-        }
+        Format::Json => list_json(&mut out, &snap, &keep)?,
+        Format::Human => list_human(&mut out, &snap, &keep, args.shadowed)?,
     }
     out.flush()?;
     // The process ends here: freeing every record first would only cost time (8 ms at
@@ -198,6 +114,110 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
     std::mem::forget(snap);
     std::mem::forget(index);
     Ok(ExitCode::SUCCESS)
+}
+
+/// `list --format json`: the snapshot's diagnostics, generation, shadowed skills and the
+/// skills `keep` keeps.
+fn list_json(
+    out: &mut impl std::io::Write,
+    snap: &Snapshot,
+    keep: &(impl Fn(&SkillRecord) -> bool + Sync),
+) -> Result<()> {
+    // Written as it is serialised: no tree of the whole answer is built. The
+    // records, most of it, are serialised on two threads (`Object::array_field`).
+    let mut doc = Object::new(out);
+    doc.array_field("diagnostics", snap.diagnostics().iter(), |d, element| {
+        element.write(&DiagnosticView::at(d))
+    })?;
+    doc.field("generation", &snap.generation())?;
+    doc.field(
+        "shadowed",
+        &Seq::new(
+            snap.shadowed()
+                .iter()
+                .filter(|s| keep(&s.record))
+                .map(ShadowedView::of),
+        ),
+    )?;
+    doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
+        element.write(&RecordView::of(r))
+    })?;
+    doc.end()?;
+    writeln!(out)?;
+    Ok(())
+}
+
+/// `list`: a line for each skill `keep` keeps (then each shadowed one, with `--shadowed`),
+/// and the counts.
+fn list_human(
+    out: &mut impl std::io::Write,
+    snap: &Snapshot,
+    keep: &impl Fn(&SkillRecord) -> bool,
+    with_shadowed: bool,
+) -> Result<()> {
+    // What is shown, after --tag: the counts and the column width follow it.
+    let shown: Vec<&Arc<SkillRecord>> = snap.skills().filter(|r| keep(r)).collect();
+    let shadowed: Vec<_> = if with_shadowed {
+        snap.shadowed().iter().filter(|s| keep(&s.record)).collect()
+    } else {
+        Vec::new()
+    };
+    let width = shown
+        .iter()
+        .map(|r| visible(&r.qualified_name()).len())
+        .chain(
+            shadowed
+                .iter()
+                .map(|s| visible(&s.record.qualified_name()).len()),
+        )
+        .max()
+        .unwrap_or(0);
+    let mut description = String::new();
+    for r in &shown {
+        shorten(&mut description, &r.description, 100);
+        writeln!(
+            out,
+            "{:width$}  {}",
+            visible(&r.qualified_name()),
+            visible(&description)
+        )?;
+    }
+    for s in &shadowed {
+        let name = s.record.qualified_name();
+        let shown_name = visible(&name);
+        // Two skills of one layer share a qualified name: the winner's path says which.
+        if name == s.shadowed_by {
+            writeln!(
+                out,
+                "{shown_name:width$}  (shadowed by {} at {})",
+                visible(&s.shadowed_by),
+                visible(&s.winner_path.display().to_string())
+            )?;
+        } else {
+            writeln!(
+                out,
+                "{shown_name:width$}  (shadowed by {})",
+                visible(&s.shadowed_by)
+            )?;
+        }
+    }
+    let errors = snap
+        .diagnostics()
+        .iter()
+        .filter(|d| d.diagnostic.is_error())
+        .count();
+    let hidden = snap.shadowed().iter().filter(|s| keep(&s.record)).count();
+    let n = |count: usize, one: &str, many: &str| {
+        format!("{count} {}", if count == 1 { one } else { many })
+    };
+    writeln!(
+        out,
+        "{} ({} shadowed, {} in skill files; `skillctl validate` shows them)",
+        n(shown.len(), "skill", "skills"),
+        hidden,
+        n(errors, "error", "errors")
+    )?;
+    Ok(())
 }
 
 pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {

@@ -360,78 +360,7 @@ impl<'w, W: std::io::Write> Object<'w, W> {
             }
             Ok(())
         };
-        let out = &mut *self.out;
-        std::thread::scope(|scope| -> anyhow::Result<()> {
-            let (hand, work) = std::sync::mpsc::sync_channel::<Vec<T>>(2);
-            let (done, take) =
-                std::sync::mpsc::sync_channel::<(Vec<u8>, serde_json::Result<()>)>(1);
-            let (spare, spares) = std::sync::mpsc::channel::<Vec<u8>>();
-            let render = &render;
-            // If the other thread cannot be started, this one serialises every run.
-            let helper = std::thread::Builder::new()
-                .name("skillctl-json".into())
-                .spawn_scoped(scope, move || {
-                    for run in work {
-                        let mut buf = spares.try_recv().unwrap_or_else(|_| run_buffer());
-                        let result = render(false, &run, &mut buf);
-                        if done.send((buf, result)).is_err() {
-                            return;
-                        }
-                    }
-                })
-                .ok();
-            let hand = helper.is_some().then_some(hand);
-            // Runs go in pairs: the first serialised here, the second by the other thread,
-            // which is handed the next pair's second before this thread waits for the one
-            // it holds, so it never waits for work (in lock step, waking it for each pair
-            // cost about what the second thread saved).
-            let next_pair = |items: &mut std::iter::Peekable<_>| {
-                let ours: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
-                let theirs: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
-                match &hand {
-                    Some(to) if !theirs.is_empty() => match to.send(theirs) {
-                        Ok(()) => (ours, true, Vec::new()),
-                        Err(back) => (ours, false, back.0),
-                    },
-                    _ => (ours, false, theirs),
-                }
-            };
-            let mut mine = run_buffer();
-            let mut first = true;
-            let mut pair = next_pair(&mut items);
-            while !pair.0.is_empty() {
-                let (ours, handed, left) = pair;
-                // What rendered before a record that fails is written before the error
-                // is returned, as a writer serialising record by record would have.
-                let result = render(first, &ours, &mut mine);
-                if result.is_err() {
-                    out.write_all(&mine)?;
-                    result?;
-                }
-                first = false;
-                pair = next_pair(&mut items);
-                out.write_all(&mine)?;
-                if handed {
-                    // It stops early only by a panic, which the scope passes on; the run it
-                    // held is not written, and the command fails.
-                    let (buf, result) = take
-                        .recv()
-                        .map_err(|_| anyhow::anyhow!("the thread serialising records stopped"))?;
-                    out.write_all(&buf)?;
-                    result?;
-                    // A spare the other thread never takes is dropped with it.
-                    let _ = spare.send(buf);
-                }
-                if !left.is_empty() {
-                    let result = render(false, &left, &mut mine);
-                    out.write_all(&mine)?;
-                    result?;
-                }
-            }
-            // The other thread ends when no further run can come.
-            drop(hand);
-            Ok(())
-        })?;
+        write_runs(&mut *self.out, &mut items, &render)?;
         self.out.write_all(b"\n  ]")?;
         Ok(())
     }
@@ -450,6 +379,99 @@ impl Element<'_> {
     pub(crate) fn write<V: Serialize + ?Sized>(self, value: &V) -> serde_json::Result<()> {
         write_at(self.0, 2, value)
     }
+}
+
+/// Renders one run of items into a buffer (whether it holds the array's first item).
+trait Render<T>: Fn(bool, &[T], &mut Vec<u8>) -> serde_json::Result<()> + Sync {}
+
+impl<T, F: Fn(bool, &[T], &mut Vec<u8>) -> serde_json::Result<()> + Sync> Render<T> for F {}
+
+/// Writes `items` to `out` in order, rendered a run at a time by this thread and one
+/// other, two runs at once ([`Object::array_field`]).
+fn write_runs<T: Send, W: std::io::Write>(
+    out: &mut W,
+    items: &mut std::iter::Peekable<impl Iterator<Item = T>>,
+    render: &impl Render<T>,
+) -> anyhow::Result<()> {
+    std::thread::scope(|scope| -> anyhow::Result<()> {
+        let (hand, work) = std::sync::mpsc::sync_channel::<Vec<T>>(2);
+        let (done, take) = std::sync::mpsc::sync_channel::<(Vec<u8>, serde_json::Result<()>)>(1);
+        let (spare, spares) = std::sync::mpsc::channel::<Vec<u8>>();
+        // If the other thread cannot be started, this one serialises every run.
+        let helper = std::thread::Builder::new()
+            .name("skillctl-json".into())
+            .spawn_scoped(scope, move || {
+                for run in work {
+                    let mut buf = spares.try_recv().unwrap_or_else(|_| run_buffer());
+                    let result = render(false, &run, &mut buf);
+                    if done.send((buf, result)).is_err() {
+                        return;
+                    }
+                }
+            })
+            .ok();
+        let hand = helper.is_some().then_some(hand);
+        // Runs go in pairs: the first serialised here, the second by the other thread,
+        // which is handed the next pair's second before this thread waits for the one
+        // it holds, so it never waits for work (in lock step, waking it for each pair
+        // cost about what the second thread saved).
+        let next_pair = |items: &mut std::iter::Peekable<_>| {
+            let ours: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
+            let theirs: Vec<T> = items.by_ref().take(ARRAY_RUN).collect();
+            match &hand {
+                Some(to) if !theirs.is_empty() => match to.send(theirs) {
+                    Ok(()) => (ours, true, Vec::new()),
+                    Err(back) => (ours, false, back.0),
+                },
+                _ => (ours, false, theirs),
+            }
+        };
+        let mut mine = run_buffer();
+        let mut first = true;
+        let mut pair = next_pair(items);
+        while !pair.0.is_empty() {
+            let (ours, handed, left) = pair;
+            // What rendered before a record that fails is written before the error
+            // is returned, as a writer serialising record by record would have.
+            let result = render(first, &ours, &mut mine);
+            if result.is_err() {
+                out.write_all(&mine)?;
+                result?;
+            }
+            first = false;
+            pair = next_pair(items);
+            out.write_all(&mine)?;
+            if handed {
+                write_theirs(out, &take, &spare)?;
+            }
+            if !left.is_empty() {
+                let result = render(false, &left, &mut mine);
+                out.write_all(&mine)?;
+                result?;
+            }
+        }
+        // The other thread ends when no further run can come.
+        drop(hand);
+        Ok(())
+    })
+}
+
+/// Writes the run the other thread of [`write_runs`] rendered, and hands its buffer back.
+fn write_theirs<W: std::io::Write>(
+    out: &mut W,
+    take: &std::sync::mpsc::Receiver<(Vec<u8>, serde_json::Result<()>)>,
+    spare: &std::sync::mpsc::Sender<Vec<u8>>,
+) -> anyhow::Result<()> {
+    // It stops early only by a panic, which the scope passes on; the run it
+    // held is not written, and the command fails.
+    let (buf, result) = take
+        .recv()
+        .map_err(|_| anyhow::anyhow!("the thread serialising records stopped"))?;
+    out.write_all(&buf)?;
+    result?;
+    // A spare the other thread never takes is dropped with it.
+    let _ = spare.send(buf);
+    Ok(())
 }
 
 /// Items a run of [`Object::array_field`] serialises: about 40 KiB of `list`'s records.

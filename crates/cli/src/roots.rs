@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::io::Write as _;
 
 use anyhow::{bail, Context, Result};
-use skills_index::SkillIndex;
+use skills_index::{SkillIndex, SkillIndexBuilder};
 use skills_model::Layer;
 use skills_storage::{EmbeddedSource, Preset, RootsConfig, MAX_ROOT_DEPTH};
 
@@ -68,36 +68,16 @@ impl RootArgs {
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
         for spec in &self.roots {
-            let (layer, dir) = spec
-                .split_once('=')
-                .filter(|(_, dir)| !dir.is_empty())
-                .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
-            builder = match layer.strip_prefix("plugin:") {
-                Some(id) => {
-                    let problem = skills_index::plugin_id_problem(id).or_else(|| {
-                        builder
-                            .has_plugin(id)
-                            .then_some("is already used by another root")
-                    });
-                    if let Some(problem) = problem {
-                        bail!("--root {spec:?}: plugin id {id:?} {problem}");
-                    }
-                    builder.plugin(id, dir)
-                }
-                None => {
-                    let layer = layer
-                        .parse::<Layer>()
-                        .with_context(|| format!("--root {spec:?}"))?;
-                    if layer == Layer::Plugin {
-                        bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
-                    }
-                    builder.root(layer, dir)
-                }
-            };
+            builder = with_root(builder, spec)?;
         }
         let index = builder.build()?;
-        // A root named on the command line that does not exist is most likely a typo: say
-        // so (default roots that do not exist are normal and stay quiet).
+        self.warn_missing(&index, watch);
+        Ok(index)
+    }
+
+    /// A root named on the command line that does not exist is most likely a typo: say so
+    /// (default roots that do not exist are normal and stay quiet).
+    fn warn_missing(&self, index: &SkillIndex, watch: bool) {
         for root in index.missing_roots() {
             let named = self.roots.iter().any(|spec| {
                 spec.split_once('=')
@@ -123,6 +103,35 @@ impl RootArgs {
                 );
             }
         }
-        Ok(index)
     }
+}
+
+/// `builder` with the root `--root spec` names (LAYER=DIR or plugin:ID=DIR).
+fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder> {
+    let (layer, dir) = spec
+        .split_once('=')
+        .filter(|(_, dir)| !dir.is_empty())
+        .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
+    Ok(match layer.strip_prefix("plugin:") {
+        Some(id) => {
+            let problem = skills_index::plugin_id_problem(id).or_else(|| {
+                builder
+                    .has_plugin(id)
+                    .then_some("is already used by another root")
+            });
+            if let Some(problem) = problem {
+                bail!("--root {spec:?}: plugin id {id:?} {problem}");
+            }
+            builder.plugin(id, dir)
+        }
+        None => {
+            let layer = layer
+                .parse::<Layer>()
+                .with_context(|| format!("--root {spec:?}"))?;
+            if layer == Layer::Plugin {
+                bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
+            }
+            builder.root(layer, dir)
+        }
+    })
 }

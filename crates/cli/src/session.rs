@@ -1,7 +1,7 @@
 //! `skillctl session`: the executor's protocol over JSON lines, so a host in any language
 //! can drive it. One request per line on stdin, one response per line on stdout, and with
 //! `--events` event lines (no `id`) when the skills change. This module only moves lines:
-//! every request is answered by `skills_executor::protocol`.
+//! every request is answered by `skills_protocol`.
 
 use std::io::{BufRead as _, BufReader, BufWriter, Read as _, Write};
 use std::process::ExitCode;
@@ -11,10 +11,11 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use parking_lot::Mutex;
 use skills_executor::{
-    protocol, AllowedToolsMode, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink,
-    NullSink, Policy, Session, SessionContext, SkillWrites,
+    AllowedToolsMode, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink,
+    Policy, Session, SessionContext, SkillWrites,
 };
 use skills_model::Layer;
+use skills_protocol as protocol;
 
 use crate::roots::RootArgs;
 

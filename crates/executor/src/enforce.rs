@@ -126,7 +126,7 @@ impl Decision {
     }
 
     /// A denial of the executor itself (the audit cannot be written).
-    pub(crate) fn refused(reason: String) -> Decision {
+    pub fn refused(reason: String) -> Decision {
         Decision::deny(reason)
     }
 

@@ -1,10 +1,10 @@
 //! The executor: sessions with a stack of active skills, enforcement of their
 //! `allowed-tools`, the runtime tools a model calls, the script runner, the audit trail,
-//! prompt rendering, and the protocol layer every transport speaks.
+//! and prompt rendering. The protocol every transport speaks is `skills-protocol`'s.
 //!
 //! The Rust API is typed: a [`Session`]'s operations return the values in this crate
 //! ([`LoadReceipt`], [`FileContent`], [`ScriptRun`], [`Decision`]...). JSON appears only
-//! at the edge, in [`protocol`].
+//! at the edge, in `skills-protocol`.
 
 #[doc(hidden)]
 #[path = "fuzz_support.rs"]
@@ -19,7 +19,6 @@ mod files;
 mod guard;
 mod policy;
 mod prompt;
-pub mod protocol;
 mod results;
 mod run;
 mod script;
@@ -42,7 +41,6 @@ pub use policy::{
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
 };
-pub use protocol::ToolDefinition;
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,

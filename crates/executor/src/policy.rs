@@ -125,7 +125,7 @@ pub(crate) fn tool_key(tool: &str) -> Option<String> {
 /// [`TOOL_NAME_MAX`] bytes (on a character boundary) and `...`, so a megabyte of
 /// combining marks is not echoed, escaped, into every answer and event.
 pub(crate) fn shown_tool(tool: &str) -> std::borrow::Cow<'_, str> {
-    crate::protocol::cut_text(tool, TOOL_NAME_MAX)
+    skills_model::cut_text(tool, TOOL_NAME_MAX)
 }
 
 /// Whether `tool` is a plain tool name, the only kind `check_tool` judges (1 to 128 ASCII

@@ -198,7 +198,7 @@ pub enum Verdict {
 
 /// What `check_tool` returns.
 // Its fields are declared in alphabetical order: the JSON-lines transport writes it without
-// a tree, in the key order a tree gives (`protocol::Output::sorted`).
+// a tree, in the key order a tree gives (`skills-protocol`'s `Output::sorted`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CheckResult {
     /// The decision.

@@ -27,7 +27,7 @@ impl Cancellation {
     }
 
     /// Whether it was ever cancelled: no script starts under it after that.
-    pub(crate) fn is_cancelled(&self) -> bool {
+    pub fn is_cancelled(&self) -> bool {
         self.cancelled.load(std::sync::atomic::Ordering::SeqCst)
     }
 }

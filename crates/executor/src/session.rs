@@ -154,7 +154,7 @@ impl Session {
     /// held decision take effect (answer it to a host) before `release` returns `Ok`; when
     /// it fails, every decision held since must be refused. Calls on other threads are
     /// not held. Transports that answer a batch of pipelined requests use it
-    /// ([`crate::protocol::respond_batch`]).
+    /// (`skills_protocol::respond_batch`).
     pub fn hold_decisions(&self) -> HeldDecisions<'_> {
         let me = std::thread::current().id();
         let mut held = self.held.lock();

@@ -8,7 +8,6 @@
 
 mod common;
 
-use skills_executor::protocol;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,6 +18,7 @@ use skills_executor::{
     AuditEvent, AuditKind, AuditSink, Executor, JsonlFileSink, LoadMode, MemorySink, Policy,
     SessionContext,
 };
+use skills_protocol as protocol;
 
 /// A sink that fails while `fail` is set, and otherwise keeps events in memory.
 #[derive(Debug, Default)]

@@ -9,9 +9,10 @@ mod common;
 use common::{active, assert_decisions, make_executable, names, Env};
 use serde_json::json;
 use skills_executor::{
-    protocol, AllowedToolsMode, AuditKind, DefaultDecision, LoadMode, Policy, SessionContext,
+    AllowedToolsMode, AuditKind, DefaultDecision, LoadMode, Policy, SessionContext,
 };
 use skills_model::Layer;
+use skills_protocol as protocol;
 
 #[test]
 fn a_skill_the_model_may_not_invoke_is_hidden_from_it_and_host_activated() {

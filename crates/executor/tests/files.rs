@@ -10,7 +10,6 @@
 
 mod common;
 
-use skills_executor::protocol;
 use std::path::Path;
 use std::time::Duration;
 
@@ -19,6 +18,7 @@ use common::{make_executable, names, Env};
 use serde_json::{json, Value};
 use skills_executor::{AuditKind, ExecError, LoadMode, Policy, Session, SessionContext};
 use skills_model::Layer;
+use skills_protocol as protocol;
 
 fn load(session: &Session, skills: &[&str]) {
     session.load(&names(skills), LoadMode::Add).unwrap();

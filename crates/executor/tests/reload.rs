@@ -70,7 +70,7 @@ fn regression_a_hook_gained_since_the_index_read_is_judged_at_load() {
         "---\nname: tool\ndescription: A plugin tool from the wire.\nhooks:\n  post: [scripts/post.sh]\n---\nRun it.\n",
     )
     .expect("ok");
-    let loaded = skills_executor::protocol::call(
+    let loaded = skills_protocol::call(
         &model,
         "skills_load",
         json!({"names": ["acme:tool"], "mode": "add"}),
@@ -86,7 +86,7 @@ fn regression_a_hook_gained_since_the_index_read_is_judged_at_load() {
     );
     host.unregister_plugin("acme").expect("ok");
     // Any call of the model's session follows the index.
-    let _ = skills_executor::protocol::call(&model, "skills_list", json!({}));
+    let _ = skills_protocol::call(&model, "skills_list", json!({}));
     let marker = wire.join("tool/untrusted-hook-ran");
     assert!(
         !marker.exists(),
@@ -105,13 +105,13 @@ fn regression_a_wire_plugin_s_skill_stays_untrusted_when_the_host_reuses_its_id(
     let host = exec.session(SessionContext::builder().id("host").build());
     let model = exec.session(SessionContext::builder().id("model").build());
     host.register_plugin("acme", &wire).expect("ok");
-    skills_executor::protocol::call(
+    skills_protocol::call(
         &model,
         "skills_load",
         json!({"names": ["acme:tool"], "mode": "add"}),
     )
     .expect("ok");
-    let refused = skills_executor::protocol::call(
+    let refused = skills_protocol::call(
         &model,
         "skills_run_script",
         json!({"skill": "tool", "path": "scripts/run.sh"}),
@@ -122,7 +122,7 @@ fn regression_a_wire_plugin_s_skill_stays_untrusted_when_the_host_reuses_its_id(
     host.unregister_plugin("acme").expect("ok");
     exec.register_plugin("acme", &host_root, skills_executor::PluginOrigin::Host)
         .expect("ok");
-    let ran = skills_executor::protocol::call(
+    let ran = skills_protocol::call(
         &model,
         "skills_run_script",
         json!({"skill": "tool", "path": "scripts/run.sh"}),
@@ -245,7 +245,7 @@ fn drain_events(
 ) -> Vec<serde_json::Value> {
     let mut out = Vec::new();
     while let Ok(batch) = rx.try_recv() {
-        for e in skills_executor::protocol::events(session, &batch) {
+        for e in skills_protocol::events(session, &batch) {
             out.push(serde_json::to_value(&e).expect("an event serialises"));
         }
     }

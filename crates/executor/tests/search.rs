@@ -6,7 +6,8 @@ mod common;
 
 use common::Env;
 use serde_json::{json, Value};
-use skills_executor::{protocol, AuditKind, Policy, SessionContext};
+use skills_executor::{AuditKind, Policy, SessionContext};
+use skills_protocol as protocol;
 
 fn names(out: &Value) -> Vec<&str> {
     out["results"]

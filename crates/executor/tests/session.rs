@@ -1,32 +1,23 @@
 //! The session's skill stack through the library API: `skills_load` (replace and add, the
 //! cap), `skills_unload` (top of the stack only, `all`), the task guard (drop, panic),
 //! `scope`, the load receipt, not-found suggestions, `composition`, `tool-binding`, hooks
-//! and trust, the stack surviving failed and panicking calls, and the tool definitions.
+//! and trust, and the stack surviving failed and panicking calls.
 //!
 //! Every test writes its own skills into a temporary directory and builds a real index and
 //! executor over them. Tests marked `// Regression:` failed before the fix they name.
 
 mod common;
 
-use skills_executor::protocol;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use common::{active, names, receipt_names, Env};
+use common::{abc, active, names, receipt_names, Env};
 use serde_json::{json, Value};
 use skills_executor::{
     AuditKind, Delivery, ExecError, Executor, LoadMode, Policy, Session, SessionContext,
 };
 use skills_model::Layer;
-
-/// Three plain skills: `alpha`, `beta`, `gamma`.
-fn abc() -> Env {
-    let env = Env::new();
-    for name in ["alpha", "beta", "gamma"] {
-        env.skill(name, "", &format!("# {name}\n\nInstructions of {name}.\n"));
-    }
-    env
-}
+use skills_protocol as protocol;
 
 fn load(session: &Session, skills: &[&str], mode: LoadMode) -> Result<Value, ExecError> {
     session
@@ -104,48 +95,6 @@ fn load_replace_keeps_one_copy_of_a_skill_already_active() {
     // Unloading it once leaves it inactive.
     session.unload(&names(&["gamma", "beta"])).unwrap();
     assert!(active(&session).is_empty());
-}
-
-#[test]
-fn load_with_an_unknown_mode_or_no_names_is_bad_input() {
-    let env = abc();
-    let session = env.session();
-    let err = protocol::call(
-        &session,
-        "skills_load",
-        json!({"skills": ["alpha"], "mode": "push"}),
-    )
-    .unwrap_err();
-    assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = protocol::call(&session, "skills_load", json!({"skills": []})).unwrap_err();
-    assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    let err = protocol::call(
-        &session,
-        "skills_load",
-        json!({"skills": ["alpha"], "extra": 1}),
-    )
-    .unwrap_err();
-    assert_eq!(err.code(), "SKILL_BAD_INPUT");
-    assert!(active(&session).is_empty());
-}
-
-// Regression: `timeout_ms: 0` was taken (the schema's minimum is 1) and timed the script
-// out before it could run.
-#[test]
-fn a_zero_timeout_is_bad_input() {
-    let env = Env::new();
-    env.skill("runner", "", "Runs.\n");
-    env.file("runner", "scripts/ok.sh", "true\n");
-    let session = env.session();
-    session.load(&names(&["runner"]), LoadMode::Add).unwrap();
-    let err = protocol::call(
-        &session,
-        "skills_run_script",
-        json!({"path": "scripts/ok.sh", "timeout_ms": 0}),
-    )
-    .unwrap_err();
-    assert_eq!(err.code(), "SKILL_BAD_INPUT", "{err}");
-    assert!(err.to_string().contains("timeout_ms"), "{err}");
 }
 
 #[test]
@@ -769,46 +718,6 @@ fn the_stack_and_its_rules_survive_failing_and_panicking_calls() {
     assert!(panicked.is_err());
     assert_eq!(active(&session), before);
     assert_eq!(decisions(&session), (true, false, false));
-}
-
-#[test]
-fn tool_definitions_have_plain_names_and_object_schemas() {
-    let env = abc();
-    let session = env.session();
-    let defs = protocol::tool_definitions(&session);
-    let names: Vec<&str> = defs.iter().map(|d| d.name.as_str()).collect();
-    for expected in [
-        "skills_list",
-        "skills_load",
-        "skills_unload",
-        "skills_read",
-        "skills_run_script",
-    ] {
-        assert!(
-            names.contains(&expected),
-            "{expected} missing from {names:?}"
-        );
-    }
-    for d in &defs {
-        assert!(!d.name.is_empty());
-        assert!(
-            d.name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_'),
-            "{}",
-            d.name
-        );
-        assert!(!d.description.is_empty(), "{}", d.name);
-        assert_eq!(d.input_schema["type"], "object", "{}", d.name);
-        assert!(d.input_schema["properties"].is_object(), "{}", d.name);
-        // Every tool named here can be called.
-        let err = protocol::call(&session, &d.name, json!({"definitely_not_a_field": 1}));
-        assert!(
-            !matches!(err, Err(ExecError::UnknownTool(_))),
-            "{} is not dispatched",
-            d.name
-        );
-    }
 }
 
 #[test]

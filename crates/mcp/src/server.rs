@@ -16,8 +16,9 @@ use rmcp::model::{
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
-use skills_executor::{protocol, Encoding, Executor, Session, SessionContext};
+use skills_executor::{Encoding, Executor, Session, SessionContext};
 use skills_model::{Layer, SkillRecord};
+use skills_protocol as protocol;
 
 /// One MCP session's server: its own executor session, ended (every skill deactivated,
 /// audited) when the MCP session ends.
@@ -31,8 +32,8 @@ pub(crate) struct SkillsServer {
     /// The tool calls running now, so that the session's end stops them and waits for
     /// their records before it deactivates anything.
     calls: Arc<Calls>,
-    /// The places of the calls that may run a program ([`RUNS_PROGRAMS`]), each of which
-    /// holds a blocking thread for as long as the program runs.
+    /// The places of the calls that may run a program ([`protocol::may_run_programs`]),
+    /// each of which holds a blocking thread for as long as the program runs.
     programs: Arc<tokio::sync::Semaphore>,
     /// The session's end, run once: by the transport before it returns, or when rmcp
     /// drops the server, whichever comes first.
@@ -104,16 +105,13 @@ impl Endings {
     }
 }
 
-/// The tools whose calls may run a program: a script, or a skill's hooks (pre at a load,
-/// post at an unload or a replace). Each holds a blocking thread while the program runs, up
-/// to the policy's script timeout.
-const RUNS_PROGRAMS: [&str; 4] = ["skills_load", "skills_unload", "skills_run_script", "skill"];
-
-/// The most calls of one MCP session that may run a program at once ([`RUNS_PROGRAMS`]); one
-/// more is answered at once with `MCP_BUSY` rather than queued, so that a client learns it
-/// has too many running, a queue does not hold requests unseen behind programs that run
-/// for minutes, and the session's other calls (lists, reads, searches) find blocking
-/// threads free.
+/// The most calls of one MCP session that may run a program at once (a script, or a skill's
+/// hooks: pre at a load, post at an unload or a replace; [`protocol::may_run_programs`]),
+/// each holding a blocking thread while the program runs, up to the policy's script
+/// timeout. One more is answered at once with `MCP_BUSY` rather than queued, so that a
+/// client learns it has too many running, a queue does not hold requests unseen behind
+/// programs that run for minutes, and the session's other calls (lists, reads, searches)
+/// find blocking threads free.
 pub const MAX_PROGRAM_CALLS: usize = 16;
 
 /// The tool calls of one MCP session that are running.
@@ -337,6 +335,44 @@ fn cut(message: &str) -> String {
     protocol::cut_text(message, protocol::MESSAGE_MAX).into_owned()
 }
 
+/// Progress notifications, each second, while a tool call runs, when the client asked for
+/// them (the task is aborted when the call ends).
+fn progress_while_running(
+    context: &RequestContext<RoleServer>,
+) -> Option<tokio::task::JoinHandle<()>> {
+    let token = context.meta.get_progress_token()?;
+    let peer = context.peer.clone();
+    Some(tokio::spawn(async move {
+        let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
+        let mut seconds = 0.0;
+        loop {
+            tick.tick().await;
+            let mut param = rmcp::model::ProgressNotificationParam::new(token.clone(), seconds);
+            param.message = Some(format!("running for {seconds:.0} s"));
+            if peer.notify_progress(param).await.is_err() {
+                return;
+            }
+            seconds += 1.0;
+        }
+    }))
+}
+
+/// A tool call's answer: its output as text and, when it is an object, as structured
+/// content; or its error as text.
+fn tool_result(result: Result<Value, skills_executor::ExecError>) -> CallToolResult {
+    match result {
+        Ok(output) => {
+            let text = serde_json::to_string(&output).unwrap_or_default();
+            let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+            if output.is_object() {
+                result.structured_content = Some(output);
+            }
+            result
+        }
+        Err(e) => CallToolResult::error(vec![ContentBlock::text(protocol::error_text(&e))]),
+    }
+}
+
 /// The prompt name of a skill: its bare name when it holds it, `<layer>.<name>` otherwise.
 fn prompt_name(record: &SkillRecord, resolved: bool) -> String {
     if resolved {
@@ -374,6 +410,25 @@ impl SkillsServer {
             .into_iter()
             .filter(|(name, _)| !shared.contains(name))
             .collect()
+    }
+
+    /// A place among the calls of tool `name` that may run a program, when it may
+    /// ([`MAX_PROGRAM_CALLS`]); when none is free, the answer `MCP_BUSY`.
+    fn program_place(
+        &self,
+        name: &str,
+    ) -> Result<Option<tokio::sync::OwnedSemaphorePermit>, CallToolResult> {
+        if !protocol::may_run_programs(name) {
+            return Ok(None);
+        }
+        match Arc::clone(&self.programs).try_acquire_owned() {
+            Ok(place) => Ok(Some(place)),
+            Err(_) => {
+                let busy = crate::McpError::Busy;
+                let text = format!("{}: {busy}", busy.code());
+                Err(CallToolResult::error(vec![ContentBlock::text(text)]))
+            }
+        }
     }
 
     /// The skills this session sees, each with whether it holds its name for the session:
@@ -537,17 +592,9 @@ impl ServerHandler for SkillsServer {
         }
         // A place among the calls that may run a program, held until the call's blocking
         // work ends (past the client's cancellation of it).
-        let place = if RUNS_PROGRAMS.contains(&name.as_str()) {
-            match Arc::clone(&self.programs).try_acquire_owned() {
-                Ok(place) => Some(place),
-                Err(_) => {
-                    let busy = crate::McpError::Busy;
-                    let text = format!("{}: {busy}", busy.code());
-                    return Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into());
-                }
-            }
-        } else {
-            None
+        let place = match self.program_place(&name) {
+            Ok(place) => place,
+            Err(busy) => return Ok(busy.into()),
         };
         let input = Value::Object(request.arguments.unwrap_or_default());
         let session = Arc::clone(&self.session);
@@ -562,24 +609,7 @@ impl ServerHandler for SkillsServer {
             ct.cancelled().await;
             canceller.cancel();
         });
-        // Progress while the call runs, when the client asked for it.
-        let progress = context.meta.get_progress_token().map(|token| {
-            let peer = context.peer.clone();
-            tokio::spawn(async move {
-                let mut tick = tokio::time::interval(std::time::Duration::from_secs(1));
-                let mut seconds = 0.0;
-                loop {
-                    tick.tick().await;
-                    let mut param =
-                        rmcp::model::ProgressNotificationParam::new(token.clone(), seconds);
-                    param.message = Some(format!("running for {seconds:.0} s"));
-                    if peer.notify_progress(param).await.is_err() {
-                        return;
-                    }
-                    seconds += 1.0;
-                }
-            })
-        });
+        let progress = progress_while_running(&context);
         let result = tokio::task::spawn_blocking(move || {
             let result = protocol::call_cancellable(&session, &name, input, Some(cancellation));
             drop(running);
@@ -592,19 +622,7 @@ impl ServerHandler for SkillsServer {
         if let Some(p) = progress {
             p.abort();
         }
-        let result = result?;
-        Ok(match result {
-            Ok(output) => {
-                let text = serde_json::to_string(&output).unwrap_or_default();
-                let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-                if output.is_object() {
-                    result.structured_content = Some(output);
-                }
-                result
-            }
-            Err(e) => CallToolResult::error(vec![ContentBlock::text(protocol::error_text(&e))]),
-        }
-        .into())
+        Ok(tool_result(result?).into())
     }
 
     async fn list_resources(

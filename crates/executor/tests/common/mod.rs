@@ -158,3 +158,12 @@ pub(crate) fn assert_decisions(session: &Session, table: &[(&str, serde_json::Va
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// Three plain skills: `alpha`, `beta`, `gamma`.
+pub(crate) fn abc() -> Env {
+    let env = Env::new();
+    for name in ["alpha", "beta", "gamma"] {
+        env.skill(name, "", &format!("# {name}\n\nInstructions of {name}.\n"));
+    }
+    env
+}

@@ -1,12 +1,13 @@
 //! PROTOCOL.md tells the truth: its schema appendix is generated from the types the
 //! protocol layer serves (rewrite it with `UPDATE_PROTOCOL=1 cargo test -p
-//! skills-executor --test protocol_doc`), every error code and audit event is documented,
+//! skills-protocol --test protocol_doc`), every error code and audit event is documented,
 //! and the schemas `tool_definitions` serves are the documented ones.
 
 use std::path::PathBuf;
 
 use serde_json::json;
-use skills_executor::{protocol, AuditKind, ExecError};
+use skills_executor::{AuditKind, ExecError};
+use skills_protocol as protocol;
 
 const BEGIN: &str = "<!-- generated: schemas (do not edit by hand) -->\n";
 const END: &str = "<!-- end of generated schemas -->\n";
@@ -55,7 +56,7 @@ fn the_schema_appendix_is_generated_from_the_types() {
             let updated = format!("{}{}{}", &text[..start], want, &text[end..]);
             std::fs::write(&path, updated).expect("rewrite PROTOCOL.md");
         } else {
-            panic!("PROTOCOL.md's schemas are stale: run UPDATE_PROTOCOL=1 cargo test -p skills-executor --test protocol_doc");
+            panic!("PROTOCOL.md's schemas are stale: run UPDATE_PROTOCOL=1 cargo test -p skills-protocol --test protocol_doc");
         }
     }
 }
