@@ -2,11 +2,8 @@
 //! skill, with the bytes pinned at load), where, for how long, and the audit of each run.
 //! The process itself is the runner's (`script.rs`), which also filters the environment.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use sha2::{Digest, Sha256};
 
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
@@ -60,28 +57,6 @@ pub fn cancellation() -> (Canceller, Cancellation) {
         },
         Cancellation { rx, cancelled },
     )
-}
-
-/// Opens `path` for reading without blocking (a FIFO swapped in after a caller's check
-/// cannot hang the open) and keeps it only if what was opened is a regular file; with its
-/// metadata.
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is not a regular file",
-        ));
-    }
-    Ok((file, meta))
 }
 
 /// A `skills_run_script` call.
@@ -170,33 +145,19 @@ impl PinBudget {
         if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
             return None;
         }
-        let id = file_identity(&meta);
+        let id = skills_storage::file_identity(&meta);
         if let Some(seen) = id.and_then(|id| self.seen.get(&id)) {
             return seen.clone().map(ScriptPin::Digest);
         }
         if meta.len() > self.left {
             return Some(ScriptPin::Unread);
         }
-        let (digest, read) = opened_digest(path, self.left.min(SCRIPT_LIMIT));
+        let (digest, read) = skills_storage::digest_regular(path, self.left.min(SCRIPT_LIMIT));
         self.left = self.left.saturating_sub(read);
         if let Some(id) = id {
             self.seen.insert(id, digest.clone());
         }
         digest.map(ScriptPin::Digest)
-    }
-}
-
-/// A file's device and inode (`None` off Unix: each name is read).
-fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        Some((meta.dev(), meta.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
     }
 }
 
@@ -207,36 +168,7 @@ pub(crate) fn script_digest(path: &Path) -> Option<String> {
     if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
         return None;
     }
-    opened_digest(path, SCRIPT_LIMIT).0
-}
-
-/// The digest of what opening `path` finds, if that is a regular file of at most `limit`
-/// bytes, and how many bytes were read: opened without blocking (a FIFO swapped in after a
-/// caller's check cannot hang it), and asked once open, so what is hashed is the regular
-/// file that was opened. Never reads more than `limit + 1` bytes.
-fn opened_digest(path: &Path, limit: u64) -> (Option<String>, u64) {
-    let Ok((file, opened)) = open_regular(path) else {
-        return (None, 0);
-    };
-    if opened.len() > limit {
-        return (None, 0);
-    }
-    let mut file = file.take(limit + 1);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut read = 0u64;
-    loop {
-        let Ok(n) = file.read(&mut buf) else {
-            return (None, read);
-        };
-        if n == 0 {
-            break;
-        }
-        read += n as u64;
-        hasher.update(&buf[..n]);
-    }
-    let digest = (read <= limit).then(|| format!("sha256:{:x}", hasher.finalize()));
-    (digest, read)
+    skills_storage::digest_regular(path, SCRIPT_LIMIT).0
 }
 
 impl Session {
@@ -615,11 +547,11 @@ mod tests {
             .status()
             .unwrap();
         assert!(made.success());
-        assert_eq!(opened_digest(&fifo, SCRIPT_LIMIT).0, None);
+        assert_eq!(skills_storage::digest_regular(&fifo, SCRIPT_LIMIT).0, None);
         assert_eq!(script_digest(&fifo), None);
         let file = dir.path().join("ok.sh");
         std::fs::write(&file, "echo ok\n").unwrap();
-        assert!(opened_digest(&file, SCRIPT_LIMIT)
+        assert!(skills_storage::digest_regular(&file, SCRIPT_LIMIT)
             .0
             .is_some_and(|d| d.starts_with("sha256:")));
     }

@@ -218,7 +218,7 @@ fn startable(script: &Path) -> io::Result<()> {
         use std::io::Read as _;
         // Without blocking: a FIFO swapped in for the script since its check hung the
         // session here, before any timeout applied.
-        crate::run::open_regular(script)?.0.read(&mut head)?
+        skills_storage::open_regular(script)?.0.read(&mut head)?
     };
     let Some(line) = head[..read].strip_prefix(b"#!") else {
         return Ok(());
