@@ -2,7 +2,7 @@
 //! a model gives must pass (relative, no `..`, resolved inside the skill folder). Scripts
 //! are run, never read.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use base64::Engine as _;
@@ -10,36 +10,13 @@ use base64::Engine as _;
 use crate::audit::AuditKind;
 use crate::stack::Active;
 use crate::{Encoding, ExecError, FileContent, Session};
-use skills_model::SkillFile;
+use skills_model::{RelPath, SkillFile};
 use skills_storage::{BeneathError, ReadError, SkillDir};
 
-/// The components of a path relative to a skill folder, or why it is refused.
-pub(crate) fn relative_parts(path: &str) -> Result<Vec<&str>, String> {
-    if path.is_empty() {
-        return Err("the path is empty".into());
-    }
-    if path.contains('\0') {
-        return Err("the path holds a NUL byte".into());
-    }
-    let p = Path::new(path);
-    if p.is_absolute() || path.starts_with('/') || path.starts_with('\\') {
-        return Err("absolute paths are refused: give a path relative to the skill folder".into());
-    }
-    let mut parts = Vec::new();
-    for comp in p.components() {
-        match comp {
-            Component::Normal(s) => parts.push(s.to_str().ok_or("the path is not UTF-8")?),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err("`..` is refused: paths stay inside the skill folder".into())
-            }
-            _ => return Err("absolute paths are refused".into()),
-        }
-    }
-    if parts.is_empty() {
-        return Err("the path names no file".into());
-    }
-    Ok(parts)
+/// A path relative to a skill folder (the model's one rule, [`RelPath`]), or why it is
+/// refused.
+pub(crate) fn relative_parts(path: &str) -> Result<RelPath<'_>, String> {
+    RelPath::file(path).map_err(|e| e.to_string())
 }
 
 /// The skill folder a read is beneath.
@@ -221,9 +198,10 @@ impl Session {
             .files
             .iter()
             .filter(|f| {
-                let Ok(parts) = relative_parts(&f.path) else {
+                let Ok(rel) = relative_parts(&f.path) else {
                     return false;
                 };
+                let parts = rel.parts();
                 if !served_folder(&parts) {
                     return false;
                 }
@@ -254,7 +232,8 @@ impl Session {
             path: path.to_owned(),
             reason,
         };
-        let parts = relative_parts(path).map_err(invalid)?;
+        let rel = relative_parts(path).map_err(invalid)?;
+        let parts = rel.parts();
         let allowed = parts == ["SKILL.md"] || served_folder(&parts);
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
@@ -387,7 +366,8 @@ impl Session {
             path: path.to_owned(),
             reason,
         };
-        let parts = relative_parts(path).map_err(invalid)?;
+        let rel = relative_parts(path).map_err(invalid)?;
+        let parts = rel.parts();
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
                 skill: a.skill.record.name.to_string(),

@@ -363,10 +363,11 @@ impl Session {
     }
 
     fn script_path(&self, dir: &Path, path: &str) -> Result<(PathBuf, String), ExecError> {
-        let parts = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
+        let rel = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
             path: path.to_owned(),
             reason,
         })?;
+        let parts = rel.parts();
         if parts.len() < 2 || parts[0] != "scripts" {
             return Err(ExecError::InvalidPath {
                 path: path.to_owned(),
