@@ -1,5 +1,5 @@
 //! The executor: sessions with a stack of active skills, enforcement of their
-//! `allowed-tools`, the runtime tools a model calls, the script runner, the audit trail,
+//! `allowed-tools`, the runtime tools a model calls, scripts (run by `skills-runner`), the audit trail,
 //! prompt rendering, and the protocol layer every transport speaks.
 //!
 //! The Rust API is typed: a [`Session`]'s operations return the values in this crate
@@ -12,7 +12,6 @@ pub mod __fuzz;
 mod audit;
 mod check;
 mod enforce;
-mod env;
 mod error;
 mod executor;
 mod files;
@@ -22,12 +21,10 @@ mod prompt;
 pub mod protocol;
 mod results;
 mod run;
-mod script;
 mod search;
 mod session;
 mod shell;
 mod stack;
-mod supervisor;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
@@ -48,9 +45,11 @@ pub use results::{
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
-pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
+pub use run::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::{HeldDecisions, Session};
 pub use stack::{LoadMode, TaskGuard};
-pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};
+pub use skills_runner::{
+    cancellation, interpreter_for, run_script, supervise, Cancellation, Canceller, ScriptError,
+    ScriptOutput, ScriptRequest, STOPPED, SUPERVISE_ARG,
+};
