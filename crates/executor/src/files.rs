@@ -7,8 +7,8 @@ use std::time::Instant;
 
 use base64::Engine as _;
 
+use crate::active::Active;
 use crate::audit::AuditKind;
-use crate::stack::Active;
 use crate::{Encoding, ExecError, FileContent, Session};
 use skills_model::{RelPath, SkillFile};
 use skills_storage::{BeneathError, ReadError, SkillDir};
@@ -118,6 +118,25 @@ fn real_scripts(dir: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(dir.join("scripts")).ok()
 }
 
+/// A read refused beneath a skill folder, as the executor says it of `path`.
+fn beneath_error(path: &str, limit: u64, e: BeneathError) -> ExecError {
+    match e {
+        BeneathError::TooLarge(size) => ExecError::FileTooLarge {
+            path: path.to_owned(),
+            size,
+            limit,
+        },
+        BeneathError::Refused(reason) => ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        },
+        other => ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason: other.to_string(),
+        },
+    }
+}
+
 impl Session {
     /// `skills_read`: a file of an active skill (a reference, an asset, its `SKILL.md`),
     /// as text or base64. Files under `scripts/` are refused: scripts are run, not read.
@@ -135,7 +154,7 @@ impl Session {
         let mut e = self.event(kind);
         e.tool_name = Some("skills_read".to_owned());
         e.path = Some(path.to_owned());
-        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         // The skill read from, also when the read is refused.
         e.skill_name = target
             .as_ref()
@@ -169,7 +188,7 @@ impl Session {
         e.tool_name = Some(via.to_owned());
         e.path = Some(path.to_owned());
         e.skill_name = Some(skill.to_owned());
-        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         if let Err(err) = &result {
             e.error = Some(err.to_string());
         }
@@ -315,21 +334,7 @@ impl Session {
             real,
             id: opened,
             bytes,
-        } = read_beneath(&folder, parts, limit).map_err(|e| match e {
-            BeneathError::TooLarge(size) => ExecError::FileTooLarge {
-                path: path.to_owned(),
-                size,
-                limit,
-            },
-            BeneathError::Refused(reason) => ExecError::InvalidPath {
-                path: path.to_owned(),
-                reason,
-            },
-            other => ExecError::InvalidPath {
-                path: path.to_owned(),
-                reason: other.to_string(),
-            },
-        })?;
+        } = read_beneath(&folder, parts, limit).map_err(|e| beneath_error(path, limit, e))?;
         if real_scripts(dir).is_some_and(|s| real.starts_with(s))
             || opened.is_some_and(|id| within.scripts.contains(&id))
         {

@@ -9,6 +9,7 @@
 #[doc(hidden)]
 #[path = "fuzz_support.rs"]
 pub mod __fuzz;
+mod active;
 mod audit;
 mod check;
 mod enforce;
@@ -16,15 +17,18 @@ mod error;
 mod executor;
 mod files;
 mod guard;
+mod pin;
 mod policy;
 mod prompt;
 pub mod protocol;
 mod results;
 mod run;
+mod script_call;
 mod search;
 mod session;
 mod shell;
 mod stack;
+mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
@@ -45,11 +49,11 @@ pub use results::{
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use run::ScriptCall;
+pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::{HeldDecisions, Session};
-pub use stack::{LoadMode, TaskGuard};
 pub use skills_runner::{
     cancellation, interpreter_for, run_script, supervise, Cancellation, Canceller, ScriptError,
     ScriptOutput, ScriptRequest, STOPPED, SUPERVISE_ARG,
 };
+pub use stack::{LoadMode, TaskGuard};

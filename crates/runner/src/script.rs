@@ -298,14 +298,15 @@ fn run_ready(
 ) -> Result<ScriptOutput, ScriptError> {
     let script = script.to_path_buf();
     let started = Instant::now();
-    let mut child =
-        crate::spawn::spawn_when_not_busy(&mut command).map_err(|e| match interpreter_for(&script) {
+    let mut child = crate::spawn::spawn_when_not_busy(&mut command).map_err(|e| {
+        match interpreter_for(&script) {
             Some(interpreter) => spawn_error(
                 &script,
                 io::Error::new(e.kind(), format!("{interpreter}: {e}")),
             ),
             None => spawn_error(&script, e),
-        })?;
+        }
+    })?;
 
     let limit = request.output_limit;
     let stdout = Capture::start(child.stdout.take(), limit, "script-stdout");

@@ -36,8 +36,8 @@ pub use roots::{
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
 pub use skill_dir::{
-    digest_regular, file_id, file_identity, open_regular, resolve_inside, BeneathError,
-    OpenedFile, SkillDir,
+    digest_regular, file_id, file_identity, open_regular, resolve_inside, BeneathError, OpenedFile,
+    SkillDir,
 };
 pub use source::{
     CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate,

@@ -66,7 +66,10 @@ pub fn file_identity(meta: &Metadata) -> Option<(u64, u64)> {
 
 /// [`file_identity`] of what `path` names now (links followed).
 pub fn file_id(path: &Path) -> Option<(u64, u64)> {
-    std::fs::metadata(path).ok().as_ref().and_then(file_identity)
+    std::fs::metadata(path)
+        .ok()
+        .as_ref()
+        .and_then(file_identity)
 }
 
 /// The `sha256:<hex>` digest of what opening `path` finds, if that is a regular file of at
