@@ -59,7 +59,10 @@ const ALLOWED: [(&str, &[&str]); 8] = [
     ("storage", &["model"]),
     ("index", &["model", "parser", "storage"]),
     ("runner", &["model", "storage"]),
-    ("executor", &["model", "parser", "storage", "index", "runner"]),
+    (
+        "executor",
+        &["model", "parser", "storage", "index", "runner"],
+    ),
     (
         "mcp",
         &["model", "parser", "storage", "index", "runner", "executor"],
