@@ -4,10 +4,10 @@
 
 use serde_json::Value;
 
+use crate::active::Active;
 use crate::audit::AuditKind;
 use crate::enforce::{decide, Fallback, PathAccess};
 use crate::policy::{not_plain, shown_tool, tool_key, PathTool};
-use crate::stack::Active;
 use crate::{Decision, Session, SkillWrites};
 
 /// The longest path a path tool may be given (Linux's `PATH_MAX`): checking is linear in

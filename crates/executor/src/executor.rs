@@ -260,9 +260,9 @@ impl Inner {
     /// registered over the protocol stays that plugin's, however its id is registered
     /// since (unregistered, its skill would have counted as a host plugin's; registered
     /// again by the host, the host's trust would have gone to the other folder's skill).
-    pub(crate) fn trusts_active(&self, a: &crate::stack::Active) -> bool {
-        let record = &a.skill.record;
-        let origin = match (a.origin, self.origin_of(record)) {
+    /// `record` is the active skill's, `loaded` who had registered its plugin at its load.
+    pub(crate) fn trusts_active(&self, record: &SkillRecord, loaded: PluginOrigin) -> bool {
+        let origin = match (loaded, self.origin_of(record)) {
             (PluginOrigin::Host, PluginOrigin::Host) => PluginOrigin::Host,
             _ => PluginOrigin::Protocol,
         };

@@ -2,46 +2,21 @@
 //! a model gives must pass (relative, no `..`, resolved inside the skill folder). Scripts
 //! are run, never read.
 
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::time::Instant;
-
-use std::io::Read as _;
 
 use base64::Engine as _;
 
+use crate::active::Active;
 use crate::audit::AuditKind;
-use crate::stack::Active;
 use crate::{Encoding, ExecError, FileContent, Session};
-use skills_model::SkillFile;
-use skills_storage::ReadError;
+use skills_model::{RelPath, SkillFile};
+use skills_storage::{BeneathError, ReadError, SkillDir};
 
-/// The components of a path relative to a skill folder, or why it is refused.
-pub(crate) fn relative_parts(path: &str) -> Result<Vec<&str>, String> {
-    if path.is_empty() {
-        return Err("the path is empty".into());
-    }
-    if path.contains('\0') {
-        return Err("the path holds a NUL byte".into());
-    }
-    let p = Path::new(path);
-    if p.is_absolute() || path.starts_with('/') || path.starts_with('\\') {
-        return Err("absolute paths are refused: give a path relative to the skill folder".into());
-    }
-    let mut parts = Vec::new();
-    for comp in p.components() {
-        match comp {
-            Component::Normal(s) => parts.push(s.to_str().ok_or("the path is not UTF-8")?),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                return Err("`..` is refused: paths stay inside the skill folder".into())
-            }
-            _ => return Err("absolute paths are refused".into()),
-        }
-    }
-    if parts.is_empty() {
-        return Err("the path names no file".into());
-    }
-    Ok(parts)
+/// A path relative to a skill folder (the model's one rule, [`RelPath`]), or why it is
+/// refused.
+pub(crate) fn relative_parts(path: &str) -> Result<RelPath<'_>, String> {
+    RelPath::file(path).map_err(|e| e.to_string())
 }
 
 /// The skill folder a read is beneath.
@@ -62,21 +37,10 @@ fn served_folder(parts: &[&str]) -> bool {
 
 /// Joins `parts` to `dir` and checks that the canonical path stays inside `dir`.
 pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf, ExecError> {
-    let invalid = |reason: &str| ExecError::InvalidPath {
+    skills_storage::resolve_inside(dir, parts).map_err(|reason| ExecError::InvalidPath {
         path: shown.to_owned(),
         reason: reason.to_owned(),
-    };
-    let joined: PathBuf = parts.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
-    let canonical_dir =
-        std::fs::canonicalize(dir).map_err(|_| invalid("the skill folder is gone"))?;
-    let canonical =
-        std::fs::canonicalize(&joined).map_err(|_| invalid("no such file in the skill"))?;
-    if !canonical.starts_with(&canonical_dir) {
-        return Err(invalid(
-            "it resolves outside the skill folder (a link that escapes is refused)",
-        ));
-    }
-    Ok(canonical)
+    })
 }
 
 /// A file's bytes as text, or base64 when they are not UTF-8.
@@ -124,35 +88,19 @@ fn served_digest(served: &FileContent) -> Option<String> {
     }
 }
 
-/// Why a read beneath a skill folder failed.
-enum BeneathError {
-    /// The file is over the limit (its size).
-    TooLarge(u64),
-    /// Refused, with the reason for the model.
-    Refused(String),
-}
-
-/// Opens `parts` beneath `dir` without ever leaving it on the way (on Linux `openat2`
-/// with `RESOLVE_BENEATH`: the kernel refuses any `..` or link that would climb out,
-/// atomically, so a file swapped for a link mid-read cannot serve an outside file), checks
-/// that what was opened is a regular file inside the folder, and reads it with a bound.
-/// Returns the opened file's real path and its bytes.
+/// Reads `parts` beneath `dir` through its [`SkillDir`] (race-free: nothing outside the
+/// folder is opened, a FIFO cannot hang the open), a regular file within `limit`.
+/// Returns the opened file's real path and identity, and its bytes.
 fn read_beneath(dir: &Folder<'_>, parts: &[&str], limit: u64) -> Result<Beneath, BeneathError> {
-    let (real, file, meta) = match dir {
-        Folder::AsNow(dir) => open_checked(dir, parts, limit)?,
-        Folder::Pinned(real_dir) => open_checked_in(real_dir, parts, limit)?,
+    let handle = match dir {
+        Folder::AsNow(dir) => SkillDir::resolve(dir)?,
+        Folder::Pinned(real_dir) => SkillDir::pinned(real_dir),
     };
-    let mut bytes = Vec::with_capacity(usize::try_from(meta.len()).unwrap_or(0));
-    (&file)
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
-    if bytes.len() as u64 > limit {
-        return Err(BeneathError::TooLarge(bytes.len() as u64));
-    }
+    let opened = handle.open(parts, limit)?;
+    let bytes = opened.read_bounded(limit)?;
     Ok(Beneath {
-        id: crate::enforce::id_of(&meta),
-        real,
+        id: opened.identity(),
+        real: opened.real_path().to_path_buf(),
         bytes,
     })
 }
@@ -170,121 +118,23 @@ fn real_scripts(dir: &Path) -> Option<PathBuf> {
     std::fs::canonicalize(dir.join("scripts")).ok()
 }
 
-/// What [`read_beneath`] opens before it reads: the file beneath `dir`, a regular file
-/// within `limit`, resolving inside the folder; with its real path and metadata.
-fn open_checked(
-    dir: &Path,
-    parts: &[&str],
-    limit: u64,
-) -> Result<(PathBuf, std::fs::File, std::fs::Metadata), BeneathError> {
-    let canonical_dir = std::fs::canonicalize(dir)
-        .map_err(|_| BeneathError::Refused("the skill folder is gone".into()))?;
-    open_checked_in(&canonical_dir, parts, limit)
-}
-
-/// [`open_checked`] beneath a folder given by its real path (one lookup for many files).
-fn open_checked_in(
-    canonical_dir: &Path,
-    parts: &[&str],
-    limit: u64,
-) -> Result<(PathBuf, std::fs::File, std::fs::Metadata), BeneathError> {
-    let refused = |reason: &str| BeneathError::Refused(reason.to_owned());
-    let file = open_beneath(canonical_dir, parts)?;
-    let meta = file
-        .metadata()
-        .map_err(|e| BeneathError::Refused(format!("cannot read it: {e}")))?;
-    if meta.is_dir() {
-        return Err(refused("it is a directory, not a file"));
+/// A read refused beneath a skill folder, as the executor says it of `path`.
+fn beneath_error(path: &str, limit: u64, e: BeneathError) -> ExecError {
+    match e {
+        BeneathError::TooLarge(size) => ExecError::FileTooLarge {
+            path: path.to_owned(),
+            size,
+            limit,
+        },
+        BeneathError::Refused(reason) => ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason,
+        },
+        other => ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason: other.to_string(),
+        },
     }
-    if !meta.is_file() {
-        return Err(refused("it is not a regular file"));
-    }
-    if meta.len() > limit {
-        return Err(BeneathError::TooLarge(meta.len()));
-    }
-    let real = opened_path(&file, canonical_dir, parts);
-    if !real.starts_with(canonical_dir) {
-        return Err(refused(
-            "it resolves outside the skill folder (a link that escapes is refused)",
-        ));
-    }
-    Ok((real, file, meta))
-}
-
-#[cfg(target_os = "linux")]
-fn open_beneath(dir: &Path, parts: &[&str]) -> Result<std::fs::File, BeneathError> {
-    use rustix::fs::{Mode, OFlags, ResolveFlags};
-    let refused = |e: rustix::io::Errno| {
-        BeneathError::Refused(match e {
-            rustix::io::Errno::XDEV => {
-                "it resolves outside the skill folder (a link that escapes is refused)".into()
-            }
-            rustix::io::Errno::NOENT => "no such file in the skill".into(),
-            rustix::io::Errno::LOOP => "its links loop".into(),
-            other => format!("cannot open it: {other}"),
-        })
-    };
-    let dirfd = rustix::fs::open(
-        dir,
-        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .map_err(|_| BeneathError::Refused("the skill folder is gone".into()))?;
-    let rel = parts.join("/");
-    // Non-blocking: a FIFO planted in the skill cannot hang the read.
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC | OFlags::NOCTTY;
-    let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
-    match rustix::fs::openat2(&dirfd, rel.as_str(), flags, Mode::empty(), resolve) {
-        Ok(fd) => Ok(std::fs::File::from(fd)),
-        // Kernels before 5.6 have no openat2: open by the checked name, and let the check
-        // of what was opened (its real path) decide.
-        Err(rustix::io::Errno::NOSYS) => {
-            let path =
-                inside(dir, parts, &rel).map_err(|e| BeneathError::Refused(e.to_string()))?;
-            open_plain(&path)
-        }
-        Err(e) => Err(refused(e)),
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn open_beneath(dir: &Path, parts: &[&str]) -> Result<std::fs::File, BeneathError> {
-    let rel = parts.join("/");
-    let path = inside(dir, parts, &rel).map_err(|e| BeneathError::Refused(e.to_string()))?;
-    open_plain(&path)
-}
-
-fn open_plain(path: &Path) -> Result<std::fs::File, BeneathError> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(libc_nonblock());
-    }
-    options
-        .open(path)
-        .map_err(|e| BeneathError::Refused(format!("cannot open it: {e}")))
-}
-
-#[cfg(unix)]
-fn libc_nonblock() -> i32 {
-    rustix::fs::OFlags::NONBLOCK.bits() as i32
-}
-
-/// The real path of an open file: on Linux what `/proc/self/fd` says of the descriptor
-/// (what was opened, not what the name means now); elsewhere the canonical name.
-fn opened_path(file: &std::fs::File, dir: &Path, parts: &[&str]) -> PathBuf {
-    #[cfg(target_os = "linux")]
-    {
-        use std::os::fd::AsRawFd as _;
-        if let Ok(p) = std::fs::read_link(format!("/proc/self/fd/{}", file.as_raw_fd())) {
-            return p;
-        }
-    }
-    let _ = file;
-    let joined: PathBuf = parts.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
-    std::fs::canonicalize(&joined).unwrap_or(joined)
 }
 
 impl Session {
@@ -304,7 +154,7 @@ impl Session {
         let mut e = self.event(kind);
         e.tool_name = Some("skills_read".to_owned());
         e.path = Some(path.to_owned());
-        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         // The skill read from, also when the read is refused.
         e.skill_name = target
             .as_ref()
@@ -338,7 +188,7 @@ impl Session {
         e.tool_name = Some(via.to_owned());
         e.path = Some(path.to_owned());
         e.skill_name = Some(skill.to_owned());
-        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         if let Err(err) = &result {
             e.error = Some(err.to_string());
         }
@@ -367,9 +217,10 @@ impl Session {
             .files
             .iter()
             .filter(|f| {
-                let Ok(parts) = relative_parts(&f.path) else {
+                let Ok(rel) = relative_parts(&f.path) else {
                     return false;
                 };
+                let parts = rel.parts();
                 if !served_folder(&parts) {
                     return false;
                 }
@@ -378,11 +229,14 @@ impl Session {
                 }
                 // Opened as the read opens it, so the same links and sizes are refused.
                 real_dir.as_deref().is_some_and(|real_dir| {
-                    open_checked_in(real_dir, &parts, limit).is_ok_and(|(real, _, meta)| {
-                        !scripts.as_ref().is_some_and(|s| real.starts_with(s))
-                            && !crate::enforce::id_of(&meta)
-                                .is_some_and(|id| script_ids.contains(&id))
-                    })
+                    SkillDir::pinned(real_dir)
+                        .open(&parts, limit)
+                        .is_ok_and(|opened| {
+                            !scripts
+                                .as_ref()
+                                .is_some_and(|s| opened.real_path().starts_with(s))
+                                && !opened.identity().is_some_and(|id| script_ids.contains(&id))
+                        })
                 })
             })
             .collect()
@@ -397,7 +251,8 @@ impl Session {
             path: path.to_owned(),
             reason,
         };
-        let parts = relative_parts(path).map_err(invalid)?;
+        let rel = relative_parts(path).map_err(invalid)?;
+        let parts = rel.parts();
         let allowed = parts == ["SKILL.md"] || served_folder(&parts);
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
@@ -479,17 +334,7 @@ impl Session {
             real,
             id: opened,
             bytes,
-        } = read_beneath(&folder, parts, limit).map_err(|e| match e {
-            BeneathError::TooLarge(size) => ExecError::FileTooLarge {
-                path: path.to_owned(),
-                size,
-                limit,
-            },
-            BeneathError::Refused(reason) => ExecError::InvalidPath {
-                path: path.to_owned(),
-                reason,
-            },
-        })?;
+        } = read_beneath(&folder, parts, limit).map_err(|e| beneath_error(path, limit, e))?;
         if real_scripts(dir).is_some_and(|s| real.starts_with(s))
             || opened.is_some_and(|id| within.scripts.contains(&id))
         {
@@ -513,7 +358,7 @@ impl Session {
                         .is_some_and(|n| n == "SKILL.md" || n == "SKILL.md (deleted)");
                 named
                     || opened
-                        .is_some_and(|id| crate::enforce::file_id(&d.join("SKILL.md")) == Some(id))
+                        .is_some_and(|id| skills_storage::file_id(&d.join("SKILL.md")) == Some(id))
             });
         Ok(Served {
             content: content(path, bytes),
@@ -526,7 +371,8 @@ impl Session {
             path: path.to_owned(),
             reason,
         };
-        let parts = relative_parts(path).map_err(invalid)?;
+        let rel = relative_parts(path).map_err(invalid)?;
+        let parts = rel.parts();
         if parts[0] == "scripts" {
             return Err(ExecError::ScriptNotReadable {
                 skill: a.skill.record.name.to_string(),

@@ -1,6 +1,7 @@
 //! The executor: sessions with a stack of active skills, enforcement of their
-//! `allowed-tools`, the runtime tools a model calls, the script runner, the audit trail,
-//! and prompt rendering. The protocol every transport speaks is `skills-protocol`'s.
+//! `allowed-tools`, the runtime tools a model calls, scripts (run by `skills-runner`), the
+//! audit trail, and prompt rendering. The protocol every transport speaks is
+//! `skills-protocol`'s.
 //!
 //! The Rust API is typed: a [`Session`]'s operations return the values in this crate
 //! ([`LoadReceipt`], [`FileContent`], [`ScriptRun`], [`Decision`]...). JSON appears only
@@ -9,24 +10,25 @@
 #[doc(hidden)]
 #[path = "fuzz_support.rs"]
 pub mod __fuzz;
+mod active;
 mod audit;
 mod check;
 mod enforce;
-mod env;
 mod error;
 mod executor;
 mod files;
 mod guard;
+mod pin;
 mod policy;
 mod prompt;
 mod results;
 mod run;
-mod script;
+mod script_call;
 mod search;
 mod session;
 mod shell;
 mod stack;
-mod supervisor;
+mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use enforce::Decision;
@@ -46,9 +48,11 @@ pub use results::{
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
-pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
-pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
+pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::{HeldDecisions, Session};
+pub use skills_runner::{
+    cancellation, interpreter_for, run_script, supervise, Cancellation, Canceller, ScriptError,
+    ScriptOutput, ScriptRequest, STOPPED, SUPERVISE_ARG,
+};
 pub use stack::{LoadMode, TaskGuard};
-pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

@@ -2,116 +2,18 @@
 //! skill, with the bytes pinned at load), where, for how long, and the audit of each run.
 //! The process itself is the runner's (`script.rs`), which also filters the environment.
 
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use sha2::{Digest, Sha256};
-
+use crate::active::{Activation, Active};
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
-use crate::stack::{hook_allowed, Activation, Active};
-use crate::{ExecError, HookRun, HookStage, ScriptOutput, ScriptRequest, ScriptRun, Session};
-
-/// Stops a script run from another thread (a client's cancellation). Made with
-/// [`cancellation`]; dropping the [`Canceller`] unused cancels nothing.
-#[derive(Debug, Clone)]
-pub struct Cancellation {
-    rx: crossbeam_channel::Receiver<()>,
-    cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Cancellation {
-    pub(crate) fn receiver(&self) -> crossbeam_channel::Receiver<()> {
-        self.rx.clone()
-    }
-
-    /// Whether it was ever cancelled: no script starts under it after that.
-    pub fn is_cancelled(&self) -> bool {
-        self.cancelled.load(std::sync::atomic::Ordering::SeqCst)
-    }
-}
-
-/// The side that cancels.
-#[derive(Debug)]
-pub struct Canceller {
-    tx: crossbeam_channel::Sender<()>,
-    cancelled: std::sync::Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl Canceller {
-    /// Cancels the run: the script and every descendant are stopped, and no script starts
-    /// under the cancellation from then on.
-    pub fn cancel(&self) {
-        self.cancelled
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        let _ = self.tx.try_send(());
-    }
-}
-
-/// A linked canceller and cancellation.
-pub fn cancellation() -> (Canceller, Cancellation) {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let cancelled = std::sync::Arc::default();
-    (
-        Canceller {
-            tx,
-            cancelled: std::sync::Arc::clone(&cancelled),
-        },
-        Cancellation { rx, cancelled },
-    )
-}
-
-/// Opens `path` for reading without blocking (a FIFO swapped in after a caller's check
-/// cannot hang the open) and keeps it only if what was opened is a regular file; with its
-/// metadata.
-pub(crate) fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, std::fs::Metadata)> {
-    let mut options = std::fs::OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.custom_flags(rustix::fs::OFlags::NONBLOCK.bits() as i32);
-    }
-    let file = options.open(path)?;
-    let meta = file.metadata()?;
-    if !meta.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "it is not a regular file",
-        ));
-    }
-    Ok((file, meta))
-}
-
-/// A `skills_run_script` call.
-#[derive(Debug, Clone, Default)]
-pub struct ScriptCall {
-    /// The active skill (default: the most recently loaded).
-    pub skill: Option<String>,
-    /// The script, relative to the skill folder, under `scripts/`.
-    pub path: String,
-    /// Arguments, passed as argv.
-    pub args: Vec<String>,
-    /// Environment variables to add (filtered by the runner).
-    pub env: Vec<(String, String)>,
-    /// The working folder, relative to the skill folder or an area the host allows.
-    pub workdir: Option<String>,
-    /// A shorter timeout than the host's.
-    pub timeout: Option<Duration>,
-    /// Stops the run when cancelled.
-    pub cancel: Option<Cancellation>,
-}
-
-impl ScriptCall {
-    /// A call of the script at `path` of the most recently loaded skill, with no arguments.
-    pub fn new(path: impl Into<String>) -> ScriptCall {
-        ScriptCall {
-            path: path.into(),
-            ..ScriptCall::default()
-        }
-    }
-}
+use crate::pin::{script_digest, ScriptPin, SCRIPTS_BUDGET, SCRIPT_LIMIT};
+use crate::stack::hook_allowed;
+use crate::{
+    ExecError, HookRun, HookStage, ScriptCall, ScriptOutput, ScriptRequest, ScriptRun, Session,
+};
+use skills_runner::Cancellation;
 
 /// How a checked script is started.
 struct Launch<'a> {
@@ -121,122 +23,6 @@ struct Launch<'a> {
     workdir: &'a Path,
     timeout: Option<Duration>,
     cancel: Option<&'a Cancellation>,
-}
-
-pub(crate) fn elapsed_ms(started: Instant) -> u64 {
-    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-/// The largest script pinned at load, in bytes: a larger file under `scripts/` is not
-/// read (a hostile folder's sparse terabyte would hold the load for hours) and never runs.
-pub(crate) const SCRIPT_LIMIT: u64 = 64 * 1024 * 1024;
-
-/// The most bytes one load reads to pin its skills' scripts, all of them together: a file
-/// read under several names (links) counts once. A script beyond it is not read, not
-/// pinned ([`ScriptPin::Unread`]), and never runs (a hostile folder of ten thousand links
-/// to one file of 63 MiB made each load hash 640 GB).
-pub(crate) const SCRIPTS_BUDGET: u64 = 256 * 1024 * 1024;
-
-/// What a load pinned of a file under `scripts/`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum ScriptPin {
-    /// The `sha256:` digest of its bytes at load.
-    Digest(String),
-    /// Not read: the load's [`SCRIPTS_BUDGET`] was spent. It never runs.
-    Unread,
-}
-
-/// What is left of a load's [`SCRIPTS_BUDGET`], and the files it read, by identity (device
-/// and inode), with what each gave.
-#[derive(Debug)]
-pub(crate) struct PinBudget {
-    left: u64,
-    seen: std::collections::HashMap<(u64, u64), Option<String>>,
-}
-
-impl PinBudget {
-    pub(crate) fn new(bytes: u64) -> PinBudget {
-        PinBudget {
-            left: bytes,
-            seen: std::collections::HashMap::new(),
-        }
-    }
-
-    /// What to pin of `path`: its digest, [`ScriptPin::Unread`] when the budget left is less
-    /// than its size, `None` when it is not a regular file, cannot be read, or is larger
-    /// than [`SCRIPT_LIMIT`]. A file read already under another name is not read again.
-    pub(crate) fn pin(&mut self, path: &Path) -> Option<ScriptPin> {
-        let meta = std::fs::metadata(path).ok()?;
-        if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
-            return None;
-        }
-        let id = file_identity(&meta);
-        if let Some(seen) = id.and_then(|id| self.seen.get(&id)) {
-            return seen.clone().map(ScriptPin::Digest);
-        }
-        if meta.len() > self.left {
-            return Some(ScriptPin::Unread);
-        }
-        let (digest, read) = opened_digest(path, self.left.min(SCRIPT_LIMIT));
-        self.left = self.left.saturating_sub(read);
-        if let Some(id) = id {
-            self.seen.insert(id, digest.clone());
-        }
-        digest.map(ScriptPin::Digest)
-    }
-}
-
-/// A file's device and inode (`None` off Unix: each name is read).
-fn file_identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt as _;
-        Some((meta.dev(), meta.ino()))
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = meta;
-        None
-    }
-}
-
-/// `sha256:<hex>` of a regular file's bytes; `None` when it is not one, cannot be read, or
-/// is larger than [`SCRIPT_LIMIT`] (also when it grows past it while read).
-pub(crate) fn script_digest(path: &Path) -> Option<String> {
-    let meta = std::fs::metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > SCRIPT_LIMIT {
-        return None;
-    }
-    opened_digest(path, SCRIPT_LIMIT).0
-}
-
-/// The digest of what opening `path` finds, if that is a regular file of at most `limit`
-/// bytes, and how many bytes were read: opened without blocking (a FIFO swapped in after a
-/// caller's check cannot hang it), and asked once open, so what is hashed is the regular
-/// file that was opened. Never reads more than `limit + 1` bytes.
-fn opened_digest(path: &Path, limit: u64) -> (Option<String>, u64) {
-    let Ok((file, opened)) = open_regular(path) else {
-        return (None, 0);
-    };
-    if opened.len() > limit {
-        return (None, 0);
-    }
-    let mut file = file.take(limit + 1);
-    let mut hasher = Sha256::new();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut read = 0u64;
-    loop {
-        let Ok(n) = file.read(&mut buf) else {
-            return (None, read);
-        };
-        if n == 0 {
-            break;
-        }
-        read += n as u64;
-        hasher.update(&buf[..n]);
-    }
-    let digest = (read <= limit).then(|| format!("sha256:{:x}", hasher.finalize()));
-    (digest, read)
 }
 
 impl Session {
@@ -257,7 +43,7 @@ impl Session {
             .ok()
             .map(|a| a.skill.record.name.to_string())
             .or(call.skill.clone());
-        e.duration_ms = Some(elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         match &result {
             Ok(out) if out.exit_code != Some(0) => {
                 e.error = Some(format!(
@@ -284,7 +70,7 @@ impl Session {
             Some(record),
         )?;
         self.runnable(record, &call.path)?;
-        if !self.exec.trusts_active(a) {
+        if !self.exec.trusts_active(&a.skill.record, a.origin) {
             return Err(ExecError::Untrusted {
                 skill: record.name.to_string(),
                 layer: record.layer.to_string(),
@@ -306,48 +92,8 @@ impl Session {
             path: path.clone(),
             reason: "the skill folder is gone".into(),
         })?;
-        let workdir = match call.workdir.as_deref() {
-            None => dir.clone(),
-            Some(w) => {
-                let bad = |reason: &str| ExecError::InvalidPath {
-                    path: w.to_owned(),
-                    reason: reason.to_owned(),
-                };
-                let candidate = if Path::new(w).is_absolute() {
-                    PathBuf::from(w)
-                } else {
-                    dir.join(w)
-                };
-                let resolved =
-                    std::fs::canonicalize(&candidate).map_err(|_| bad("no such folder"))?;
-                let allowed = resolved.starts_with(&dir)
-                    || self
-                        .exec
-                        .policy
-                        .workdirs
-                        .iter()
-                        .filter_map(|d| std::fs::canonicalize(d).ok())
-                        .any(|d| resolved.starts_with(d));
-                if !allowed || !resolved.is_dir() {
-                    return Err(bad("the working folder must be inside the skill folder or an area the host allows"));
-                }
-                resolved
-            }
-        };
-        let allowed_env: Vec<String> = self
-            .exec
-            .policy
-            .script_env
-            .iter()
-            .chain(
-                record
-                    .frontmatter
-                    .security
-                    .iter()
-                    .flat_map(|s| &s.script_env),
-            )
-            .cloned()
-            .collect();
+        let workdir = self.workdir(&dir, call.workdir.as_deref())?;
+        let allowed_env = self.allowed_env(record);
         self.spawn(
             &script,
             &Launch {
@@ -368,6 +114,57 @@ impl Session {
                 self.emit(&e)
             },
         )
+    }
+
+    /// The working folder of a run: the skill folder (its real path `dir`), or the folder
+    /// the call names, if it resolves inside it or inside an area the host allows.
+    fn workdir(&self, dir: &Path, workdir: Option<&str>) -> Result<PathBuf, ExecError> {
+        match workdir {
+            None => Ok(dir.to_path_buf()),
+            Some(w) => {
+                let bad = |reason: &str| ExecError::InvalidPath {
+                    path: w.to_owned(),
+                    reason: reason.to_owned(),
+                };
+                let candidate = if Path::new(w).is_absolute() {
+                    PathBuf::from(w)
+                } else {
+                    dir.join(w)
+                };
+                let resolved =
+                    std::fs::canonicalize(&candidate).map_err(|_| bad("no such folder"))?;
+                let allowed = resolved.starts_with(dir)
+                    || self
+                        .exec
+                        .policy
+                        .workdirs
+                        .iter()
+                        .filter_map(|d| std::fs::canonicalize(d).ok())
+                        .any(|d| resolved.starts_with(d));
+                if !allowed || !resolved.is_dir() {
+                    return Err(bad("the working folder must be inside the skill folder or an area the host allows"));
+                }
+                Ok(resolved)
+            }
+        }
+    }
+
+    /// The names a run's environment may hold: the host's allow-list, then the skill's
+    /// `security.scriptEnv`.
+    fn allowed_env(&self, record: &skills_model::SkillRecord) -> Vec<String> {
+        self.exec
+            .policy
+            .script_env
+            .iter()
+            .chain(
+                record
+                    .frontmatter
+                    .security
+                    .iter()
+                    .flat_map(|s| &s.script_env),
+            )
+            .cloned()
+            .collect()
     }
 
     /// Refuses a script whose bytes differ from those pinned at load (or that did not
@@ -431,10 +228,11 @@ impl Session {
     }
 
     fn script_path(&self, dir: &Path, path: &str) -> Result<(PathBuf, String), ExecError> {
-        let parts = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
+        let rel = relative_parts(path).map_err(|reason| ExecError::InvalidPath {
             path: path.to_owned(),
             reason,
         })?;
+        let parts = rel.parts();
         if parts.len() < 2 || parts[0] != "scripts" {
             return Err(ExecError::InvalidPath {
                 path: path.to_owned(),
@@ -489,7 +287,7 @@ impl Session {
             }
             .into());
         }
-        let ready = crate::script::Ready::check(&request)?;
+        let ready = skills_runner::Ready::check(&request)?;
         started()?;
         Ok(ready.run()?)
     }
@@ -513,114 +311,108 @@ impl Session {
             HookStage::Pre => &hooks.pre,
             HookStage::Post => &hooks.post,
         };
-        let mut results = Vec::new();
-        for hook in list {
-            let started = Instant::now();
-            let record = &a.skill.record;
-            let forbidden = record
-                .frontmatter
-                .security
-                .as_ref()
-                .and_then(|s| s.executes_commands)
-                == Some(false);
-            let outcome = if forbidden {
-                // A manifest that says the skill runs no commands covers its hooks too.
-                Err(ExecError::ScriptsForbidden(record.name.to_string()))
-            } else if !self.exec.trusts_active(a) {
-                Err(ExecError::Untrusted {
-                    skill: record.name.to_string(),
-                    layer: record.layer.to_string(),
-                })
-            } else {
-                let judged = match (stage, a.by) {
-                    (HookStage::Post, Activation::Model) => hook_allowed(governing, record, hook),
-                    _ => Ok(()),
-                };
-                judged
-                    .and_then(|()| self.runnable(record, hook))
-                    .and_then(|()| self.script_path(&a.rules.dir, hook))
-                    .and_then(|(script, rel)| {
-                        self.check_pinned(a, &script, &rel, hook)?;
-                        Ok(script)
-                    })
-                    .and_then(|script| {
-                        self.spawn(
-                            &script,
-                            &Launch {
-                                args: &[],
-                                env: &[],
-                                allowed_env: &[],
-                                workdir: &a.rules.dir,
-                                timeout: None,
-                                cancel: None,
-                            },
-                            || {
-                                let mut e = self.event(AuditKind::HookStarted);
-                                e.skill_name = Some(record.name.to_string());
-                                e.path = Some(hook.clone());
-                                self.emit(&e)
-                            },
-                        )
-                    })
-            };
-            let mut e = self.event(AuditKind::HookExecuted);
-            e.skill_name = Some(a.skill.record.name.to_string());
-            e.path = Some(hook.clone());
-            e.duration_ms = Some(elapsed_ms(started));
-            let mut run = HookRun {
-                hook: hook.clone(),
-                stage,
-                exit_code: None,
-                timed_out: None,
-                error: None,
-            };
-            match &outcome {
-                Ok(out) => {
-                    if out.exit_code != Some(0) {
-                        e.error = Some(format!(
-                            "exit code {:?}, timed out: {}",
-                            out.exit_code, out.timed_out
-                        ));
-                    }
-                    run.exit_code = out.exit_code;
-                    run.timed_out = Some(out.timed_out);
+        list.iter()
+            .map(|hook| {
+                let started = Instant::now();
+                let outcome = self.run_hook(a, stage, governing, hook);
+                self.hook_ran(a, stage, hook, started, &outcome)
+            })
+            .collect()
+    }
+
+    /// One hook of `a`: refused when the skill runs no commands or is not trusted, or
+    /// (a post hook of a skill the model activated) when `governing` does not allow it;
+    /// else checked as a script is and run, its start audited first.
+    fn run_hook(
+        &self,
+        a: &Active,
+        stage: HookStage,
+        governing: &[Active],
+        hook: &str,
+    ) -> Result<ScriptOutput, ExecError> {
+        let record = &a.skill.record;
+        let forbidden = record
+            .frontmatter
+            .security
+            .as_ref()
+            .and_then(|s| s.executes_commands)
+            == Some(false);
+        if forbidden {
+            // A manifest that says the skill runs no commands covers its hooks too.
+            return Err(ExecError::ScriptsForbidden(record.name.to_string()));
+        }
+        if !self.exec.trusts_active(&a.skill.record, a.origin) {
+            return Err(ExecError::Untrusted {
+                skill: record.name.to_string(),
+                layer: record.layer.to_string(),
+            });
+        }
+        if let (HookStage::Post, Activation::Model) = (stage, a.by) {
+            hook_allowed(governing, record, hook)?;
+        }
+        self.runnable(record, hook)?;
+        let (script, rel) = self.script_path(&a.rules.dir, hook)?;
+        self.check_pinned(a, &script, &rel, hook)?;
+        self.spawn(
+            &script,
+            &Launch {
+                args: &[],
+                env: &[],
+                allowed_env: &[],
+                workdir: &a.rules.dir,
+                timeout: None,
+                cancel: None,
+            },
+            || {
+                let mut e = self.event(AuditKind::HookStarted);
+                e.skill_name = Some(record.name.to_string());
+                e.path = Some(hook.to_owned());
+                self.emit(&e)
+            },
+        )
+    }
+
+    /// Records a hook's run (`hook_executed`) and says what it gave; an audit that fails
+    /// is the run's error.
+    fn hook_ran(
+        &self,
+        a: &Active,
+        stage: HookStage,
+        hook: &str,
+        started: Instant,
+        outcome: &Result<ScriptOutput, ExecError>,
+    ) -> HookRun {
+        let mut e = self.event(AuditKind::HookExecuted);
+        e.skill_name = Some(a.skill.record.name.to_string());
+        e.path = Some(hook.to_owned());
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
+        let mut run = HookRun {
+            hook: hook.to_owned(),
+            stage,
+            exit_code: None,
+            timed_out: None,
+            error: None,
+        };
+        match outcome {
+            Ok(out) => {
+                if out.exit_code != Some(0) {
+                    e.error = Some(format!(
+                        "exit code {:?}, timed out: {}",
+                        out.exit_code, out.timed_out
+                    ));
                 }
-                Err(err) => {
-                    e.error = Some(err.to_string());
-                    run.error = Some(err.to_string());
-                }
+                run.exit_code = out.exit_code;
+                run.timed_out = Some(out.timed_out);
             }
-            if let Err(err) = self.emit(&e) {
-                tracing::warn!(error = %err, "hook audit failed");
+            Err(err) => {
+                e.error = Some(err.to_string());
                 run.error = Some(err.to_string());
             }
-            results.push(run);
         }
-        results
-    }
-}
-
-#[cfg(all(test, unix))]
-mod tests {
-    use super::*;
-
-    // Regression (review): a FIFO renamed onto a script between the check and the open
-    // blocked the open, and the load, for good.
-    #[test]
-    fn a_fifo_in_place_of_a_script_is_not_opened_blocking() {
-        let dir = tempfile::tempdir().unwrap();
-        let fifo = dir.path().join("run.sh");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .unwrap();
-        assert!(made.success());
-        assert_eq!(opened_digest(&fifo, SCRIPT_LIMIT).0, None);
-        assert_eq!(script_digest(&fifo), None);
-        let file = dir.path().join("ok.sh");
-        std::fs::write(&file, "echo ok\n").unwrap();
-        assert!(opened_digest(&file, SCRIPT_LIMIT)
-            .0
-            .is_some_and(|d| d.starts_with("sha256:")));
+        if let Err(err) = self.emit(&e) {
+            tracing::warn!(error = %err, "hook audit failed");
+            run.error = Some(err.to_string());
+        }
+        run
     }
 }

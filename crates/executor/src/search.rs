@@ -140,7 +140,7 @@ impl Session {
         e.tool_name = Some("skills_search".to_owned());
         e.query = Some(q.query.clone());
         e.result_count = Some(total as u64);
-        e.duration_ms = Some(crate::run::elapsed_ms(started));
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
         self.emit(&e)?;
         Ok(SearchResults { results, total })
     }

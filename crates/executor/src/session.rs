@@ -11,9 +11,9 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use skills_model::{Skill, SkillRecord};
 
+use crate::active::Active;
 use crate::audit::{AuditEvent, AuditKind};
 use crate::executor::Inner;
-use crate::stack::Active;
 use crate::{Delivery, ExecError, Instructions, Outdated, SessionContext};
 
 /// One agent's conversation: a stack of active skills, most recent last.

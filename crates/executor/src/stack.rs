@@ -8,37 +8,13 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use skills_model::{Hooks, Skill, SkillRecord};
 
+use crate::active::{Activation, Active};
 use crate::audit::{AuditEvent, AuditKind};
 use crate::enforce::CompiledRules;
 use crate::{
     ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, Session, SkillContent,
     SkillList, UnloadReceipt,
 };
-
-/// Who activated a skill.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Activation {
-    /// The model, through `skills_load` or `skill`.
-    Model,
-    /// The host, on a user's behalf (`host_activate`): pinned for the task.
-    Host,
-}
-
-/// A skill on the stack: everything in it comes from the bytes read at its load, so the
-/// instructions served and the rules enforced are one version.
-#[derive(Debug, Clone)]
-pub(crate) struct Active {
-    /// Body, record and digest, from one read of `SKILL.md`.
-    pub(crate) skill: Arc<Skill>,
-    /// Its rules, compiled from `skill.record`.
-    pub(crate) rules: CompiledRules,
-    /// Every file under `scripts/` at load (path relative to the skill, and its pin):
-    /// none for a skill whose scripts can never run (see [`Session::prepare`]).
-    pub(crate) scripts: Arc<[(String, crate::run::ScriptPin)]>,
-    pub(crate) by: Activation,
-    /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
-    pub(crate) origin: crate::PluginOrigin,
-}
 
 impl Active {
     /// The skills that judge the post hooks of `leaving` (see [`Session::run_hooks`]): those
@@ -65,12 +41,6 @@ impl Active {
         } else {
             Vec::new()
         }
-    }
-
-    /// Whether `name` (bare or qualified) names this skill.
-    pub(crate) fn is_named(&self, name: &str) -> bool {
-        let r = &self.skill.record;
-        r.name.as_str() == name || r.qualified_name() == name
     }
 
     fn name(&self) -> String {
@@ -227,7 +197,7 @@ impl Session {
         &self,
         record: &Arc<SkillRecord>,
         by: Activation,
-        budget: &mut crate::run::PinBudget,
+        budget: &mut crate::pin::PinBudget,
     ) -> Result<Active, ExecError> {
         let origin = self.exec.origin_of(record);
         let skill = self.load_resolved(record)?;
@@ -245,7 +215,7 @@ impl Session {
                 .and_then(|s| s.executes_commands)
                 != Some(false);
         let dir = r.dir().to_path_buf();
-        let scripts: Arc<[(String, crate::run::ScriptPin)]> = skill
+        let scripts: Arc<[(String, crate::pin::ScriptPin)]> = skill
             .files
             .iter()
             .filter(|f| may_run && f.path.starts_with("scripts/"))
@@ -342,7 +312,7 @@ impl Session {
         }
         // Read bodies and compile rules before taking the stack lock: file I/O never blocks
         // this session's tool checks.
-        let mut budget = crate::run::PinBudget::new(scripts_budget());
+        let mut budget = crate::pin::PinBudget::new(scripts_budget());
         // The skills already active are read first, so a skill new to the stack cannot use
         // up the budget and leave an active skill's scripts unread (and no longer run).
         let active: Vec<StackKey> = self.stack.lock().iter().map(Active::key).collect();
@@ -401,7 +371,7 @@ impl Session {
             let starved = a
                 .scripts
                 .iter()
-                .any(|(_, pin)| *pin == crate::run::ScriptPin::Unread);
+                .any(|(_, pin)| *pin == crate::pin::ScriptPin::Unread);
             let same = on_stack.is_some_and(|s| {
                 s.skill.digest == a.skill.digest && (s.scripts == a.scripts || starved)
             });
@@ -1009,14 +979,14 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
     }
 }
 
-/// The bytes one load reads to pin scripts ([`SCRIPTS_BUDGET`](crate::run::SCRIPTS_BUDGET);
+/// The bytes one load reads to pin scripts ([`SCRIPTS_BUDGET`](crate::pin::SCRIPTS_BUDGET);
 /// a unit test may set a smaller one).
 fn scripts_budget() -> u64 {
     #[cfg(test)]
     if let Some(bytes) = tests::BUDGET.with(std::cell::Cell::get) {
         return bytes;
     }
-    crate::run::SCRIPTS_BUDGET
+    crate::pin::SCRIPTS_BUDGET
 }
 
 /// What the model may not activate, judged on the versions just read (the ones that

@@ -22,6 +22,7 @@ mod error;
 mod frontmatter;
 mod layer;
 mod name;
+mod rel_path;
 mod skill;
 mod text;
 mod tools;
@@ -37,6 +38,7 @@ pub use layer::Layer;
 pub use name::{
     closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
+pub use rel_path::{RelPath, RelPathError};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};
 pub use tools::{Specifier, ToolRule, ToolRules};

@@ -2,7 +2,8 @@
 //! regular files. This crate never parses YAML.
 //!
 //! [`discover`] walks a root with [`DiscoveryOptions`] and returns the skill directories it
-//! finds; [`read_bounded`] is the only way the project opens a skill's files.
+//! finds; [`SkillDir`] (files beneath a skill folder) and [`read_bounded`] (a file by its
+//! path) are the only ways the project opens a skill's files.
 //!
 //! ```
 //! use skills_storage::{discover, read_bounded, DiscoveryOptions};
@@ -21,6 +22,7 @@ mod discover;
 mod read;
 mod roots;
 mod scaffold;
+mod skill_dir;
 mod source;
 
 pub use discover::{
@@ -33,6 +35,10 @@ pub use roots::{
     RootsError, SkillRoot, ENV_VARS,
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
+pub use skill_dir::{
+    digest_regular, file_id, file_identity, open_regular, resolve_inside, BeneathError, OpenedFile,
+    SkillDir,
+};
 pub use source::{
     CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate,
     MAX_LISTED_FILES,

@@ -1,6 +1,7 @@
-//! Bounded reads of regular files: the only way this project opens a skill's files.
+//! Bounded reads of regular files by path, and below a folder's handle during a scan: with
+//! `skill_dir.rs`, the home of how this project opens a skill's files.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -68,18 +69,6 @@ pub(crate) fn describe(ft: std::fs::FileType) -> &'static str {
     }
 }
 
-fn open_nonblocking(path: &Path) -> std::io::Result<File> {
-    let mut options = OpenOptions::new();
-    options.read(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        // A FIFO swapped in after any check must not block the open.
-        options.custom_flags(libc::O_NONBLOCK);
-    }
-    options.open(path)
-}
-
 /// Reads at most `limit` bytes of a regular file (symlinks followed). A larger file is
 /// `TooLarge`; a FIFO, device or directory is refused before a byte is read, and the open
 /// itself never blocks.
@@ -109,7 +98,7 @@ pub fn read_prefix(path: &Path, max: u64, buf: &mut Vec<u8>) -> Result<u64, Read
     if !meta.is_file() {
         return Err(ReadError::NotRegular(describe(meta.file_type())));
     }
-    let file = open_nonblocking(path).map_err(not_found_or_io)?;
+    let file = crate::skill_dir::open_nonblocking(path).map_err(not_found_or_io)?;
     read_opened(file, max, buf)
 }
 
@@ -169,9 +158,9 @@ pub(crate) fn read_prefix_at(
     max: u64,
     buf: &mut Vec<u8>,
 ) -> Result<u64, ReadError> {
-    use rustix::fs::{statat, AtFlags, FileType, Mode, OFlags};
+    use rustix::fs::{statat, AtFlags, FileType, Mode};
     // As `open_nonblocking`: a FIFO swapped in after the check must not block.
-    let flags = OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let flags = crate::skill_dir::READ_FLAGS;
     let seen_regular = (seen == crate::FileSeen::Regular)
         .then(|| open_no_links(dir, rel, flags))
         .flatten();

@@ -323,36 +323,11 @@ fn normalize(path: &str) -> Option<String> {
 }
 
 /// [`normalize`], borrowing `path` when it is in canonical form already (a scan's every
-/// read asks with such a path).
+/// read asks with such a path): the model's one rule, [`RelPath`](skills_model::RelPath).
 fn normalized(path: &str) -> Option<Cow<'_, str>> {
-    if path.starts_with('/') || path.contains(['\\', '\0']) {
-        return None;
-    }
-    let mut out: Option<String> = None;
-    let mut end = 0;
-    for part in path.split('/') {
-        let start = end;
-        end = start + part.len() + 1;
-        if part.is_empty() || part == "." {
-            // The first part left out: from here on the canonical form is a copy.
-            out.get_or_insert_with(|| path[..start.saturating_sub(1)].to_owned());
-            continue;
-        }
-        let mut components = Path::new(part).components();
-        if !matches!(
-            (components.next(), components.next()),
-            (Some(Component::Normal(_)), None)
-        ) {
-            return None;
-        }
-        if let Some(out) = &mut out {
-            if !out.is_empty() {
-                out.push('/');
-            }
-            out.push_str(part);
-        }
-    }
-    Some(out.map_or(Cow::Borrowed(path), Cow::Owned))
+    skills_model::RelPath::folder(path)
+        .ok()
+        .map(skills_model::RelPath::into_cow)
 }
 
 /// Path order: component by component, as `Path` compares (`a/x` before `a-b/x`).

@@ -8,9 +8,9 @@
 //! the script's pipes close, so the host's reader threads end with the script.
 //!
 //! The supervisor is a mode of an executable the host names
-//! ([`crate::PolicyBuilder::script_supervisor`]): `skillctl` serves it from its own binary,
+//! (`PolicyBuilder::script_supervisor` of the executor): `skillctl` serves it from its own binary,
 //! called with [`SUPERVISE_ARG`] first, and a host embedding the library calls
-//! [`supervise`] when its `main` sees that argument (the executor crate also builds a
+//! [`supervise`] when its `main` sees that argument (this crate also builds a
 //! `skills-supervise` binary that does just that). The supervisor is never the host
 //! process itself, which may serve many sessions: a subreaper host would collect every
 //! orphan of every script for ever.
@@ -39,7 +39,7 @@ pub fn supervise(args: &[OsString]) -> i32 {
     };
     become_subreaper();
     let child =
-        crate::script::spawn_when_not_busy(Command::new(program).args(rest).stdin(Stdio::null()));
+        crate::spawn::spawn_when_not_busy(Command::new(program).args(rest).stdin(Stdio::null()));
     let mut child = match child {
         Ok(c) => c,
         // The host reports a failed start from the exit code: 127, as a shell would.

@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use skills_executor::{run_script, ScriptRequest};
+use skills_runner::{run_script, ScriptRequest};
 
 const SUPERVISOR: &str = env!("CARGO_BIN_EXE_skills-supervise");
 
@@ -126,7 +126,7 @@ fn a_cancelled_run_stops_with_every_descendant() {
     let _serial = serial();
     let dir = tempfile::tempdir().unwrap();
     let (script, file) = escaping(dir.path(), "echo started; sleep 1000");
-    let (canceller, cancellation) = skills_executor::cancellation();
+    let (canceller, cancellation) = skills_runner::cancellation();
     let pid_file = file.clone();
     let mut request = request(&script, Duration::from_secs(60));
     request.cancel = Some(&cancellation);

@@ -149,7 +149,8 @@ pub fn run_script(request: &ScriptRequest<'_>) -> Result<ScriptOutput, ScriptErr
 /// A run every check of the request has passed (the environment's names, an interpreter or
 /// an executable file, no NUL byte in an argument or a value), not started yet: the
 /// executor records `script_started` between the two, so that it follows every check.
-pub(crate) struct Ready<'r, 'a> {
+#[derive(Debug)]
+pub struct Ready<'r, 'a> {
     request: &'r ScriptRequest<'a>,
     script: std::path::PathBuf,
     command: Command,
@@ -157,7 +158,7 @@ pub(crate) struct Ready<'r, 'a> {
 
 impl<'r, 'a> Ready<'r, 'a> {
     /// Checks `request` and makes its command.
-    pub(crate) fn check(request: &'r ScriptRequest<'a>) -> Result<Ready<'r, 'a>, ScriptError> {
+    pub fn check(request: &'r ScriptRequest<'a>) -> Result<Ready<'r, 'a>, ScriptError> {
         // The filter is here, in the runner, so that no caller can skip it: an allow-list,
         // with a floor no allow-list lifts.
         check_env(request)?;
@@ -192,7 +193,7 @@ impl<'r, 'a> Ready<'r, 'a> {
     }
 
     /// Starts the script and waits for it.
-    pub(crate) fn run(self) -> Result<ScriptOutput, ScriptError> {
+    pub fn run(self) -> Result<ScriptOutput, ScriptError> {
         run_ready(self.request, &self.script, self.command)
     }
 }
@@ -218,7 +219,7 @@ fn startable(script: &Path) -> io::Result<()> {
         use std::io::Read as _;
         // Without blocking: a FIFO swapped in for the script since its check hung the
         // session here, before any timeout applied.
-        crate::run::open_regular(script)?.0.read(&mut head)?
+        skills_storage::open_regular(script)?.0.read(&mut head)?
     };
     let Some(line) = head[..read].strip_prefix(b"#!") else {
         return Ok(());
@@ -297,14 +298,15 @@ fn run_ready(
 ) -> Result<ScriptOutput, ScriptError> {
     let script = script.to_path_buf();
     let started = Instant::now();
-    let mut child =
-        spawn_when_not_busy(&mut command).map_err(|e| match interpreter_for(&script) {
+    let mut child = crate::spawn::spawn_when_not_busy(&mut command).map_err(|e| {
+        match interpreter_for(&script) {
             Some(interpreter) => spawn_error(
                 &script,
                 io::Error::new(e.kind(), format!("{interpreter}: {e}")),
             ),
             None => spawn_error(&script, e),
-        })?;
+        }
+    })?;
 
     let limit = request.output_limit;
     let stdout = Capture::start(child.stdout.take(), limit, "script-stdout");
@@ -395,29 +397,6 @@ fn command_for(script: &Path, request: &ScriptRequest<'_>) -> Result<Command, Sc
         .stderr(Stdio::piped());
     sys::configure(&mut command);
     Ok(command)
-}
-
-/// The longest single wait of [`spawn_when_not_busy`]; the waits double from 1 ms, so all
-/// of them together are under a second.
-const BUSY_WAIT: Duration = Duration::from_millis(256);
-
-/// Starts `command`, again (after a wait that doubles each time) while the program is
-/// busy being written (`ETXTBSY`). Another thread of this process that forks while it
-/// holds the file open for writing (a host writing a script as a skill runs one) gives
-/// its child that descriptor until the child execs, and a start in that moment fails:
-/// the failure passes by itself, and a run must not fail for it.
-pub(crate) fn spawn_when_not_busy(command: &mut Command) -> io::Result<std::process::Child> {
-    let mut wait = Duration::from_millis(1);
-    loop {
-        match command.spawn() {
-            Err(e) if e.kind() == io::ErrorKind::ExecutableFileBusy && wait <= BUSY_WAIT => {
-                tracing::debug!(program = ?command.get_program(), "program busy being written, starting again");
-                std::thread::sleep(wait);
-                wait *= 2;
-            }
-            started => return started,
-        }
-    }
 }
 
 fn spawn_error(script: &Path, source: io::Error) -> ScriptError {

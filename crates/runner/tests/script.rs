@@ -12,7 +12,7 @@ use std::sync::mpsc;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use skills_executor::{run_script, ScriptError, ScriptOutput, ScriptRequest};
+use skills_runner::{run_script, ScriptError, ScriptOutput, ScriptRequest};
 
 const MIB: usize = 1024 * 1024;
 
