@@ -151,7 +151,7 @@ fn read_beneath(dir: &Folder<'_>, parts: &[&str], limit: u64) -> Result<Beneath,
         return Err(BeneathError::TooLarge(bytes.len() as u64));
     }
     Ok(Beneath {
-        id: crate::enforce::id_of(&meta),
+        id: crate::resolve::id_of(&meta),
         real,
         bytes,
     })
@@ -358,7 +358,7 @@ impl Session {
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
         let script_ids = if on_disk {
-            crate::enforce::script_ids(dir, &skill.files)
+            crate::resolve::script_ids(dir, &skill.files)
         } else {
             std::sync::Arc::from([])
         };
@@ -380,7 +380,7 @@ impl Session {
                 real_dir.as_deref().is_some_and(|real_dir| {
                     open_checked_in(real_dir, &parts, limit).is_ok_and(|(real, _, meta)| {
                         !scripts.as_ref().is_some_and(|s| real.starts_with(s))
-                            && !crate::enforce::id_of(&meta)
+                            && !crate::resolve::id_of(&meta)
                                 .is_some_and(|id| script_ids.contains(&id))
                     })
                 })
@@ -416,7 +416,7 @@ impl Session {
         // the bytes judged: a rewrite between the judgement and the read (another tenant's
         // scope, say) is not served.
         let judged = self.load_resolved(record)?;
-        let scripts = crate::enforce::script_ids(record.dir(), &judged.files);
+        let scripts = crate::resolve::script_ids(record.dir(), &judged.files);
         let served = self.serve(
             record,
             &parts,
@@ -513,7 +513,7 @@ impl Session {
                         .is_some_and(|n| n == "SKILL.md" || n == "SKILL.md (deleted)");
                 named
                     || opened
-                        .is_some_and(|id| crate::enforce::file_id(&d.join("SKILL.md")) == Some(id))
+                        .is_some_and(|id| crate::resolve::file_id(&d.join("SKILL.md")) == Some(id))
             });
         Ok(Served {
             content: content(path, bytes),

@@ -11,34 +11,28 @@
 pub mod __fuzz;
 mod audit;
 mod check;
-mod enforce;
 mod env;
 mod error;
 mod executor;
 mod files;
-mod guard;
 mod policy;
 mod prompt;
 pub mod protocol;
+mod resolve;
 mod results;
 mod run;
 mod script;
 mod search;
 mod session;
-mod shell;
 mod stack;
 mod supervisor;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
-pub use enforce::Decision;
 pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
-pub use policy::{
-    is_plain_tool_name, AllowedToolsMode, DefaultDecision, Delivery, Policy, PolicyBuilder,
-    SkillWrites,
-};
+pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
 };
@@ -52,5 +46,6 @@ pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::{HeldDecisions, Session};
+pub use skills_policy::{is_plain_tool_name, AllowedToolsMode, Decision, DefaultDecision};
 pub use stack::{LoadMode, TaskGuard};
 pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

@@ -9,11 +9,11 @@ use serde_json::{json, Map, Value};
 use skills_model::{Hooks, Skill, SkillRecord};
 
 use crate::audit::{AuditEvent, AuditKind};
-use crate::enforce::CompiledRules;
 use crate::{
     ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, Session, SkillContent,
     SkillList, UnloadReceipt,
 };
+use skills_policy::CompiledRules;
 
 /// Who activated a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -251,7 +251,7 @@ impl Session {
             .filter(|f| may_run && f.path.starts_with("scripts/"))
             .filter_map(|f| Some((f.path.clone(), budget.pin(&dir.join(&f.path))?)))
             .collect();
-        let rules = CompiledRules::compile(&skill);
+        let rules = crate::resolve::compile(&skill);
         Ok(Active {
             skill,
             rules,
