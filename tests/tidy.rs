@@ -59,7 +59,10 @@ const ALLOWED: [(&str, &[&str]); 8] = [
     ("storage", &["model"]),
     ("index", &["model", "parser", "storage"]),
     ("policy", &["model"]),
-    ("executor", &["model", "parser", "storage", "index", "policy"]),
+    (
+        "executor",
+        &["model", "parser", "storage", "index", "policy"],
+    ),
     (
         "mcp",
         &["model", "parser", "storage", "index", "policy", "executor"],
