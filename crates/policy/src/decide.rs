@@ -1,7 +1,7 @@
 //! The decision on one resolved host tool call, against the compiled rules of the active
 //! skills (bottom to top): a pipeline of the checks that need no argument, the protections
 //! of skill folders, the deny rules, then `allowed-tools` read as a restriction
-//! ([`restrict`]) or as a pre-approval ([`preapprove`]). Deciding allocates only for the
+//! (`restrict`) or as a pre-approval (`preapprove`). Deciding allocates only for the
 //! reason of a denial (and the rule it names).
 
 use crate::call::{Call, Forms, NotAdmitted};
