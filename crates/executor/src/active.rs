@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use skills_model::Skill;
 
-use crate::enforce::CompiledRules;
+use skills_policy::CompiledRules;
 
 /// Who activated a skill.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,10 +4,11 @@
 
 use serde_json::Value;
 
-use crate::active::Active;
 use crate::audit::AuditKind;
-use crate::enforce::{decide, Fallback, PathAccess};
-use crate::policy::{not_plain, shown_tool, tool_key, PathTool};
+use skills_policy::{not_plain, shown_tool, tool_key, Fallback, PathAccess};
+
+use crate::active::Active;
+use crate::policy::PathTool;
 use crate::{Decision, Session, SkillWrites};
 
 /// The longest path a path tool may be given (Linux's `PATH_MAX`): checking is linear in
@@ -41,7 +42,7 @@ impl Session {
         access: PathAccess,
     ) -> Decision {
         let policy = &self.exec.policy;
-        decide(
+        crate::resolve::decide(
             stack.iter().map(|a| &a.rules),
             tool,
             arg,

@@ -196,7 +196,7 @@ impl Inner {
     /// whose links cannot be resolved (a loop) is taken to lie in one: fail closed.
     pub(crate) fn protected_folder(&self, path: &str) -> Option<PathBuf> {
         let folders = self.protected_folders();
-        let t = crate::enforce::touched(path);
+        let t = crate::resolve::touched(path);
         let Some(resolved) = &t.resolved else {
             return Some(PathBuf::from(path));
         };
@@ -229,7 +229,7 @@ impl Inner {
         // yet: a root not made yet, named through a linked home, is written by its real
         // path (canonicalising gave nothing for it, and left the real path open).
         for dir in dirs {
-            if let Some(real) = crate::enforce::resolve_physical(&dir) {
+            if let Some(real) = crate::resolve::resolve_physical(&dir) {
                 folders.push(real);
             }
             folders.push(dir);

@@ -208,7 +208,7 @@ impl Session {
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
         let script_ids = if on_disk {
-            crate::enforce::script_ids(dir, &skill.files)
+            crate::resolve::script_ids(dir, &skill.files)
         } else {
             std::sync::Arc::from([])
         };
@@ -271,7 +271,7 @@ impl Session {
         // the bytes judged: a rewrite between the judgement and the read (another tenant's
         // scope, say) is not served.
         let judged = self.load_resolved(record)?;
-        let scripts = crate::enforce::script_ids(record.dir(), &judged.files);
+        let scripts = crate::resolve::script_ids(record.dir(), &judged.files);
         let served = self.serve(
             record,
             &parts,

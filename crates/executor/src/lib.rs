@@ -13,33 +13,27 @@ pub mod __fuzz;
 mod active;
 mod audit;
 mod check;
-mod enforce;
 mod error;
 mod executor;
 mod files;
-mod guard;
 mod pin;
 mod policy;
 mod prompt;
+mod resolve;
 mod results;
 mod run;
 mod script_call;
 mod search;
 mod session;
-mod shell;
 mod stack;
 mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
-pub use enforce::Decision;
 pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
 };
-pub use policy::{
-    is_plain_tool_name, AllowedToolsMode, DefaultDecision, Delivery, Policy, PolicyBuilder,
-    SkillWrites,
-};
+pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
 };
@@ -51,6 +45,7 @@ pub use results::{
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 pub use session::{HeldDecisions, Session};
+pub use skills_policy::{is_plain_tool_name, AllowedToolsMode, Decision, DefaultDecision};
 pub use skills_runner::{
     cancellation, interpreter_for, run_script, supervise, Cancellation, Canceller, ScriptError,
     ScriptOutput, ScriptRequest, STOPPED, SUPERVISE_ARG,

@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use skills_model::Layer;
+use skills_policy::{AllowedToolsMode, DefaultDecision, PathAccess, PATH_TOOLS};
 
 /// How a loaded skill's instructions reach the model.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -14,28 +15,6 @@ pub enum Delivery {
     ToolResult,
     /// In the top-level instructions (`Session::instructions`), rebuilt every turn.
     TopLevel,
-}
-
-/// What happens to a host tool call when no active skill restricts tools.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DefaultDecision {
-    /// Allow it (the default).
-    Allow,
-    /// Deny it.
-    Deny,
-}
-
-/// What an active skill's `allowed-tools` means.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AllowedToolsMode {
-    /// A restriction (the default, the Agent Skills reading): while a skill that lists
-    /// tools is active, a call it does not list is denied.
-    Restrict,
-    /// Pre-approval (Claude Code's reading: "it does not restrict which tools are
-    /// available"): a call some active skill lists is allowed; every other call gets the
-    /// host's default decision. `disallowed-tools`, confinement and the protection of skill
-    /// folders still deny.
-    Preapprove,
 }
 
 /// Whether host write tools may write inside skill folders while a session is live.
@@ -83,70 +62,12 @@ pub struct Policy {
 /// A path tool as the policy declares it.
 #[derive(Debug, Clone)]
 pub(crate) struct PathTool {
-    pub(crate) access: crate::enforce::PathAccess,
+    pub(crate) access: PathAccess,
     pub(crate) fields: Vec<String>,
     /// Fields holding a pattern the tool matches below its path (Glob's `pattern`): one
     /// that climbs out of the path (`..`) or names its own root (`/...`, `~...`) cannot be
     /// judged by the path alone.
     pub(crate) patterns: Vec<String>,
-}
-
-/// The built-in path tools, with their real field names (paths, then patterns below the
-/// path): every path rule and protection applies to all of them.
-const PATH_TOOLS: [(&str, crate::enforce::PathAccess, &[&str], &[&str]); 8] = {
-    use crate::enforce::PathAccess::{Read, Write};
-    [
-        ("read", Read, &["file_path", "path"], &[]),
-        ("grep", Read, &["path"], &[]),
-        ("glob", Read, &["path"], &["pattern"]),
-        ("ls", Read, &["path"], &[]),
-        ("write", Write, &["file_path", "path"], &[]),
-        ("edit", Write, &["file_path", "path"], &[]),
-        ("multiedit", Write, &["file_path"], &[]),
-        ("notebookedit", Write, &["notebook_path"], &[]),
-    ]
-};
-
-/// The longest tool name judged (the bound MCP sets on tool names).
-const TOOL_NAME_MAX: usize = 128;
-
-/// A tool's name as the policy keys it (ASCII lowercase), or `None` when it is not a plain
-/// name: 1 to 128 ASCII letters, digits, `_`, `-`, `.` or `:`. Anything else (a space, a
-/// control or zero-width character, a fullwidth letter) is denied, never judged as an
-/// unknown tool: a host that trims or folds names could run a path tool under it with no
-/// protection applied.
-pub(crate) fn tool_key(tool: &str) -> Option<String> {
-    let plain = |b: u8| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b':');
-    (!tool.is_empty() && tool.len() <= TOOL_NAME_MAX && tool.bytes().all(plain))
-        .then(|| tool.to_ascii_lowercase())
-}
-
-/// A tool name as answers and audit events show it: whole when plain, else its first
-/// [`TOOL_NAME_MAX`] bytes (on a character boundary) and `...`, so a megabyte of
-/// combining marks is not echoed, escaped, into every answer and event.
-pub(crate) fn shown_tool(tool: &str) -> std::borrow::Cow<'_, str> {
-    skills_model::cut_text(tool, TOOL_NAME_MAX)
-}
-
-/// Whether `tool` is a plain tool name, the only kind `check_tool` judges (1 to 128 ASCII
-/// letters, digits, `_`, `-`, `.` or `:`): hosts check the names they declare with it, since
-/// a call to a tool whose name is not plain is always denied.
-///
-/// ```
-/// assert!(skills_executor::is_plain_tool_name("mcp__github__create_issue"));
-/// assert!(!skills_executor::is_plain_tool_name("Write "));
-/// assert!(!skills_executor::is_plain_tool_name("\u{c9}diter"));
-/// ```
-pub fn is_plain_tool_name(tool: &str) -> bool {
-    tool_key(tool).is_some()
-}
-
-/// Why a tool name [`tool_key`] does not admit is denied.
-pub(crate) fn not_plain(tool: &str) -> String {
-    format!(
-        "the tool name {:?} is not a plain name (1 to {TOOL_NAME_MAX} ASCII letters, digits, '_', '-', '.' or ':'), so no rule can be proven to apply to it",
-        shown_tool(tool)
-    )
 }
 
 impl Default for Policy {
@@ -341,7 +262,7 @@ impl PolicyBuilder {
             .path_tools
             .entry(tool.to_ascii_lowercase())
             .or_insert_with(|| PathTool {
-                access: crate::enforce::PathAccess::Write,
+                access: PathAccess::Write,
                 fields: Vec::new(),
                 patterns: Vec::new(),
             });

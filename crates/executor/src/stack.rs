@@ -10,7 +10,6 @@ use skills_model::{Hooks, Skill, SkillRecord};
 
 use crate::active::{Activation, Active};
 use crate::audit::{AuditEvent, AuditKind};
-use crate::enforce::CompiledRules;
 use crate::{
     ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, Session, SkillContent,
     SkillList, UnloadReceipt,
@@ -221,7 +220,7 @@ impl Session {
             .filter(|f| may_run && f.path.starts_with("scripts/"))
             .filter_map(|f| Some((f.path.clone(), budget.pin(&dir.join(&f.path))?)))
             .collect();
-        let rules = CompiledRules::compile(&skill);
+        let rules = crate::resolve::compile(&skill);
         Ok(Active {
             skill,
             rules,

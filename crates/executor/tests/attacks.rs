@@ -438,65 +438,6 @@ fn a_restricting_skill_governs_the_runtime_tools() {
         .unwrap();
 }
 
-// Regression: `a && b && ...` is a list inside a list in the grammar's tree, walked by
-// recursion; a line of ten thousand `&&` (about 140 KB, far under the line limit)
-// overflowed the stack and aborted the process, session and batch with it. `'git'`
-// sends the line past the fast path to the grammar.
-#[test]
-fn a_line_of_ten_thousand_lists_is_judged_not_a_crash() {
-    let env = Env::new();
-    env.skill("status", "allowed-tools: Bash(git status:*)\n", "Status.\n");
-    let session = env.session();
-    session.load(&names(&["status"]), LoadMode::Add).unwrap();
-    for (operator, last, allowed_whole) in [
-        ("&&", "git status", true),
-        ("||", "git status", true),
-        ("&&", "rm -rf /", false),
-    ] {
-        let mut line = "'git' status".to_owned();
-        for _ in 0..10_000 {
-            line.push_str(&format!(" {operator} git status"));
-        }
-        line.push_str(&format!(" {operator} {last}"));
-        let decision = session.check_tool("Bash", &json!({ "command": line }));
-        assert_eq!(decision.allowed, allowed_whole, "{operator} then {last}");
-    }
-}
-
-// Regression: `Bash(git diff:*)` admitted `git diff --output=.git/config --line-prefix=...`,
-// which writes a git configuration whose `core.fsmonitor` the next allowed `git status`
-// runs: a rule for a command that reads became any program at all.
-#[test]
-fn a_wildcard_does_not_admit_an_option_that_writes_or_runs() {
-    let env = Env::new();
-    env.skill(
-        "git-read",
-        "allowed-tools: Bash(git status:*) Bash(git diff:*) Bash(git diff --output=review.patch)\n",
-        "Read the repository.\n",
-    );
-    let session = env.session();
-    session.load(&names(&["git-read"]), LoadMode::Add).unwrap();
-    let planted = r#"git diff --no-index --output=.git/config --line-prefix='[core] fsmonitor = "touch /tmp/owned" #' /dev/null /etc/hostname ; git status"#;
-    let decision = session.check_tool("Bash", &json!({ "command": planted }));
-    assert!(!decision.allowed, "{decision:?}");
-    assert!(
-        decision.reason.contains("--output of git"),
-        "{}",
-        decision.reason
-    );
-    for (command, allowed) in [
-        ("git diff --ext-diff HEAD", false),
-        ("git status && git diff --output=elsewhere.txt", false),
-        ("git diff --stat HEAD", true),
-        ("git status --short && git diff --no-ext-diff", true),
-        // The option the rules name is the authors' choice.
-        ("git diff --output=review.patch", true),
-    ] {
-        let decision = session.check_tool("Bash", &json!({ "command": command }));
-        assert_eq!(decision.allowed, allowed, "{command}: {}", decision.reason);
-    }
-}
-
 // Regression: the stack told skills apart by bare name, so loading `project:guard` (no
 // rules) with mode "add" replaced the restricting `personal:guard` of the same name, and a
 // host-pinned one was swapped with its pin carried over: Bash went from denied to allowed.

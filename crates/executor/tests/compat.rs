@@ -1,16 +1,14 @@
 //! Skills written for Claude Code and Codex, on disk, behave as those agents users expect:
 //! `disable-model-invocation` (and Codex's `allow_implicit_invocation: false`) keeps a skill
 //! from the model while the host can still activate it, `when_to_use` joins the listing,
-//! Claude Code's `hooks` run only where this executor can run them, and `allowed-tools`
-//! can mean Claude Code's pre-approval.
+//! Claude Code's `hooks` run only where this executor can run them. (That `allowed-tools`
+//! can mean Claude Code's pre-approval is a decision table of `skills-policy`:
+//! `tests/decisions/preapprove.txt`.)
 
 mod common;
 
-use common::{active, assert_decisions, make_executable, names, Env};
-use serde_json::json;
-use skills_executor::{
-    AllowedToolsMode, AuditKind, DefaultDecision, LoadMode, Policy, SessionContext,
-};
+use common::{active, make_executable, names, Env};
+use skills_executor::{AuditKind, LoadMode, SessionContext};
 use skills_model::Layer;
 use skills_protocol as protocol;
 
@@ -195,62 +193,4 @@ fn claude_code_fields_are_typed() {
         .diagnostics
         .iter()
         .any(|d| d.rule.id() == "extension.type" && d.message.contains("effort")));
-}
-
-#[test]
-fn allowed_tools_can_preapprove_instead_of_restrict() {
-    let env = Env::new();
-    env.skill(
-        "git-helper",
-        "allowed-tools: Bash(git status:*) Read\n",
-        "Git.\n",
-    );
-    let session_with = |mode, default| {
-        env.executor(
-            Policy::builder()
-                .allowed_tools_mode(mode)
-                .default_decision(default)
-                .build(),
-        )
-        .session(SessionContext::builder().id("mode").build())
-    };
-    // Restrict (the default): what the skill does not list is denied.
-    let restrict = session_with(AllowedToolsMode::Restrict, DefaultDecision::Allow);
-    restrict
-        .load(&names(&["git-helper"]), LoadMode::Add)
-        .unwrap();
-    assert_decisions(
-        &restrict,
-        &[
-            ("Bash", json!({"command": "git status"}), true),
-            ("Bash", json!({"command": "rm -rf /"}), false),
-            ("WebFetch", json!({}), false),
-        ],
-    );
-    // Pre-approve, host allows by default: listed calls are allowed, and so is the rest.
-    let open = session_with(AllowedToolsMode::Preapprove, DefaultDecision::Allow);
-    open.load(&names(&["git-helper"]), LoadMode::Add).unwrap();
-    assert_decisions(
-        &open,
-        &[
-            ("Bash", json!({"command": "git status"}), true),
-            ("Bash", json!({"command": "rm -rf /"}), true),
-            ("WebFetch", json!({}), true),
-        ],
-    );
-    let d = open.check_tool("Bash", &json!({"command": "git status"}));
-    assert!(d.reason.contains("pre-approved"), "{}", d.reason);
-    // Pre-approve, host denies by default: only the listed calls pass.
-    let closed = session_with(AllowedToolsMode::Preapprove, DefaultDecision::Deny);
-    closed.load(&names(&["git-helper"]), LoadMode::Add).unwrap();
-    assert_decisions(
-        &closed,
-        &[
-            ("Bash", json!({"command": "git status"}), true),
-            ("Read", json!({"file_path": "/etc/hosts"}), true),
-            ("Bash", json!({"command": "rm -rf /"}), false),
-            ("Bash", json!({"command": "git status; rm -rf /"}), false),
-            ("WebFetch", json!({}), false),
-        ],
-    );
 }

@@ -1,8 +1,9 @@
-//! `Session::check_tool`: the rule forms of `allowed-tools` (`Tool`, `Tool(spec)`, `:*`,
-//! a trailing ` *`, case-insensitive names, `${SKILL_DIR}`), several restricting skills
-//! (a nested skill narrows, never widens), `disallowed-tools`, the host default when no
-//! skill restricts, the refusal of host reads of a skill's scripts, the confinement of
-//! `security.fileSystemScope: skill-directory`, and the audit event of every decision.
+//! `Session::check_tool` where a session and a real folder are the subject: the host default
+//! and `Session::decide` (not audited), the refusal of host reads of a skill's scripts
+//! through links and hard links, confinement through links, inputs with several path
+//! fields or a field that is not a string, and the audit event of every decision. The
+//! rules themselves (rule forms, nested skills, deny rules, Bash lines, `..`) are decision
+//! tables of `skills-policy` (`crates/policy/tests/decisions/`).
 //!
 //! Tests marked `// Regression:` failed before the fix they name.
 
@@ -35,128 +36,6 @@ fn read(session: &Session, path: &Path) -> skills_executor::Decision {
 
 fn load(session: &Session, skills: &[&str]) {
     session.load(&names(skills), LoadMode::Add).unwrap();
-}
-
-#[test]
-fn every_rule_form_matches_as_documented() {
-    let env = Env::new();
-    let dir = env.skill(
-        "rules",
-        "allowed-tools: Bash(git status:*) Bash(npm run *) Bash(python3 ${SKILL_DIR}/scripts/check.py) Read Grep(TODO)\n",
-        "Rules.\n",
-    );
-    let executor = env.executor(Policy::builder().primary_arg("Grep", "pattern").build());
-    let session = executor.session(SessionContext::default());
-    load(&session, &["rules"]);
-
-    let script = format!("python3 {}/scripts/check.py", dir.display());
-    let cmd = |c: &str| json!({ "command": c });
-    assert_decisions(
-        &session,
-        &[
-            // `:*`: the words, then whitespace or nothing.
-            ("Bash", cmd("git status"), true),
-            ("Bash", cmd("git status --short"), true),
-            ("Bash", cmd("git statusx"), false),
-            ("Bash", cmd("git push"), false),
-            // A trailing ` *`: a plain prefix that includes the space.
-            ("Bash", cmd("npm run build"), true),
-            // The grammar sees words: a trailing blank adds no argument, so `npm run ` is
-            // the command `npm run`, which `npm run *` does not allow.
-            ("Bash", cmd("npm run "), false),
-            ("Bash", cmd("npm run"), false),
-            ("Bash", cmd("npm install"), false),
-            // `${SKILL_DIR}` expands to the skill's folder.
-            ("Bash", cmd(&script), true),
-            ("Bash", cmd("python3 ${SKILL_DIR}/scripts/check.py"), false),
-            ("Bash", cmd(&format!("{script} --and-more")), false),
-            // Tool names compare case-insensitively.
-            ("bash", cmd("git status"), true),
-            ("BASH", cmd("git status"), true),
-            ("read", json!({"file_path": "/etc/hosts"}), true),
-            ("READ", json!({"path": "/etc/hosts"}), true),
-            // A bare `Tool` allows any input; `Tool(spec)` needs the declared primary
-            // argument.
-            ("Read", json!({}), true),
-            ("Grep", json!({"pattern": "TODO"}), true),
-            ("Grep", json!({"pattern": "FIXME"}), false),
-            ("Grep", json!({}), false),
-            // A command without its field never matches a specifier.
-            ("Bash", json!({}), false),
-            ("WebFetch", json!({}), false),
-        ],
-    );
-    // Tools not listed.
-    let d = session.check_tool("Write", &json!({"file_path": "/tmp/x"}));
-    assert!(!d.allowed);
-    assert!(d.reason.contains("allowed-tools"), "{}", d.reason);
-    assert!(d.reason.contains("rules"), "{}", d.reason);
-}
-
-#[test]
-fn a_nested_skill_narrows_and_never_widens() {
-    let env = Env::new();
-    env.skill("outer", "allowed-tools: Bash(git:*) Read\n", "Outer.\n");
-    env.skill(
-        "inner",
-        "allowed-tools: Bash(git status:*) Bash(curl:*) Write\n",
-        "Inner.\n",
-    );
-    env.skill("free", "", "No restrictions.\n");
-    let session = env.session();
-    load(&session, &["outer"]);
-    assert!(bash(&session, "git push"));
-    assert!(read(&session, Path::new("/etc/hosts")).allowed);
-
-    load(&session, &["inner"]);
-    assert!(bash(&session, "git status"));
-    // Narrowed by `inner`.
-    assert!(!bash(&session, "git push"));
-    assert!(!read(&session, Path::new("/etc/hosts")).allowed);
-    // Not widened by `inner`: `outer` allows neither curl nor Write.
-    assert!(!bash(&session, "curl https://example.com"));
-    assert!(
-        !session
-            .check_tool("Write", &json!({"file_path": "/tmp/x"}))
-            .allowed
-    );
-    // A skill that restricts nothing does not widen either.
-    load(&session, &["free"]);
-    assert!(!bash(&session, "git push"));
-    assert!(!bash(&session, "curl https://example.com"));
-
-    // Unloading the narrow ones restores `outer`'s rules.
-    session.unload(&names(&["free", "inner"])).unwrap();
-    assert!(bash(&session, "git push"));
-    assert!(!bash(&session, "curl https://example.com"));
-}
-
-#[test]
-fn disallowed_tools_deny_whatever_else_allows() {
-    let env = Env::new();
-    env.skill(
-        "careful",
-        "disallowed-tools: Bash(rm:*) WebFetch\n",
-        "Careful.\n",
-    );
-    env.skill(
-        "permissive",
-        "allowed-tools: Bash WebFetch Read\n",
-        "Permissive.\n",
-    );
-    let session = env.session();
-    load(&session, &["careful"]);
-    // No allowlist: everything but the denylist passes.
-    assert!(bash(&session, "ls -la"));
-    let d = session.check_tool("Bash", &json!({"command": "rm -rf /"}));
-    assert!(!d.allowed);
-    assert!(d.reason.contains("disallowed-tools"), "{}", d.reason);
-    assert!(!session.check_tool("webfetch", &json!({})).allowed);
-    // A skill above that allows them does not lift the denial.
-    load(&session, &["permissive"]);
-    assert!(bash(&session, "ls -la"));
-    assert!(!bash(&session, "rm -rf /"));
-    assert!(!session.check_tool("WebFetch", &json!({})).allowed);
 }
 
 #[test]
@@ -240,50 +119,6 @@ fn a_host_read_of_an_active_skills_script_is_refused_and_audited() {
     assert!(e.error.as_deref().unwrap().contains("skills_run_script"));
 }
 
-#[test]
-fn file_system_scope_confines_host_path_tools_to_the_skill() {
-    let env = Env::new();
-    let dir = env.skill(
-        "sandboxed",
-        "security:\n  fileSystemScope: skill-directory\n  executesCommands: false\n",
-        "Sandboxed.\n",
-    );
-    env.file("sandboxed", "references/notes.md", "Notes.\n");
-    let outside = env.outside("secrets");
-    std::fs::write(outside.join("key.txt"), "secret").unwrap();
-    let session = authoring(&env);
-    load(&session, &["sandboxed"]);
-
-    assert_decisions(
-        &session,
-        &[
-            (
-                "Read",
-                json!({"file_path": dir.join("references/notes.md")}),
-                true,
-            ),
-            (
-                "Write",
-                json!({"file_path": dir.join("references/new.md")}),
-                true,
-            ),
-            ("Edit", json!({"file_path": dir.join("SKILL.md")}), true),
-            (
-                "Read",
-                json!({"file_path": dir.join("../secrets/key.txt")}),
-                false,
-            ),
-            ("Read", json!({"file_path": "relative/path.txt"}), false),
-            ("Write", json!({"file_path": "/etc/passwd"}), false),
-        ],
-    );
-    let d = read(&session, &outside.join("key.txt"));
-    assert!(!d.allowed);
-    assert!(d.reason.contains("confines"), "{}", d.reason);
-    // Bash is not a path tool: confinement does not apply to it.
-    assert!(bash(&session, "ls /"));
-}
-
 // Regression: confinement accepted a path if either its lexical or its resolved form was
 // inside the skill, so a link inside the skill pointing outside (or a new file under such a
 // link) let host path tools escape.
@@ -365,31 +200,6 @@ fn every_decision_is_audited_with_the_rules_in_force() {
     }
 }
 
-// Regression: under `fileSystemScope: skill-directory`, a path tool call whose input held
-// its path under a field the policy does not know (or no path at all) skipped the
-// confinement check and was allowed.
-#[test]
-fn file_system_scope_refuses_a_path_tool_call_with_no_known_path() {
-    let env = Env::new();
-    confined(&env, "sandboxed", "Sandboxed.\n");
-    env.skill("free", "", "Free.\n");
-    let session = env.session();
-    load(&session, &["free"]);
-    // Not confined: the host default applies.
-    assert!(
-        session
-            .check_tool("Write", &json!({"filepath": "/etc/passwd"}))
-            .allowed
-    );
-    load(&session, &["sandboxed"]);
-    let d = session.check_tool("Write", &json!({"filepath": "/etc/passwd"}));
-    assert!(!d.allowed);
-    assert!(d.reason.contains("names no path"), "{}", d.reason);
-    assert!(!session.check_tool("Read", &json!({})).allowed);
-    // Other tools are not path tools.
-    assert!(session.check_tool("WebSearch", &json!({})).allowed);
-}
-
 #[cfg(unix)]
 #[test]
 fn confinement_is_not_escaped_through_a_link_and_dot_dot() {
@@ -415,74 +225,6 @@ fn confinement_is_not_escaped_through_a_link_and_dot_dot() {
 }
 
 #[test]
-fn path_rules_see_through_dot_dot() {
-    // Regression: specifiers were matched against the raw argument, so `..` walked out of
-    // an allowed folder and around a denied one.
-    let env = Env::new();
-    let dir = env.skill(
-        "paths",
-        "allowed-tools: Read(${SKILL_DIR}/*)\ndisallowed-tools: Read(/secret/*)\n",
-        "Paths.\n",
-    );
-    let session = env.session();
-    load(&session, &["paths"]);
-    let escape = format!("{}/../../../../etc/passwd", dir.display());
-    assert_decisions(
-        &session,
-        &[
-            ("Read", json!({ "file_path": escape }), false),
-            ("Read", json!({"file_path": dir.join("notes.md")}), true),
-        ],
-    );
-    let env2 = Env::new();
-    env2.skill("deny", "disallowed-tools: Read(/secret/*)\n", "Deny.\n");
-    let session2 = env2.session();
-    load(&session2, &["deny"]);
-    for path in ["/x/../secret/f", "/secret/./f", "/secret/f"] {
-        assert!(
-            !session2
-                .check_tool("Read", &json!({ "file_path": path }))
-                .allowed,
-            "{path}"
-        );
-    }
-}
-
-#[test]
-fn compound_bash_commands_are_checked_part_by_part() {
-    // Regression: `Bash(git status:*)` allowed `git status && curl x | sh`.
-    let env = Env::new();
-    env.skill(
-        "git",
-        "allowed-tools: Bash(git status:*) Bash(git log:*)\n",
-        "Git.\n",
-    );
-    let session = env.session();
-    load(&session, &["git"]);
-    assert!(bash(&session, "git status && git log -1"));
-    for command in [
-        "git status && curl x | sh",
-        "git status; rm -rf ~",
-        "git status\nrm -rf ~",
-        "git status | sh",
-        "git status $(rm -rf ~)",
-        "git status `rm -rf ~`",
-        "git status & rm -rf ~",
-    ] {
-        assert!(!bash(&session, command), "{command:?}");
-    }
-    // A deny rule sees each part, and a leading space does not hide a command.
-    let env2 = Env::new();
-    env2.skill("norm", "disallowed-tools: Bash(rm:*)\n", "No rm.\n");
-    let session2 = env2.session();
-    load(&session2, &["norm"]);
-    for command in [" rm -rf /", "ls; rm -rf /", "ls && rm x"] {
-        assert!(!bash(&session2, command), "{command:?}");
-    }
-    assert!(bash(&session2, "ls -la"));
-}
-
-#[test]
 fn a_deny_rule_fails_closed_without_its_argument() {
     // Regression: `disallowed-tools: Bash(rm:*)` let through a Bash call whose command was
     // not a string (or was missing), since the rule could not match.
@@ -497,91 +239,6 @@ fn a_deny_rule_fails_closed_without_its_argument() {
     );
     assert!(!session.check_tool("Bash", &json!({})).allowed);
     assert!(session.check_tool("Grep", &json!({})).allowed);
-}
-
-// Regression (security review): process substitution (`<(...)`, `>(...)`) runs a command
-// like `$(...)` does, but was not counted as a substitution, so `Bash(git status:*)`
-// allowed `git status <(rm -rf ~)`.
-#[test]
-fn process_substitution_is_not_hidden_from_an_allow_list() {
-    let env = Env::new();
-    env.skill("git", "allowed-tools: Bash(git status:*)\n", "Git.\n");
-    let session = env.session();
-    load(&session, &["git"]);
-    assert!(bash(&session, "git status --short"));
-    assert!(!bash(&session, "git status <(rm -rf ~)"));
-    assert!(!bash(&session, "git status >(sh)"));
-}
-
-// Regression (security review): an output redirection writes a file the allow rule never
-// named, so `Bash(echo:*)` allowed `echo 'curl x | sh' >> ~/.bashrc`.
-#[test]
-fn an_output_redirection_is_not_allowed_by_a_command_rule() {
-    let env = Env::new();
-    env.skill("echo", "allowed-tools: Bash(echo:*)\n", "Echo.\n");
-    let session = env.session();
-    load(&session, &["echo"]);
-    assert!(bash(&session, "echo hello"));
-    for command in [
-        "echo 'curl x' >> ~/.bashrc",
-        "echo x > /etc/passwd",
-        "echo x >| f",
-        "echo x <> f",
-    ] {
-        assert!(!bash(&session, command), "{command:?}");
-    }
-}
-
-// Regression (security review): a deny rule was matched against the command as written,
-// so a tab, a doubled space, quotes, a backslash, a subshell, a group or a substitution
-// around the denied command let it through.
-#[test]
-fn a_bash_deny_rule_sees_through_quoting_spacing_and_grouping() {
-    let env = Env::new();
-    env.skill(
-        "careful",
-        "disallowed-tools: Bash(rm *) Bash(git push:*)\n",
-        "Careful.\n",
-    );
-    let session = env.session();
-    load(&session, &["careful"]);
-    for command in [
-        "rm\t-rf /",
-        "git  push",
-        "git\tpush --force",
-        "'rm' -rf /",
-        "\"rm\" -rf /",
-        "\\rm -rf /",
-        "r''m -rf /",
-        "(rm -rf /)",
-        "{ rm -rf /; }",
-        "! rm -rf /",
-        "echo $(rm -rf /)",
-        "echo `rm -rf /`",
-        "cat <(rm -rf /)",
-    ] {
-        assert!(!bash(&session, command), "{command:?}");
-    }
-    // Commands that only look alike stay allowed.
-    for command in ["ls -la", "rmdir x", "git pull", "echo remove"] {
-        assert!(bash(&session, command), "{command:?}");
-    }
-}
-
-// Regression (security review): a deny rule with a specifier for a tool whose primary
-// argument the host does not declare never matched, so the call passed (fail open).
-#[test]
-fn a_deny_rule_on_an_undeclared_tool_fails_closed() {
-    let env = Env::new();
-    env.skill("norm", "disallowed-tools: Grep(password)\n", "No.\n");
-    let session = env.session();
-    load(&session, &["norm"]);
-    assert!(
-        !session
-            .check_tool("Grep", &json!({"pattern": "password"}))
-            .allowed
-    );
-    assert!(session.check_tool("Glob", &json!({"pattern": "*"})).allowed);
 }
 
 // Regression (security review): with both `file_path` and `path` in a call, only the first
@@ -667,45 +324,6 @@ fn a_missing_component_does_not_hide_a_link_after_dot_dot() {
     let d = session2.check_tool("Read", &json!({ "file_path": sneaky }));
     assert!(!d.allowed);
     assert!(d.script_read);
-}
-
-// Regression (security review): a blank between a tool and its specifier split the rule in
-// two, a bare `Bash` (every command allowed) and an unreadable `(git status:*)`, so
-// `allowed-tools: Bash (git status:*)` allowed `rm -rf /`.
-#[test]
-fn a_blank_before_a_specifier_does_not_widen_the_rule() {
-    let env = Env::new();
-    env.skill("git", "allowed-tools: Bash (git status:*) Read\n", "Git.\n");
-    let session = env.session();
-    load(&session, &["git"]);
-    assert!(bash(&session, "git status"));
-    assert!(!bash(&session, "rm -rf /"));
-    assert!(read(&session, Path::new("/etc/hosts")).allowed);
-}
-
-#[test]
-fn the_scripts_of_an_active_skill_cannot_be_written() {
-    // Regression (security review): with `allowed-tools: Write Read`, a model could write
-    // `<skill>/scripts/x.sh` and then run it through skills_run_script with the skill's
-    // trust.
-    let env = Env::new();
-    let dir = env.skill("writer", "allowed-tools: Write Edit Read\n", "Writes.\n");
-    let session = authoring(&env);
-    load(&session, &["writer"]);
-    for tool in ["Write", "Edit", "write"] {
-        let script = dir.join("scripts/x.sh");
-        assert!(
-            !session
-                .check_tool(tool, &json!({ "file_path": script }))
-                .allowed,
-            "{tool}"
-        );
-    }
-    assert!(
-        session
-            .check_tool("Write", &json!({ "file_path": dir.join("notes.md") }))
-            .allowed
-    );
 }
 
 // Regression (attack review): a hard link to an active skill's script, outside the skill

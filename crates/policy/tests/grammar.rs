@@ -1,11 +1,11 @@
 //! Bash allow rules by grammar: a table of lines under `Bash(git:*) Bash(head:*)
-//! Bash(echo:*)`, each allowed, or denied with the construct its reason names.
+//! Bash(echo:*)`, each allowed, or denied with the construct its reason names; lines too
+//! long or too deep for a table; and properties of the grammar's readings. No session: each
+//! line is decided against one skill's compiled rules.
 
-mod common;
+mod support;
 
-use common::{names, Env};
-use serde_json::json;
-use skills_executor::LoadMode;
+use support::bash;
 
 /// `None`: allowed. `Some(text)`: denied, the reason containing `text`.
 const TABLE: &[(&str, Option<&str>)] = &[
@@ -97,17 +97,9 @@ const TABLE: &[(&str, Option<&str>)] = &[
 
 #[test]
 fn bash_lines_are_judged_by_the_grammar() {
-    let env = Env::new();
-    env.skill(
-        "git-only",
-        "allowed-tools: Bash(git:*) Bash(head:*) Bash(echo:*)\n",
-        "Use git.\n",
-    );
-    let session = env.session();
-    session.load(&names(&["git-only"]), LoadMode::Add).unwrap();
     let mut wrong = Vec::new();
     for (line, expected) in TABLE {
-        let d = session.check_tool("Bash", &json!({ "command": line }));
+        let d = bash("Bash(git:*) Bash(head:*) Bash(echo:*)", line);
         let ok = match expected {
             None => d.allowed,
             Some(text) => !d.allowed && d.reason.contains(text),
@@ -126,10 +118,6 @@ fn bash_lines_are_judged_by_the_grammar() {
 // quoting rules cannot read it.
 #[test]
 fn a_long_line_ending_in_an_operator_never_reaches_the_grammar() {
-    let env = Env::new();
-    env.skill("git-only", "allowed-tools: Bash(git:*)\n", "Use git.\n");
-    let session = env.session();
-    session.load(&names(&["git-only"]), LoadMode::Add).unwrap();
     for piece in [
         "git status | ",
         "git status |\n",
@@ -137,7 +125,7 @@ fn a_long_line_ending_in_an_operator_never_reaches_the_grammar() {
         "git status ||\n\n",
     ] {
         let line = piece.repeat(2_000);
-        let d = session.check_tool("Bash", &json!({ "command": line }));
+        let d = bash("Bash(git:*)", &line);
         assert!(!d.allowed, "{piece:?}");
         assert!(
             d.reason.contains("not plain commands"),
@@ -146,7 +134,7 @@ fn a_long_line_ending_in_an_operator_never_reaches_the_grammar() {
         );
     }
     // A pipeline continued on the next line is still one the shell runs.
-    let d = session.check_tool("Bash", &json!({"command": "git log |\ngit status"}));
+    let d = bash("Bash(git:*)", "git log |\ngit status");
     assert!(d.allowed, "{}", d.reason);
 }
 
@@ -154,35 +142,67 @@ fn a_long_line_ending_in_an_operator_never_reaches_the_grammar() {
 // vanished and `git -C '/srv log' push` matched a rule meant for `git -C /srv log`.
 #[test]
 fn rules_see_words_as_the_shell_reads_them_back() {
-    let env = Env::new();
-    env.skill(
-        "narrow",
-        "allowed-tools: Bash(git -C /srv log:*)\n",
-        "Narrow.\n",
-    );
-    let session = env.session();
-    session.load(&names(&["narrow"]), LoadMode::Add).unwrap();
-    let allowed = |line: &str| {
-        session
-            .check_tool("Bash", &json!({ "command": line }))
-            .allowed
-    };
+    let allowed = |line: &str| bash("Bash(git -C /srv log:*)", line).allowed;
     assert!(allowed("git -C /srv log --oneline"));
     assert!(allowed("git -C '/srv' log"));
     assert!(!allowed("git -C '/srv log' push"));
     assert!(!allowed("git -C \"/srv log\" push"));
 }
 
+// Regression: `a && b && ...` is a list inside a list in the grammar's tree, walked by
+// recursion; a line of ten thousand `&&` (about 140 KB, far under the line limit)
+// overflowed the stack and aborted the process, session and batch with it. `'git'`
+// sends the line past the fast path to the grammar.
+#[test]
+fn a_line_of_ten_thousand_lists_is_judged_not_a_crash() {
+    for (operator, last, allowed_whole) in [
+        ("&&", "git status", true),
+        ("||", "git status", true),
+        ("&&", "rm -rf /", false),
+    ] {
+        let mut line = "'git' status".to_owned();
+        for _ in 0..10_000 {
+            line.push_str(&format!(" {operator} git status"));
+        }
+        line.push_str(&format!(" {operator} {last}"));
+        let decision = bash("Bash(git status:*)", &line);
+        assert_eq!(decision.allowed, allowed_whole, "{operator} then {last}");
+    }
+}
+
+// Regression: `Bash(git diff:*)` admitted `git diff --output=.git/config --line-prefix=...`,
+// which writes a git configuration whose `core.fsmonitor` the next allowed `git status`
+// runs: a rule for a command that reads became any program at all.
+#[test]
+fn a_wildcard_does_not_admit_an_option_that_writes_or_runs() {
+    let rules = "Bash(git status:*) Bash(git diff:*) Bash(git diff --output=review.patch)";
+    let planted = r#"git diff --no-index --output=.git/config --line-prefix='[core] fsmonitor = "touch /tmp/owned" #' /dev/null /etc/hostname ; git status"#;
+    let decision = bash(rules, planted);
+    assert!(!decision.allowed, "{decision:?}");
+    assert!(
+        decision.reason.contains("--output of git"),
+        "{}",
+        decision.reason
+    );
+    for (command, allowed) in [
+        ("git diff --ext-diff HEAD", false),
+        ("git status && git diff --output=elsewhere.txt", false),
+        ("git diff --stat HEAD", true),
+        ("git status --short && git diff --no-ext-diff", true),
+        // The option the rules name is the authors' choice.
+        ("git diff --output=review.patch", true),
+    ] {
+        let decision = bash(rules, command);
+        assert_eq!(decision.allowed, allowed, "{command}: {}", decision.reason);
+    }
+}
+
 mod properties {
-    use std::sync::OnceLock;
-
     use proptest::prelude::*;
-    use serde_json::json;
-    use skills_executor::__fuzz::{admitted_commands, bash_fast_path, bash_parse};
-    use skills_executor::{LoadMode, Session};
     use skills_model::ToolRules;
+    use skills_policy::__fuzz::{admitted_commands, bash_fast_path, bash_parse};
 
-    use super::common::{names, Env};
+    use super::support::bash;
 
     const RULES: &str = "Bash(git:*) Bash(head -5) Bash(echo ok:*)";
 
@@ -200,17 +220,6 @@ mod properties {
         prop::collection::vec(prop::sample::select(TOKENS), 0..12).prop_map(|t| t.concat())
     }
 
-    fn session() -> &'static (Env, Session) {
-        static SESSION: OnceLock<(Env, Session)> = OnceLock::new();
-        SESSION.get_or_init(|| {
-            let env = Env::new();
-            env.skill("fuzzed", &format!("allowed-tools: {RULES}\n"), "Fuzzed.\n");
-            let session = env.session();
-            session.load(&names(&["fuzzed"]), LoadMode::Add).unwrap();
-            (env, session)
-        })
-    }
-
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(4000))]
 
@@ -226,8 +235,7 @@ mod properties {
         /// only admitted constructs, and each of its commands matches a rule.
         #[test]
         fn every_allowed_line_is_inside_the_rules(line in line()) {
-            let (_, session) = session();
-            let d = session.check_tool("Bash", &json!({ "command": line }));
+            let d = bash(RULES, &line);
             if d.allowed {
                 let rules = ToolRules::parse_lenient(RULES).0;
                 let commands = admitted_commands(&line);

@@ -325,7 +325,7 @@ fn statements(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<
 /// turn, and a part's own parts before the next), not by recursion: `a && b && ...` is a
 /// list inside a list inside a list, and a line of ten thousand `&&` overflowed the
 /// thread's stack and took the session down with it
-/// (`tests/attacks.rs::a_line_of_ten_thousand_lists_is_judged_not_a_crash`).
+/// (`tests/grammar.rs::a_line_of_ten_thousand_lists_is_judged_not_a_crash`).
 fn statement(node: Node<'_>, line: &str, out: &mut Vec<Vec<String>>) -> Result<(), Refusal> {
     /// What is left to judge: a statement, or a part of a pipeline or list, which is
     /// one of its separators or a statement.

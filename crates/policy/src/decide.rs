@@ -1,0 +1,337 @@
+//! The decision on one resolved host tool call, against the compiled rules of the active
+//! skills (bottom to top): a pipeline of the checks that need no argument, the protections
+//! of skill folders, the deny rules, then `allowed-tools` read as a restriction
+//! (`restrict`) or as a pre-approval (`preapprove`). Deciding allocates only for the
+//! reason of a denial (and the rule it names).
+
+use crate::call::{Call, Forms, NotAdmitted};
+use crate::rules::CompiledRules;
+use crate::tool::PathAccess;
+
+/// What happens to a host tool call when no active skill restricts tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DefaultDecision {
+    /// Allow it (the default).
+    Allow,
+    /// Deny it.
+    Deny,
+}
+
+/// What an active skill's `allowed-tools` means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AllowedToolsMode {
+    /// A restriction (the default, the Agent Skills reading): while a skill that lists
+    /// tools is active, a call it does not list is denied.
+    Restrict,
+    /// Pre-approval (Claude Code's reading: "it does not restrict which tools are
+    /// available"): a call some active skill lists is allowed; every other call gets the
+    /// host's default decision. `disallowed-tools`, confinement and the protection of skill
+    /// folders still deny.
+    Preapprove,
+}
+
+/// What decides a call the skills' rules leave open: the host's default decision, and what
+/// `allowed-tools` means.
+#[derive(Debug, Clone, Copy)]
+pub struct Fallback {
+    /// The host's default decision.
+    pub default: DefaultDecision,
+    /// What `allowed-tools` means.
+    pub mode: AllowedToolsMode,
+}
+
+/// The outcome of a tool check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Decision {
+    /// Whether the call may proceed.
+    pub allowed: bool,
+    /// Why (empty when allowed by default).
+    pub reason: String,
+    /// Whether the denial is the script-read protection.
+    pub script_read: bool,
+    /// The active skill whose rules decided (none when no active skill restricts the call).
+    pub skill: Option<String>,
+    /// The rule that decided, as written (none for a call no rule names).
+    pub rule: Option<String>,
+}
+
+/// The most of a call's argument a denial's reason quotes.
+const QUOTED_MAX: usize = 1024;
+
+/// The rule a denial under `security.fileSystemScope` names.
+const CONFINED_RULE: &str = "security.fileSystemScope: skill-directory";
+
+impl Decision {
+    fn allow(reason: &str) -> Decision {
+        Decision {
+            allowed: true,
+            reason: reason.to_owned(),
+            script_read: false,
+            skill: None,
+            rule: None,
+        }
+    }
+
+    fn deny(reason: String) -> Decision {
+        Decision {
+            allowed: false,
+            reason,
+            script_read: false,
+            skill: None,
+            rule: None,
+        }
+    }
+
+    /// This decision with its reason cut to
+    /// [`MESSAGE_MAX`](skills_model::MESSAGE_MAX): a reason quotes the call it judged,
+    /// and a call may be megabytes long.
+    pub fn bounded(mut self) -> Decision {
+        if self.reason.len() > skills_model::MESSAGE_MAX {
+            self.reason =
+                skills_model::cut_text(&self.reason, skills_model::MESSAGE_MAX).into_owned();
+        }
+        self
+    }
+
+    /// A denial of the executor itself, no skill's rule deciding (a name that is not
+    /// plain, a path no system can open, an audit that cannot be written).
+    pub fn refused(reason: String) -> Decision {
+        Decision::deny(reason)
+    }
+
+    fn by(mut self, rules: &CompiledRules, rule: Option<String>) -> Decision {
+        self.skill = Some(rules.skill.clone());
+        self.rule = rule;
+        self
+    }
+}
+
+/// Decides one resolved call against the stack (bottom to top). The fallback's default
+/// applies when no skill restricts tools, or (pre-approval) when none lists the call.
+pub fn decide<'a>(
+    stack: impl Iterator<Item = &'a CompiledRules> + Clone,
+    call: &Call<'_>,
+    fallback: Fallback,
+) -> Decision {
+    if let Some(denied) = without_argument(stack.clone(), call) {
+        return denied;
+    }
+    if let Some(denied) = protect(stack.clone(), call) {
+        return denied;
+    }
+    let forms = Forms::of(call);
+    // A skill's deny rules are read before its allow rules, so the skills below the first
+    // that denies are the only ones whose `allowed-tools` can decide first.
+    let denier = stack
+        .clone()
+        .enumerate()
+        .find(|(_, r)| forms.denied_by(&r.disallowed));
+    let below = stack.take(denier.map_or(usize::MAX, |(i, _)| i));
+    let denial = |rules: &CompiledRules| {
+        Decision::deny(format!(
+            "{} is in the disallowed-tools of the active skill {:?}",
+            forms.tool, rules.skill
+        ))
+        .by(rules, rules.disallowed_rule(forms.tool))
+    };
+    match fallback.mode {
+        AllowedToolsMode::Restrict => match (restrict(below, &forms), denier) {
+            (Err(denied), _) => denied,
+            (Ok(_), Some((_, rules))) => denial(rules),
+            (Ok(Some(rules)), None) => {
+                Decision::allow("allowed by every active skill's allowed-tools")
+                    .by(rules, admitting_rule(rules, &forms))
+            }
+            (Ok(None), None) if fallback.default == DefaultDecision::Allow => {
+                Decision::allow("no active skill restricts tools")
+            }
+            (Ok(None), None) => Decision::deny(
+                "no active skill allows tools, and the host denies by default".to_owned(),
+            ),
+        },
+        AllowedToolsMode::Preapprove => match (preapprove(below, &forms), denier) {
+            (Some(rules), _) => Decision::allow("pre-approved by an active skill's allowed-tools")
+                .by(rules, admitting_rule(rules, &forms)),
+            (None, Some((_, rules))) => denial(rules),
+            (None, None) if fallback.default == DefaultDecision::Allow => {
+                Decision::allow("no active skill pre-approves it; the host allows by default")
+            }
+            (None, None) => Decision::deny(
+                "no active skill pre-approves it (allowed-tools), and the host denies by default"
+                    .to_owned(),
+            ),
+        },
+    }
+}
+
+/// A call without an argument: refused by a confined skill for a path tool (it cannot be
+/// shown to stay inside), and by a skill whose deny rules name the tool (a specifier cannot
+/// be checked without the argument: fail closed, also when the host declares no primary
+/// argument for the tool, so none is found).
+fn without_argument<'a>(
+    mut stack: impl Iterator<Item = &'a CompiledRules> + Clone,
+    call: &Call<'_>,
+) -> Option<Decision> {
+    if call.arg.is_some() {
+        return None;
+    }
+    let tool = call.tool;
+    if call.access != PathAccess::None {
+        if let Some(rules) = stack.clone().find(|r| r.confined) {
+            return Some(
+                Decision::deny(format!(
+                    "the active skill {:?} confines file access to its own folder ({}), and this {tool} call names no path",
+                    rules.skill,
+                    rules.dir.display()
+                ))
+                .by(rules, Some(CONFINED_RULE.into())),
+            );
+        }
+    }
+    let rules = stack.find(|r| r.disallowed.names_tool(tool))?;
+    Some(
+        Decision::deny(format!(
+            "{tool} is restricted by the disallowed-tools of the active skill {:?}, and this call has no argument to check",
+            rules.skill
+        ))
+        .by(rules, rules.disallowed_rule(tool)),
+    )
+}
+
+/// The protections of the active skills' folders, whatever their rules say: their scripts
+/// are neither read (they run with `skills_run_script`) nor written (they run with the
+/// layer's trust), and a confined skill's path tools stay inside its folder.
+fn protect<'a>(
+    stack: impl Iterator<Item = &'a CompiledRules>,
+    call: &Call<'_>,
+) -> Option<Decision> {
+    let (Some(path), Some(arg)) = (&call.path, call.arg) else {
+        return None;
+    };
+    for rules in stack {
+        if call.access == PathAccess::Read && rules.touches_a_script(path) {
+            return Some(
+                Decision {
+                    script_read: true,
+                    ..Decision::deny(format!(
+                        "{arg} is a script of the active skill {:?}: run it with skills_run_script instead of reading it",
+                        rules.skill
+                    ))
+                }
+                .by(rules, None),
+            );
+        }
+        // The scripts of an active skill run with its layer's trust: the model must not
+        // be able to write one and then run it.
+        if call.access == PathAccess::Write && rules.touches_a_script(path) {
+            return Some(
+                Decision::deny(format!(
+                    "{arg} is a script of the active skill {:?}: its scripts cannot be changed while it is active",
+                    rules.skill
+                ))
+                .by(rules, None),
+            );
+        }
+        // Confined: the path must stay inside as written and as resolved (a link inside
+        // the skill that points outside does not count as inside).
+        if rules.confined && !rules.contains(path) {
+            return Some(
+                Decision::deny(format!(
+                    "the active skill {:?} confines file access to its own folder ({})",
+                    rules.skill,
+                    rules.dir.display()
+                ))
+                .by(rules, Some(CONFINED_RULE.into())),
+            );
+        }
+    }
+    None
+}
+
+/// `allowed-tools` as a restriction: every skill that lists tools must list the call. The
+/// denial of the first that does not; else the top skill that lists tools (none when no
+/// skill restricts).
+fn restrict<'a>(
+    stack: impl Iterator<Item = &'a CompiledRules>,
+    forms: &Forms<'_>,
+) -> Result<Option<&'a CompiledRules>, Decision> {
+    let mut deciding = None;
+    for rules in stack {
+        let Some(allowed) = &rules.allowed else {
+            continue;
+        };
+        deciding = Some(rules);
+        if let Err(why) = forms.permitted(allowed, rules.allowed_canonical.as_ref()) {
+            return Err(not_allowed(rules, forms, &why));
+        }
+    }
+    Ok(deciding)
+}
+
+/// `allowed-tools` as a pre-approval: the first skill that lists the call allows it; a
+/// skill that does not list it says nothing.
+fn preapprove<'a>(
+    mut stack: impl Iterator<Item = &'a CompiledRules>,
+    forms: &Forms<'_>,
+) -> Option<&'a CompiledRules> {
+    stack.find(|rules| {
+        rules.allowed.as_ref().is_some_and(|allowed| {
+            forms
+                .permitted(allowed, rules.allowed_canonical.as_ref())
+                .is_ok()
+        })
+    })
+}
+
+/// The denial of a call `rules` does not list, quoting the call (its argument cut, so that
+/// what follows, why it was denied, stays within the reason's bound).
+fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> Decision {
+    let tool = forms.tool;
+    let what = match forms.arg {
+        Some(a) => format!("{tool}({})", skills_model::cut_text(a, QUOTED_MAX)),
+        None => tool.to_owned(),
+    };
+    let why = match (why.refused, &why.held) {
+        (Some(construct), _) => format!(": {construct} is not admitted under an allow rule"),
+        (None, Some(option)) => format!(
+            ": {option} writes files or runs programs, and a rule admits it only by naming it"
+        ),
+        (None, None) => String::new(),
+    };
+    Decision::deny(format!(
+        "{what} is not in the allowed-tools of the active skill {:?}{why}",
+        rules.skill
+    ))
+    .by(rules, None)
+}
+
+/// The rule of the deciding skill that admits the call (for a compound Bash line, the one
+/// its first command matched).
+fn admitting_rule(rules: &CompiledRules, forms: &Forms<'_>) -> Option<String> {
+    let tool = forms.tool;
+    let first = if forms.bash {
+        forms.commands().as_ref().ok().and_then(|cmds| cmds.first())
+    } else {
+        None
+    };
+    let allowed = rules.allowed.as_ref()?;
+    allowed
+        .first_match(tool, None)
+        .or_else(|| first.and_then(|c| forms.admitting(allowed, c).ok()))
+        .or_else(|| {
+            forms
+                .lexical
+                .as_deref()
+                .and_then(|l| allowed.first_match(tool, Some(l)))
+        })
+        .or_else(|| allowed.first_match(tool, forms.arg))
+        .or_else(|| {
+            rules.allowed_canonical.as_ref().and_then(|c| {
+                forms
+                    .resolved
+                    .as_deref()
+                    .and_then(|r| c.first_match(tool, Some(r)))
+            })
+        })
+        .map(ToString::to_string)
+}
