@@ -13,7 +13,7 @@ use skills_model::{
     MAX_NAME_LEN, SPEC_FIELDS,
 };
 
-use crate::yaml::{Kind, Node, ScalarType};
+use crate::node::{Kind, Node, ScalarType};
 
 const MAX_DESCRIPTION_LEN: usize = 1024;
 const MAX_COMPATIBILITY_LEN: usize = 500;

@@ -26,6 +26,7 @@ mod codex;
 mod fast;
 mod fields;
 mod lint;
+mod node;
 mod repair;
 mod split;
 

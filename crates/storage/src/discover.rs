@@ -15,6 +15,8 @@ use std::ffi::{OsStr, OsString};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+use crate::seen::FileSeen;
+
 /// The name a skill file must have.
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -128,23 +130,6 @@ pub struct Candidate {
     pub skill_file: Option<PathBuf>,
     /// A wrongly-cased `skill.md`, when there is no `SKILL.md`.
     pub misnamed: Option<PathBuf>,
-}
-
-/// What discovery saw of a candidate's skill file before it is read: a reader may spare
-/// the file a question discovery has answered ([`SkillSource::read_prefix_seen`]).
-///
-/// [`SkillSource::read_prefix_seen`]: crate::SkillSource::read_prefix_seen
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum FileSeen {
-    /// Not asked about (taken to be there), or seen as something a read must ask about
-    /// itself (a link, whose target discovery did not look at).
-    #[default]
-    Unasked,
-    /// A regular file and no link, as `lstat` saw it: a read may open it without asking
-    /// again, provided the open follows no link, so that only this same kind of file (or
-    /// one put in its place, which the read's `fstat` still checks) is opened.
-    Regular,
 }
 
 /// What a walk found.

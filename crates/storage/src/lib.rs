@@ -21,11 +21,12 @@ mod discover;
 mod read;
 mod roots;
 mod scaffold;
+mod seen;
 mod source;
 
 pub use discover::{
-    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, FileSeen, LeafFiles,
-    MAX_ROOT_DEPTH, SKILL_FILE, SKIPPED_NAMES,
+    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles, MAX_ROOT_DEPTH,
+    SKILL_FILE, SKIPPED_NAMES,
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
@@ -33,6 +34,7 @@ pub use roots::{
     RootsError, SkillRoot, ENV_VARS,
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
+pub use seen::FileSeen;
 pub use source::{
     CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate,
     MAX_LISTED_FILES,
