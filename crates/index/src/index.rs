@@ -17,21 +17,12 @@ use skills_storage::{
 };
 
 use crate::check::Reading;
+use crate::config::Config;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
+use crate::watch::Plan;
 use crate::{IndexError, SkillReport, Table, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
-
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub(crate) order: [Layer; 4],
-    pub(crate) strict: bool,
-    pub(crate) depth: usize,
-    pub(crate) debounce: Duration,
-    pub(crate) parser: SkillParser,
-    pub(crate) file_limit: u64,
-    pub(crate) codex_metadata: bool,
-}
 
 /// Configures and builds a [`SkillIndex`].
 #[derive(Debug, Clone)]
@@ -622,7 +613,7 @@ impl SkillIndex {
     /// the reload step alone; hosts that learn of changes their own way may use it too.
     #[doc(hidden)]
     pub fn apply_changed_paths(&self, paths: &[PathBuf]) {
-        crate::watch::apply_paths(&self.shared, paths);
+        crate::watch::apply_paths(self.shared.as_ref(), paths);
     }
 
     /// Feeds the watcher an event as if the file system had sent it (tests use this to
@@ -986,6 +977,53 @@ impl Shared {
             Subscriber::Each(tx) => batch.iter().all(|e| tx.send(e.clone()).is_ok()),
             Subscriber::Batch(tx) => tx.send(Arc::clone(&batch)).is_ok(),
         });
+    }
+}
+
+impl crate::watch::Rebuild for Shared {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn watched_roots(&self) -> Vec<PathBuf> {
+        self.writer
+            .lock()
+            .roots
+            .iter()
+            .filter(|r| r.watched())
+            .map(|r| r.base.clone())
+            .collect()
+    }
+
+    fn rebuild(&self, plan: Plan) {
+        let mut writer = self.writer.lock();
+        if plan.full {
+            tracing::info!("event queue overflow or watch error: full rescan");
+            self.rescan_all(&mut writer);
+            return;
+        }
+        if plan.root_rescans.is_empty() && plan.dirs.is_empty() && plan.newly_watched.is_empty() {
+            return;
+        }
+        let mut changed = Vec::new();
+        for root in &plan.root_rescans {
+            self.rescan_root(&mut writer, root);
+            changed.push(root.clone());
+        }
+        for root in plan.newly_watched.difference(&plan.root_rescans) {
+            self.rescan_root(&mut writer, root);
+        }
+        for (root, dirs) in plan.dirs {
+            if plan.root_rescans.contains(&root) {
+                continue;
+            }
+            let dirs: Vec<PathBuf> = dirs.into_iter().collect();
+            if !plan.newly_watched.contains(&root) {
+                self.refresh_dirs(&mut writer, &root, &dirs); // else the rescan read them
+            }
+            changed.extend(dirs);
+        }
+        self.publish(&mut writer, &changed);
     }
 }
 

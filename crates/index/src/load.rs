@@ -8,7 +8,7 @@ use skills_model::{Frontmatter, Skill, SkillFile, SkillRecord};
 use skills_parser::{ParseInput, SkillParser};
 use skills_storage::{ReadError, SkillSource};
 
-use crate::index::Config;
+use crate::config::Config;
 use crate::{IndexError, Snapshot};
 
 /// The folders whose files a loaded skill lists.
