@@ -310,14 +310,21 @@ fn code_only(text: &str) -> String {
     while i < c.len() {
         let next = c.get(i + 1).copied();
         let end = if c[i] == '/' && next == Some('/') {
-            c[i..].iter().position(|&ch| ch == '\n').map_or(c.len(), |p| i + p)
+            c[i..]
+                .iter()
+                .position(|&ch| ch == '\n')
+                .map_or(c.len(), |p| i + p)
         } else if c[i] == '/' && next == Some('*') {
             block_comment_end(&c, i)
         } else if c[i] == '"' {
             string_end(&c, i + 1, 0)
         } else if c[i] == 'r'
             && matches!(next, Some('"' | '#'))
-            && !ident(i.checked_sub(1).and_then(|p| c.get(p)).filter(|&&p| p != 'b'))
+            && !ident(
+                i.checked_sub(1)
+                    .and_then(|p| c.get(p))
+                    .filter(|&&p| p != 'b'),
+            )
         {
             let hashes = c[i + 1..].iter().take_while(|&&ch| ch == '#').count();
             if c.get(i + 1 + hashes) == Some(&'"') {
@@ -326,7 +333,10 @@ fn code_only(text: &str) -> String {
                 i + 1
             }
         } else if c[i] == '\'' && next == Some('\\') {
-            c[i + 2..].iter().position(|&ch| ch == '\'').map_or(c.len(), |p| i + 3 + p)
+            c[i + 2..]
+                .iter()
+                .position(|&ch| ch == '\'')
+                .map_or(c.len(), |p| i + 3 + p)
         } else if c[i] == '\'' && c.get(i + 2) == Some(&'\'') {
             i + 3
         } else {
@@ -365,11 +375,23 @@ fn block_comment_end(c: &[char], mut i: usize) -> usize {
 /// Where a string whose body starts at `i` ends: past its closing quote and `hashes` `#`s
 /// (a raw string when `hashes` or the caller says so; escapes only count in plain ones).
 fn string_end(c: &[char], mut i: usize, hashes: usize) -> usize {
-    let raw = i >= 2 && c[..i - 1].iter().rev().take(hashes + 1).any(|&ch| ch == 'r' || ch == '#');
+    let raw = i >= 2
+        && c[..i - 1]
+            .iter()
+            .rev()
+            .take(hashes + 1)
+            .any(|&ch| ch == 'r' || ch == '#');
     while i < c.len() {
         if c[i] == '\\' && !raw {
             i += 2;
-        } else if c[i] == '"' && c[i + 1..].iter().take(hashes).filter(|&&ch| ch == '#').count() == hashes {
+        } else if c[i] == '"'
+            && c[i + 1..]
+                .iter()
+                .take(hashes)
+                .filter(|&&ch| ch == '#')
+                .count()
+                == hashes
+        {
             return i + 1 + hashes;
         } else {
             i += 1;
@@ -452,7 +474,9 @@ fn tokens(code: &str) -> Vec<Tok> {
 }
 
 fn is_ident(s: &str) -> bool {
-    s.chars().next().is_some_and(|ch| ch.is_alphabetic() || ch == '_')
+    s.chars()
+        .next()
+        .is_some_and(|ch| ch.is_alphabetic() || ch == '_')
 }
 
 /// One path a use-tree or an inline path names, as segments, with its alias (`as name`).
@@ -482,7 +506,9 @@ fn use_tree(toks: &[Tok], at: &mut usize, prefix: &mut Vec<String>, out: &mut Ve
         s if is_ident(s) && s != "as" => {
             prefix.push(s.to_owned());
             *at += 1;
-            if text(*at) == "::" && (text(*at + 1) == "{" || is_ident(text(*at + 1)) || text(*at + 1) == "*") {
+            if text(*at) == "::"
+                && (text(*at + 1) == "{" || is_ident(text(*at + 1)) || text(*at + 1) == "*")
+            {
                 *at += 1;
                 use_tree(toks, at, prefix, out);
             } else if text(*at) == "as" {
@@ -547,7 +573,9 @@ fn scan(source: &ModuleSource, children: &dyn Fn(&str, &str) -> bool) -> Scan {
     let mut open: Vec<(String, usize)> = Vec::new();
     let (mut depth, mut i) = (0usize, 0);
     while i < toks.len() {
-        let here = open.last().map_or(source.module.clone(), |(m, _)| m.clone());
+        let here = open
+            .last()
+            .map_or(source.module.clone(), |(m, _)| m.clone());
         match text(i) {
             "{" => depth += 1,
             "}" => {
@@ -568,7 +596,8 @@ fn scan(source: &ModuleSource, children: &dyn Fn(&str, &str) -> bool) -> Scan {
                 let mut at = i + 1;
                 let mut named = Vec::new();
                 use_tree(&toks, &mut at, &mut Vec::new(), &mut named);
-                scan.reexports.extend(named.into_iter().map(|n| (here.clone(), n)));
+                scan.reexports
+                    .extend(named.into_iter().map(|n| (here.clone(), n)));
             }
             head if text(i + 1) == "::"
                 && text(i.wrapping_sub(1)) != "::"
@@ -636,8 +665,7 @@ struct Loop {
     way: String,
 }
 
-/// The module loops among one crate's modules. With `TIDY_EDGES` set in the environment,
-/// the test prints every edge it found, with the place it was found.
+/// The module loops among one crate's modules.
 fn module_loops(sources: &[ModuleSource]) -> Vec<Loop> {
     use std::collections::{BTreeMap, BTreeSet};
     let mut modules: BTreeSet<String> = sources.iter().map(|s| s.module.clone()).collect();
@@ -647,11 +675,16 @@ fn module_loops(sources: &[ModuleSource]) -> Vec<Loop> {
     modules.extend(scans.iter().flat_map(|s| s.inline.iter().cloned()));
     let mut reexports = BTreeMap::new();
     for (module, (path, alias)) in scans.iter().flat_map(|s| &s.reexports) {
-        let name = alias.clone().or_else(|| path.last().cloned()).unwrap_or_default();
+        let name = alias
+            .clone()
+            .or_else(|| path.last().cloned())
+            .unwrap_or_default();
         let qualified: Vec<String> = if matches!(path[0].as_str(), "crate" | "self" | "super") {
             path.clone()
         } else {
-            std::iter::once("self".to_owned()).chain(path.iter().cloned()).collect()
+            std::iter::once("self".to_owned())
+                .chain(path.iter().cloned())
+                .collect()
         };
         if let Some(defined) = resolve(&qualified, module, &modules, &BTreeMap::new()) {
             if defined != *module {
@@ -665,12 +698,9 @@ fn module_loops(sources: &[ModuleSource]) -> Vec<Loop> {
             continue;
         };
         if to != r.from && !is_ancestor(&to, &r.from) {
-            edges.entry((r.from.clone(), to)).or_insert_with(|| r.place.clone());
-        }
-    }
-    if std::env::var_os("TIDY_EDGES").is_some() {
-        for ((f, t), place) in &edges {
-            eprintln!("{f} -> {t}: {place}");
+            edges
+                .entry((r.from.clone(), to))
+                .or_insert_with(|| r.place.clone());
         }
     }
     loops_in(&modules, &edges)
@@ -729,7 +759,14 @@ fn loops_in(
         let round = way(m, m).unwrap_or_default();
         let steps: Vec<String> = round
             .windows(2)
-            .map(|w| format!("{} -> {} ({})", w[0], w[1], edges[&(w[0].clone(), w[1].clone())]))
+            .map(|w| {
+                format!(
+                    "{} -> {} ({})",
+                    w[0],
+                    w[1],
+                    edges[&(w[0].clone(), w[1].clone())]
+                )
+            })
             .collect();
         loops.push(Loop {
             modules: group,
@@ -772,7 +809,9 @@ fn loop_violations() -> Vec<String> {
         for l in module_loops(&crate_modules(&entry.path().join("src"))) {
             let known = KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT
                 .iter()
-                .position(|(c, ms)| *c == krate && l.modules.iter().all(|m| ms.contains(&m.as_str())));
+                .position(|(c, ms)| {
+                    *c == krate && l.modules.iter().all(|m| ms.contains(&m.as_str()))
+                });
             match known {
                 Some(k) => known_used[k] = true,
                 None => bad.push(format!(
@@ -813,26 +852,47 @@ fn planted(modules: &[(&str, &str)]) -> Vec<ModuleSource> {
 #[test]
 fn the_loop_check_finds_planted_loops() {
     let loops = module_loops(&planted(&[
-        ("", "mod a;\nmod b;\nmod c;\npub use b::{Thing, Other as Renamed};\n"),
+        (
+            "",
+            "mod a;\nmod b;\nmod c;\npub use b::{Thing, Other as Renamed};\n",
+        ),
         // a -> b through the root's re-export, b -> a by an inline path.
         ("a", "use crate::Renamed;\npub fn f() {}\n"),
-        ("b", "pub struct Thing;\npub struct Other;\npub fn g() { crate::a::f() }\n"),
+        (
+            "b",
+            "pub struct Thing;\npub struct Other;\npub fn g() { crate::a::f() }\n",
+        ),
         // Siblings in a module folder: a grouped use one way, `super::` the other.
         ("c", "mod d;\nmod e;\n"),
-        ("c::d", "use crate::{b::Thing, c::e::{Y, Z}};\npub struct X;\n"),
-        ("c::e", "pub struct Y;\npub struct Z;\nfn h() -> super::d::X { todo!() }\n"),
+        (
+            "c::d",
+            "use crate::{b::Thing, c::e::{Y, Z}};\npub struct X;\n",
+        ),
+        (
+            "c::e",
+            "pub struct Y;\npub struct Z;\nfn h() -> super::d::X { todo!() }\n",
+        ),
     ]));
     let found: Vec<Vec<String>> = loops.iter().map(|l| l.modules.clone()).collect();
     assert_eq!(found, [vec!["a", "b"], vec!["c::d", "c::e"]], "{loops:?}");
-    assert!(loops[0].way.contains("a.rs:1 `crate::Renamed`"), "{loops:?}");
+    assert!(
+        loops[0].way.contains("a.rs:1 `crate::Renamed`"),
+        "{loops:?}"
+    );
 }
 
 #[test]
 fn the_loop_check_passes_layers_children_and_prose() {
     let loops = module_loops(&planted(&[
-        ("", "mod a;\nmod b;\npub use a::Thing;\npub fn root_item() {}\n"),
+        (
+            "",
+            "mod a;\nmod b;\npub use a::Thing;\npub fn root_item() {}\n",
+        ),
         // a child uses its parent's items; the root uses its children's.
-        ("a", "pub struct Thing;\nmod inner { use super::Thing; }\nfn f() { crate::root_item() }\n"),
+        (
+            "a",
+            "pub struct Thing;\nmod inner { use super::Thing; }\nfn f() { crate::root_item() }\n",
+        ),
         // b uses a; mentions of b's neighbours in comments and strings are not uses.
         (
             "b",
@@ -898,10 +958,8 @@ const OPEN_HOMES: &[(&str, &str)] = &[
 /// Files that open skill files today and are moving to the storage handle on another
 /// branch. An entry that no longer opens anything fails, so the list only shrinks; it is
 /// emptied once the handle lands.
-const OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE: &[&str] = &[
-    "crates/executor/src/files.rs",
-    "crates/executor/src/run.rs",
-];
+const OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE: &[&str] =
+    &["crates/executor/src/files.rs", "crates/executor/src/run.rs"];
 
 /// The opens in `files` (path, text) outside `homes`, tests (`#[cfg(test)]`) left out; and
 /// the paths that opened something at all.
@@ -917,7 +975,10 @@ fn opens_outside(files: &[(String, String)], homes: &[&str]) -> (Vec<String>, Ve
                 opening.push(path.clone());
             }
             if !homes.contains(&path.as_str()) {
-                bad.push(format!("{path}:{}: {open} outside the homes that open files", i + 1));
+                bad.push(format!(
+                    "{path}:{}: {open} outside the homes that open files",
+                    i + 1
+                ));
             }
         }
     }
@@ -930,7 +991,11 @@ fn open_violations() -> Vec<String> {
         .into_iter()
         .filter(|f| f.extension().is_some_and(|e| e == "rs"))
         .filter_map(|f| {
-            let rel = f.strip_prefix(root()).ok()?.to_string_lossy().replace('\\', "/");
+            let rel = f
+                .strip_prefix(root())
+                .ok()?
+                .to_string_lossy()
+                .replace('\\', "/");
             let in_src = f.strip_prefix(&crates).ok()?.iter().nth(1)? == "src";
             in_src.then(|| (rel, read(&f)))
         })
