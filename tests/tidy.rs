@@ -668,12 +668,50 @@ struct Loop {
 /// The module loops among one crate's modules.
 fn module_loops(sources: &[ModuleSource]) -> Vec<Loop> {
     use std::collections::{BTreeMap, BTreeSet};
-    let mut modules: BTreeSet<String> = sources.iter().map(|s| s.module.clone()).collect();
-    let file_modules = modules.clone();
-    let children = |here: &str, name: &str| file_modules.contains(&join(here, name));
-    let scans: Vec<Scan> = sources.iter().map(|s| scan(s, &children)).collect();
-    modules.extend(scans.iter().flat_map(|s| s.inline.iter().cloned()));
-    let mut reexports = BTreeMap::new();
+    // Tests are no part of the structure: a module's tests may use any other module.
+    let sources: Vec<ModuleSource> = sources
+        .iter()
+        .map(|s| ModuleSource {
+            module: s.module.clone(),
+            file: s.file.clone(),
+            text: without_tests(&code_only(&s.text)),
+        })
+        .collect();
+    let files: BTreeSet<String> = sources.iter().map(|s| s.module.clone()).collect();
+    // Inline modules (`mod sys { … }`) first, so that paths through them resolve; each
+    // counts as part of its file's module.
+    let mut modules = files.clone();
+    let in_files = |here: &str, name: &str| files.contains(&join(here, name));
+    modules.extend(sources.iter().flat_map(|s| scan(s, &in_files).inline));
+    let known = |here: &str, name: &str| modules.contains(&join(here, name));
+    let scans: Vec<Scan> = sources.iter().map(|s| scan(s, &known)).collect();
+    let file_of = |m: &str| -> String {
+        let mut m = m;
+        while !files.contains(m) && !m.is_empty() {
+            m = parent(m);
+        }
+        m.to_owned()
+    };
+    let reexports = reexports_of(&scans, &modules);
+    let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
+    for r in scans.iter().flat_map(|s| &s.references) {
+        let Some(to) = resolve(&r.path, &r.from, &modules, &reexports) else {
+            continue;
+        };
+        let (from, to) = (file_of(&r.from), file_of(&to));
+        if to != from && !is_ancestor(&to, &from) {
+            edges.entry((from, to)).or_insert_with(|| r.place.clone());
+        }
+    }
+    loops_in(&files, &edges)
+}
+
+/// What each module re-exports (`pub use`): (module, name) -> the module defining it.
+fn reexports_of(
+    scans: &[Scan],
+    modules: &std::collections::BTreeSet<String>,
+) -> std::collections::BTreeMap<(String, String), String> {
+    let mut reexports = std::collections::BTreeMap::new();
     for (module, (path, alias)) in scans.iter().flat_map(|s| &s.reexports) {
         let name = alias
             .clone()
@@ -686,24 +724,14 @@ fn module_loops(sources: &[ModuleSource]) -> Vec<Loop> {
                 .chain(path.iter().cloned())
                 .collect()
         };
-        if let Some(defined) = resolve(&qualified, module, &modules, &BTreeMap::new()) {
+        let none = std::collections::BTreeMap::new();
+        if let Some(defined) = resolve(&qualified, module, modules, &none) {
             if defined != *module {
                 reexports.insert((module.clone(), name), defined);
             }
         }
     }
-    let mut edges: BTreeMap<(String, String), String> = BTreeMap::new();
-    for r in scans.iter().flat_map(|s| &s.references) {
-        let Some(to) = resolve(&r.path, &r.from, &modules, &reexports) else {
-            continue;
-        };
-        if to != r.from && !is_ancestor(&to, &r.from) {
-            edges
-                .entry((r.from.clone(), to))
-                .or_insert_with(|| r.place.clone());
-        }
-    }
-    loops_in(&modules, &edges)
+    reexports
 }
 
 /// The strongly connected groups of more than one module, each with a shortest way round.
@@ -872,9 +900,24 @@ fn the_loop_check_finds_planted_loops() {
             "c::e",
             "pub struct Y;\npub struct Z;\nfn h() -> super::d::X { todo!() }\n",
         ),
+        // Through an inline module of f, which counts as f's; f's tests are no part of it.
+        (
+            "f",
+            "mod sys {\n    pub fn k() { crate::g::m() }\n}\npub fn n() {}\n",
+        ),
+        ("g", "pub fn m() {}\nfn o() { crate::f::n() }\n"),
+        (
+            "h",
+            "#[cfg(test)]\nmod tests {\n    use crate::i::q;\n}\npub fn p() {}\n",
+        ),
+        ("i", "fn q() { crate::h::p() }\n"),
     ]));
     let found: Vec<Vec<String>> = loops.iter().map(|l| l.modules.clone()).collect();
-    assert_eq!(found, [vec!["a", "b"], vec!["c::d", "c::e"]], "{loops:?}");
+    assert_eq!(
+        found,
+        [vec!["a", "b"], vec!["c::d", "c::e"], vec!["f", "g"]],
+        "{loops:?}"
+    );
     assert!(
         loops[0].way.contains("a.rs:1 `crate::Renamed`"),
         "{loops:?}"
