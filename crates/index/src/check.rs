@@ -236,12 +236,7 @@ pub(crate) fn check(
             ),
         ));
     }
-    // The folder's own name: the relative path's last component, or for the root of the
-    // source (`.`) the name the path reached resolves to.
-    let name = match candidate.dir.rsplit('/').next().and_then(literal) {
-        Some(last) => Cow::Borrowed(last),
-        None => Cow::Owned(dir_name(&under(base, &candidate.dir))),
-    };
+    let name = folder_name(base, candidate);
     let at = At {
         source,
         name: &name,
@@ -258,16 +253,7 @@ pub(crate) fn check(
     let (bytes, early) = match read {
         Ok(pair) => pair,
         Err(e) => {
-            let rule = match &e {
-                ReadError::NotFound => Rule::FileMissing,
-                ReadError::NotRegular(_) => Rule::FileNotRegular,
-                ReadError::TooLarge { .. } => Rule::FileTooLarge,
-                _ => Rule::FileUnreadable,
-            };
-            diagnostics.push(Diagnostic::error(
-                rule,
-                format!("cannot read {}: {e}", file.display()),
-            ));
+            diagnostics.push(unreadable(&e, &file));
             return SkillReport {
                 dir,
                 file,
@@ -279,19 +265,7 @@ pub(crate) fn check(
     };
     let parsed = match early {
         Some(parsed) => parsed,
-        None => {
-            // Only the lint rules care whether references/ exists: spare the index a stat
-            // per skill.
-            let has_references = parser.lints()
-                && source.is_dir(
-                    &SourceCandidate {
-                        file: "references".into(),
-                        ..candidate.clone()
-                    }
-                    .file_path(),
-                );
-            parser.parse(&ParseInput::new(&bytes, &name).with_references_dir(has_references))
-        }
+        None => parse_read(source, candidate, parser, (&bytes, &name)),
     };
     diagnostics.extend(parsed.diagnostics.iter().cloned());
     SkillReport {
@@ -301,6 +275,46 @@ pub(crate) fn check(
         parsed: Some(parsed),
         diagnostics,
     }
+}
+
+/// The folder's own name: the relative path's last component, or for the root of the
+/// source (`.`) the name the path reached resolves to.
+fn folder_name<'c>(base: &Path, candidate: &'c SourceCandidate) -> Cow<'c, str> {
+    match candidate.dir.rsplit('/').next().and_then(literal) {
+        Some(last) => Cow::Borrowed(last),
+        None => Cow::Owned(dir_name(&under(base, &candidate.dir))),
+    }
+}
+
+/// The error a skill file that cannot be read draws, by why.
+fn unreadable(e: &ReadError, file: &Path) -> Diagnostic {
+    let rule = match e {
+        ReadError::NotFound => Rule::FileMissing,
+        ReadError::NotRegular(_) => Rule::FileNotRegular,
+        ReadError::TooLarge { .. } => Rule::FileTooLarge,
+        _ => Rule::FileUnreadable,
+    };
+    Diagnostic::error(rule, format!("cannot read {}: {e}", file.display()))
+}
+
+/// Parses the `bytes` read of a candidate's skill file (the folder `name`d so).
+fn parse_read(
+    source: &dyn SkillSource,
+    candidate: &SourceCandidate,
+    parser: &SkillParser,
+    (bytes, name): (&[u8], &str),
+) -> ParsedSkill {
+    // Only the lint rules care whether references/ exists: spare the index a stat per
+    // skill.
+    let has_references = parser.lints()
+        && source.is_dir(
+            &SourceCandidate {
+                file: "references".into(),
+                ..candidate.clone()
+            }
+            .file_path(),
+        );
+    parser.parse(&ParseInput::new(bytes, name).with_references_dir(has_references))
 }
 
 /// `base` joined with a relative path of a source (`/`-separated; `.` is `base` itself): a

@@ -17,21 +17,12 @@ use skills_storage::{
 };
 
 use crate::check::Reading;
+use crate::config::Config;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
+use crate::watch::Plan;
 use crate::{IndexError, SkillReport, Table, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
-
-#[derive(Debug, Clone)]
-pub(crate) struct Config {
-    pub(crate) order: [Layer; 4],
-    pub(crate) strict: bool,
-    pub(crate) depth: usize,
-    pub(crate) debounce: Duration,
-    pub(crate) parser: SkillParser,
-    pub(crate) file_limit: u64,
-    pub(crate) codex_metadata: bool,
-}
 
 /// Configures and builds a [`SkillIndex`].
 #[derive(Debug, Clone)]
@@ -622,7 +613,7 @@ impl SkillIndex {
     /// the reload step alone; hosts that learn of changes their own way may use it too.
     #[doc(hidden)]
     pub fn apply_changed_paths(&self, paths: &[PathBuf]) {
-        crate::watch::apply_paths(&self.shared, paths);
+        crate::watch::apply_paths(self.shared.as_ref(), paths);
     }
 
     /// Feeds the watcher an event as if the file system had sent it (tests use this to
@@ -896,41 +887,25 @@ impl Shared {
         let mut records = Vec::new();
         let mut diagnostics = Vec::new();
         for root in &writer.roots {
-            // A last good record kept for a folder whose skill file is now another, and
-            // unreadable (a link pointed elsewhere): its file may be read live through
-            // another folder of the root, or kept by another such folder too.
-            let mut last_good = Vec::new();
-            for entry in root.entries.iter() {
-                match (&entry.record, entry.file_apart()) {
-                    (Some(r), Some(_)) => last_good.push((r, entry.dir())),
-                    (Some(r), None) => records.push(Arc::clone(r)),
-                    (None, _) => {}
-                }
-                diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
-                    path: entry.file().to_path_buf(),
-                    diagnostic: d.clone(),
-                }));
-            }
-            if !last_good.is_empty() {
-                // One file, one record: a live one wins, else the one kept for the folder
-                // first in path order.
-                let live: std::collections::HashSet<&Path> = root
-                    .entries
-                    .iter()
-                    .filter(|e| e.file_apart().is_none())
-                    .filter_map(|e| e.record.as_ref().map(|r| r.path.as_path()))
-                    .collect();
-                last_good.sort_by(|a, b| (&a.0.path, a.1).cmp(&(&b.0.path, b.1)));
-                last_good.dedup_by(|a, b| a.0.path == b.0.path);
-                records.extend(
-                    last_good
-                        .into_iter()
-                        .filter(|(r, _)| !live.contains(r.path.as_path()))
-                        .map(|(r, _)| Arc::clone(r)),
-                );
-            }
+            root_records(root, &mut records, &mut diagnostics);
         }
         writer.generation += 1;
+        let snapshot = self.snapshot_of(writer, records, diagnostics);
+        // Once searched, every publication keeps the search index current before the swap.
+        snapshot.follow_search(&self.current.load());
+        let snapshot = Arc::new(snapshot);
+        let old = self.current.swap(Arc::clone(&snapshot));
+        self.tell(writer.generation, (&old, &snapshot), changed_dirs, tell);
+    }
+
+    /// The snapshot of the writer's current generation, built from `records` and
+    /// `diagnostics` on the reading threads.
+    fn snapshot_of(
+        &self,
+        writer: &Writer,
+        records: Vec<Arc<SkillRecord>>,
+        diagnostics: Vec<PathDiagnostic>,
+    ) -> Snapshot {
         let sources = writer.roots.iter().map(RootState::place).collect();
         // One folder on disk is discovered with each resolved folder once; any other source
         // (a plugin's) may name one folder twice.
@@ -948,33 +923,39 @@ impl Shared {
             .filter(|r| r.root.origin == RootOrigin::Registered)
             .filter_map(|r| r.root.plugin.clone())
             .collect();
-        let snapshot = self
-            .reading(|| {
-                Snapshot::build(
-                    generation,
-                    records,
-                    diagnostics,
-                    &self.config.order,
-                    folders,
-                    &registered,
-                )
-            })
-            .with_sources(sources)
-            .with_readers(&self.readers);
-        // Once searched, every publication keeps the search index current before the swap.
-        snapshot.follow_search(&self.current.load());
-        let snapshot = Arc::new(snapshot);
-        let old = self.current.swap(Arc::clone(&snapshot));
+        self.reading(|| {
+            Snapshot::build(
+                generation,
+                records,
+                diagnostics,
+                &self.config.order,
+                folders,
+                &registered,
+            )
+        })
+        .with_sources(sources)
+        .with_readers(&self.readers)
+    }
+
+    /// Tells subscribers what changed from `old` to `new` (and batch subscribers an empty
+    /// batch when `tell` asks for one); none are told anything when nobody listens.
+    fn tell(
+        &self,
+        generation: u64,
+        (old, new): (&Snapshot, &Snapshot),
+        changed_dirs: &[PathBuf],
+        tell: Tell,
+    ) {
         let mut subscribers = self.subscribers.lock();
         if subscribers.is_empty() {
             // Nobody listens: no events to compute (the initial build of a large index
             // would otherwise make one per skill).
             return;
         }
-        let events = diff(&old, &snapshot, changed_dirs);
+        let events = diff(old, new, changed_dirs);
         tracing::debug!(
-            generation = writer.generation,
-            skills = snapshot.len(),
+            generation,
+            skills = new.len(),
             events = events.len(),
             "published snapshot"
         );
@@ -986,6 +967,94 @@ impl Shared {
             Subscriber::Each(tx) => batch.iter().all(|e| tx.send(e.clone()).is_ok()),
             Subscriber::Batch(tx) => tx.send(Arc::clone(&batch)).is_ok(),
         });
+    }
+}
+
+/// Adds a root's records and diagnostics to a publication's. A last good record kept for a
+/// folder whose skill file is now another, and unreadable (a link pointed elsewhere): its
+/// file may be read live through another folder of the root, or kept by another such
+/// folder too. One file, one record: a live one wins, else the one kept for the folder
+/// first in path order.
+fn root_records(
+    root: &RootState,
+    records: &mut Vec<Arc<SkillRecord>>,
+    diagnostics: &mut Vec<PathDiagnostic>,
+) {
+    let mut last_good = Vec::new();
+    for entry in root.entries.iter() {
+        match (&entry.record, entry.file_apart()) {
+            (Some(r), Some(_)) => last_good.push((r, entry.dir())),
+            (Some(r), None) => records.push(Arc::clone(r)),
+            (None, _) => {}
+        }
+        diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
+            path: entry.file().to_path_buf(),
+            diagnostic: d.clone(),
+        }));
+    }
+    if last_good.is_empty() {
+        return;
+    }
+    let live: std::collections::HashSet<&Path> = root
+        .entries
+        .iter()
+        .filter(|e| e.file_apart().is_none())
+        .filter_map(|e| e.record.as_ref().map(|r| r.path.as_path()))
+        .collect();
+    last_good.sort_by(|a, b| (&a.0.path, a.1).cmp(&(&b.0.path, b.1)));
+    last_good.dedup_by(|a, b| a.0.path == b.0.path);
+    records.extend(
+        last_good
+            .into_iter()
+            .filter(|(r, _)| !live.contains(r.path.as_path()))
+            .map(|(r, _)| Arc::clone(r)),
+    );
+}
+
+impl crate::watch::Rebuild for Shared {
+    fn config(&self) -> &Config {
+        &self.config
+    }
+
+    fn watched_roots(&self) -> Vec<PathBuf> {
+        self.writer
+            .lock()
+            .roots
+            .iter()
+            .filter(|r| r.watched())
+            .map(|r| r.base.clone())
+            .collect()
+    }
+
+    fn rebuild(&self, plan: Plan) {
+        let mut writer = self.writer.lock();
+        if plan.full {
+            tracing::info!("event queue overflow or watch error: full rescan");
+            self.rescan_all(&mut writer);
+            return;
+        }
+        if plan.root_rescans.is_empty() && plan.dirs.is_empty() && plan.newly_watched.is_empty() {
+            return;
+        }
+        let mut changed = Vec::new();
+        for root in &plan.root_rescans {
+            self.rescan_root(&mut writer, root);
+            changed.push(root.clone());
+        }
+        for root in plan.newly_watched.difference(&plan.root_rescans) {
+            self.rescan_root(&mut writer, root);
+        }
+        for (root, dirs) in plan.dirs {
+            if plan.root_rescans.contains(&root) {
+                continue;
+            }
+            let dirs: Vec<PathBuf> = dirs.into_iter().collect();
+            if !plan.newly_watched.contains(&root) {
+                self.refresh_dirs(&mut writer, &root, &dirs); // else the rescan read them
+            }
+            changed.extend(dirs);
+        }
+        self.publish(&mut writer, &changed);
     }
 }
 

@@ -29,6 +29,7 @@
 //! ```
 
 mod check;
+mod config;
 mod error;
 mod events;
 mod index;

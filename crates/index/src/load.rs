@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use skills_model::{Frontmatter, Skill, SkillFile, SkillRecord};
-use skills_parser::{ParseInput, SkillParser};
+use skills_parser::{ParseInput, ParsedSkill, SkillParser};
 use skills_storage::{ReadError, SkillSource};
 
-use crate::index::Config;
-use crate::{IndexError, Snapshot};
+use crate::config::Config;
+use crate::{IndexError, SkillPlace, Snapshot};
 
 /// The folders whose files a loaded skill lists.
 const RESOURCE_DIRS: [&str; 3] = ["scripts", "references", "assets"];
@@ -128,26 +128,8 @@ fn load_at(
         &place.dir,
         &mut parsed.frontmatter,
     );
-    // A file that broke after its last good version was indexed has no instructions to
-    // serve: fail loudly rather than hand the model an empty body.
-    if parsed.lenient_name().as_ref() != Some(&record.name) {
-        return Err(err(
-            "SKILL.md no longer parses as this skill (see its diagnostics); the last good metadata stays indexed, but its instructions cannot be loaded until the file is fixed".into(),
-        ));
-    }
-    // A strict index loads what it would index: a version failing the specification is
-    // not loaded in place of the last good one it keeps. But for the rule a load cannot
-    // judge: whether the name matches the folder as the index reached it (a link's own
-    // name; the load reads the resolved folder), which the index judged, and which the
-    // name check above holds to what it indexed.
-    let failing = parsed
-        .diagnostics
-        .iter()
-        .any(|d| d.is_error() && d.rule != skills_model::Rule::NameMatchesDirectory);
-    if config.strict && failing {
-        return Err(err(
-            "SKILL.md no longer passes the specification's rules (see its diagnostics); the last good metadata stays indexed, but it cannot be loaded until the file is fixed".into(),
-        ));
+    if let Some(why) = not_loadable(&parsed, &record, config) {
+        return Err(err(why.into()));
     }
     let body = parsed.body(&bytes).to_owned();
     let digest = skill_digest(&bytes);
@@ -164,8 +146,45 @@ fn load_at(
             ..(*record).clone()
         })
     };
-    // One listing rule for every source (see `skills_storage::SkillSource::files`), cut to
-    // the resource folders.
+    let files = resource_files(&place);
+    Ok(Arc::new(Skill {
+        record,
+        body,
+        files,
+        digest,
+    }))
+}
+
+/// Why a fresh reading of a record's file cannot be loaded in its place, if it cannot.
+fn not_loadable(
+    parsed: &ParsedSkill,
+    record: &SkillRecord,
+    config: &Config,
+) -> Option<&'static str> {
+    // A file that broke after its last good version was indexed has no instructions to
+    // serve: fail loudly rather than hand the model an empty body.
+    if parsed.lenient_name().as_ref() != Some(&record.name) {
+        return Some(
+            "SKILL.md no longer parses as this skill (see its diagnostics); the last good metadata stays indexed, but its instructions cannot be loaded until the file is fixed",
+        );
+    }
+    // A strict index loads what it would index: a version failing the specification is
+    // not loaded in place of the last good one it keeps. But for the rule a load cannot
+    // judge: whether the name matches the folder as the index reached it (a link's own
+    // name; the load reads the resolved folder), which the index judged, and which the
+    // name check above holds to what it indexed.
+    let failing = parsed
+        .diagnostics
+        .iter()
+        .any(|d| d.is_error() && d.rule != skills_model::Rule::NameMatchesDirectory);
+    (config.strict && failing).then_some(
+        "SKILL.md no longer passes the specification's rules (see its diagnostics); the last good metadata stays indexed, but it cannot be loaded until the file is fixed",
+    )
+}
+
+/// The files of a skill's resource folders, by path: one listing rule for every source
+/// (see `skills_storage::SkillSource::files`), cut to the resource folders.
+fn resource_files(place: &SkillPlace) -> Vec<SkillFile> {
     let mut files: Vec<SkillFile> = place
         .source
         .files(&place.dir)
@@ -177,12 +196,7 @@ fn load_at(
         .map(|(path, size)| SkillFile { path, size })
         .collect();
     files.sort_by(|a, b| a.path.cmp(&b.path));
-    Ok(Arc::new(Skill {
-        record,
-        body,
-        files,
-        digest,
-    }))
+    files
 }
 
 /// `sha256:<hex>` of a `SKILL.md`'s bytes: the digest a loaded [`Skill`](skills_model::Skill)

@@ -868,10 +868,7 @@ impl SearchIndex {
         limit: usize,
         keep: impl Fn(&SkillRecord) -> bool,
     ) -> SearchOutcome {
-        let stemmer = stemmer();
-        let mut words: Vec<String> = terms(&stemmer, query).collect();
-        words.sort_unstable();
-        words.dedup();
+        let words = query_words(query);
         if words.is_empty() {
             return SearchOutcome {
                 hits: Vec::new(),
@@ -879,59 +876,82 @@ impl SearchIndex {
             };
         }
         let seen = self.seen(audience);
+        let mut scoring = Scoring {
+            scores: vec![0f32; self.docs.len()],
+            fields: vec![0u8; self.docs.len()],
+            touched: Vec::new(),
+        };
+        for word in &words {
+            self.score_word(word, &seen, &mut scoring);
+        }
+        self.best(scoring, limit, keep)
+    }
+
+    /// Adds one query word's BM25F share to the score of every document `seen` holds that
+    /// has it.
+    fn score_word<'s>(&'s self, word: &str, seen: &Seen, scoring: &mut Scoring<'s>) {
         let n = seen.live as f32;
         let avg = seen.avg;
         let removed = self.docs.len() != self.live;
-        // Dense per-document accumulators, and the documents touched, in first-touch order.
-        let mut scores = vec![0f32; self.docs.len()];
-        let mut fields = vec![0u8; self.docs.len()];
-        let mut touched: Vec<(u32, &Arc<SkillRecord>)> = Vec::new();
-        for word in &words {
-            let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
-            let postings = || lists.iter().copied().flatten();
-            let df = if seen.docs.is_some() {
-                postings().filter(|(d, _)| seen.has(*d as usize)).count()
-            } else if removed {
-                postings()
-                    .filter(|(d, _)| self.docs[*d as usize].record.is_some())
-                    .count()
-            } else {
-                lists.iter().map(|l| l.len()).sum::<usize>()
+        let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
+        let postings = || lists.iter().copied().flatten();
+        let df = if seen.docs.is_some() {
+            postings().filter(|(d, _)| seen.has(*d as usize)).count()
+        } else if removed {
+            postings()
+                .filter(|(d, _)| self.docs[*d as usize].record.is_some())
+                .count()
+        } else {
+            lists.iter().map(|l| l.len()).sum::<usize>()
+        };
+        if df == 0 {
+            return;
+        }
+        let df = df as f32;
+        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        for (doc, counts) in postings() {
+            let d = *doc as usize;
+            let Doc {
+                record: Some(record),
+                lens,
+            } = &self.docs[d]
+            else {
+                continue;
             };
-            if df == 0 {
+            if !seen.has(d) {
                 continue;
             }
-            let df = df as f32;
-            let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
-            for (doc, counts) in postings() {
-                let d = *doc as usize;
-                let Doc {
-                    record: Some(record),
-                    lens,
-                } = &self.docs[d]
-                else {
-                    continue;
-                };
-                if !seen.has(d) {
+            let mut tf = 0.0;
+            let mut mask = 0u8;
+            for f in 0..4 {
+                if counts[f] == 0 {
                     continue;
                 }
-                let mut tf = 0.0;
-                let mut mask = 0u8;
-                for f in 0..4 {
-                    if counts[f] == 0 {
-                        continue;
-                    }
-                    mask |= 1 << f;
-                    let norm = 1.0 - B + B * f32::from(lens[f]) / avg[f];
-                    tf += FIELD_WEIGHTS[f] * f32::from(counts[f]) / norm;
-                }
-                if fields[d] == 0 {
-                    touched.push((*doc, record));
-                }
-                scores[d] += idf * tf / (K1 + tf);
-                fields[d] |= mask;
+                mask |= 1 << f;
+                let norm = 1.0 - B + B * f32::from(lens[f]) / avg[f];
+                tf += FIELD_WEIGHTS[f] * f32::from(counts[f]) / norm;
             }
+            if scoring.fields[d] == 0 {
+                scoring.touched.push((*doc, record));
+            }
+            scoring.scores[d] += idf * tf / (K1 + tf);
+            scoring.fields[d] |= mask;
         }
+    }
+
+    /// The best `limit` of the scored documents `keep` admits, best first (ties by
+    /// precedence), and how many it admits in all.
+    fn best(
+        &self,
+        scoring: Scoring<'_>,
+        limit: usize,
+        keep: impl Fn(&SkillRecord) -> bool,
+    ) -> SearchOutcome {
+        let Scoring {
+            scores,
+            fields,
+            touched,
+        } = scoring;
         let mut found: Vec<(u32, &Arc<SkillRecord>)> =
             touched.into_iter().filter(|(_, r)| keep(r)).collect();
         let total = found.len();
@@ -963,6 +983,23 @@ impl SearchIndex {
             .collect();
         SearchOutcome { hits, total }
     }
+}
+
+/// A query's searchable words (stemmed), sorted, each once.
+fn query_words(query: &str) -> Vec<String> {
+    let stemmer = stemmer();
+    let mut words: Vec<String> = terms(&stemmer, query).collect();
+    words.sort_unstable();
+    words.dedup();
+    words
+}
+
+/// A query's scores while it is worked out: dense per-document accumulators (the score,
+/// and the fields matched as bits), and the documents touched, in first-touch order.
+struct Scoring<'s> {
+    scores: Vec<f32>,
+    fields: Vec<u8>,
+    touched: Vec<(u32, &'s Arc<SkillRecord>)>,
 }
 
 /// Average field lengths of `live` documents whose lengths sum to `total`: whole numbers,

@@ -246,6 +246,68 @@ fn drop_lookalikes(
     });
 }
 
+/// Sorts `records` by precedence.
+fn sort_by_precedence(
+    records: &mut [Arc<SkillRecord>],
+    rank: &(impl Fn(Layer) -> usize + Sync),
+    registered: &[String],
+) {
+    // Grouped by name; inside a group the winner first: layer, then priority (higher
+    // first), then path. A qualified name is found by scanning its name's group, so no
+    // second map (and no qualified-name strings) is kept.
+    // On every core: at 10,000 skills this sort was the largest serial part of a build.
+    // Unstable, so without a merge buffer: no two records share a path (one file is one
+    // record: `hold_once` across roots, the publication within one), so no two are
+    // equal and the order is the stable sort's.
+    // A skill of a plugin registered for a plugin manager ranks below every other of
+    // its layer: its `priority` cannot take a name from the host's own plugins.
+    let lesser = |r: &SkillRecord| {
+        !registered.is_empty()
+            && r.plugin
+                .as_deref()
+                .is_some_and(|p| registered.iter().any(|id| id == p))
+    };
+    records.par_sort_unstable_by(|a, b| {
+        (
+            a.name.as_str(),
+            rank(a.layer),
+            lesser(a),
+            std::cmp::Reverse(a.frontmatter.priority),
+            a.path.as_os_str(),
+        )
+            .cmp(&(
+                b.name.as_str(),
+                rank(b.layer),
+                lesser(b),
+                std::cmp::Reverse(b.frontmatter.priority),
+                b.path.as_os_str(),
+            ))
+    });
+}
+
+/// The sorted records' name lookup, winners (by place) and the shadowed, each with the
+/// winner of its name.
+fn group_by_name(records: &[Arc<SkillRecord>]) -> (Names, Vec<usize>, Vec<Shadowed>) {
+    let mut by_name = Names::with_capacity(records.len());
+    let mut resolved = Vec::new();
+    let mut shadowed = Vec::new();
+    let mut winner = 0;
+    for (i, record) in records.iter().enumerate() {
+        if i == 0 || records[i - 1].name != record.name {
+            winner = i;
+            resolved.push(i);
+            by_name.insert_new(records, i);
+        } else {
+            shadowed.push(Shadowed {
+                record: Arc::clone(record),
+                shadowed_by: records[winner].qualified_name(),
+                winner_path: records[winner].path.clone(),
+            });
+        }
+    }
+    (by_name, resolved, shadowed)
+}
+
 impl Snapshot {
     /// Resolves precedence over `records`. `order` ranks layers (index 0 wins).
     pub(crate) fn build(
@@ -266,37 +328,7 @@ impl Snapshot {
         if folders == Folders::MayRepeat {
             hold_once(&mut records, &rank);
         }
-        // Grouped by name; inside a group the winner first: layer, then priority (higher
-        // first), then path. A qualified name is found by scanning its name's group, so no
-        // second map (and no qualified-name strings) is kept.
-        // On every core: at 10,000 skills this sort was the largest serial part of a build.
-        // Unstable, so without a merge buffer: no two records share a path (one file is one
-        // record: `hold_once` across roots, the publication within one), so no two are
-        // equal and the order is the stable sort's.
-        // A skill of a plugin registered for a plugin manager ranks below every other of
-        // its layer: its `priority` cannot take a name from the host's own plugins.
-        let lesser = |r: &SkillRecord| {
-            !registered.is_empty()
-                && r.plugin
-                    .as_deref()
-                    .is_some_and(|p| registered.iter().any(|id| id == p))
-        };
-        records.par_sort_unstable_by(|a, b| {
-            (
-                a.name.as_str(),
-                rank(a.layer),
-                lesser(a),
-                std::cmp::Reverse(a.frontmatter.priority),
-                a.path.as_os_str(),
-            )
-                .cmp(&(
-                    b.name.as_str(),
-                    rank(b.layer),
-                    lesser(b),
-                    std::cmp::Reverse(b.frontmatter.priority),
-                    b.path.as_os_str(),
-                ))
-        });
+        sort_by_precedence(&mut records, &rank, registered);
         // After the sort, which has just read every name: the lookalike pass reads each once
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
@@ -304,23 +336,7 @@ impl Snapshot {
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
         diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
-        let mut by_name = Names::with_capacity(records.len());
-        let mut resolved = Vec::new();
-        let mut shadowed = Vec::new();
-        let mut winner = 0;
-        for (i, record) in records.iter().enumerate() {
-            if i == 0 || records[i - 1].name != record.name {
-                winner = i;
-                resolved.push(i);
-                by_name.insert_new(&records, i);
-            } else {
-                shadowed.push(Shadowed {
-                    record: Arc::clone(record),
-                    shadowed_by: records[winner].qualified_name(),
-                    winner_path: records[winner].path.clone(),
-                });
-            }
-        }
+        let (by_name, resolved, shadowed) = group_by_name(&records);
         Snapshot {
             generation,
             records,

@@ -30,42 +30,7 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
     let mut pending: Vec<(PathBuf, Candidate, usize)> = Vec::new();
     let mut positions: HashMap<PathBuf, usize> = HashMap::new();
     for path in paths {
-        let meta = match std::fs::metadata(path) {
-            Ok(meta) => meta,
-            Err(e) => {
-                // The system's own reason: a link loop, a denied folder or a path too long
-                // is not "no such file".
-                let reason = match e.kind() {
-                    std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
-                    _ => e.to_string(),
-                };
-                out.missing_paths = true;
-                out.reports.push(SkillReport::missing(
-                    path,
-                    format!("{}: {reason}", path.display()),
-                ));
-                continue;
-            }
-        };
-        let candidates = if meta.is_dir() {
-            let found = discover(path, &DiscoveryOptions::validate());
-            out.problems.extend(found.problems);
-            if found.candidates.is_empty() {
-                out.reports.push(SkillReport::missing(
-                    path,
-                    "no SKILL.md in or below this directory",
-                ));
-            }
-            found.candidates
-        } else if let Some(c) = file_candidate(path) {
-            vec![c]
-        } else {
-            out.reports.push(SkillReport::missing(
-                path,
-                "not a SKILL.md file or a directory holding skills",
-            ));
-            Vec::new()
-        };
+        let candidates = candidates_at(path, &mut out);
         for candidate in candidates {
             let key = candidate.resolved.clone();
             match positions.get(&key).map(|i| &mut pending[*i]) {
@@ -105,6 +70,47 @@ pub fn validate_paths(paths: &[PathBuf], parser: &SkillParser) -> Validation {
         out.reports.insert(at, report);
     }
     out
+}
+
+/// The skills a given path reaches: the folders discovery finds below a folder, or the
+/// file itself; a path that reaches none gets its report in `out`.
+fn candidates_at(path: &Path, out: &mut Validation) -> Vec<Candidate> {
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) => {
+            // The system's own reason: a link loop, a denied folder or a path too long
+            // is not "no such file".
+            let reason = match e.kind() {
+                std::io::ErrorKind::NotFound => "no such file or directory".to_owned(),
+                _ => e.to_string(),
+            };
+            out.missing_paths = true;
+            out.reports.push(SkillReport::missing(
+                path,
+                format!("{}: {reason}", path.display()),
+            ));
+            return Vec::new();
+        }
+    };
+    if meta.is_dir() {
+        let found = discover(path, &DiscoveryOptions::validate());
+        out.problems.extend(found.problems);
+        if found.candidates.is_empty() {
+            out.reports.push(SkillReport::missing(
+                path,
+                "no SKILL.md in or below this directory",
+            ));
+        }
+        found.candidates
+    } else if let Some(c) = file_candidate(path) {
+        vec![c]
+    } else {
+        out.reports.push(SkillReport::missing(
+            path,
+            "not a SKILL.md file or a directory holding skills",
+        ));
+        Vec::new()
+    }
 }
 
 /// A file given directly: `SKILL.md`, or a wrongly-cased `skill.md`.

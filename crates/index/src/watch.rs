@@ -11,8 +11,20 @@ use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use notify::event::{AccessKind, AccessMode};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 
-use crate::index::Shared;
+use crate::config::Config;
 use crate::IndexError;
+
+/// What the watcher asks of the index it watches for: its settings, the folders to follow,
+/// and the writer's work for a batch. The index's shared state implements it, so the
+/// watcher needs nothing else of the index.
+pub(crate) trait Rebuild: Send + Sync + 'static {
+    /// The index's settings (the watcher reads the depth and the debounce).
+    fn config(&self) -> &Config;
+    /// The roots the watcher follows (folders only), as the writer has them now.
+    fn watched_roots(&self) -> Vec<PathBuf>;
+    /// Does a plan's work under the writer lock and publishes the result.
+    fn rebuild(&self, plan: Plan);
+}
 
 /// Longest a burst of events may delay a reload.
 const MAX_BATCH: Duration = Duration::from_millis(500);
@@ -55,7 +67,10 @@ impl WatchHandle {
 
 /// Starts watching `roots` (before this returns, so a scan made after it misses nothing)
 /// and the thread that applies what the watches report.
-pub(crate) fn start(shared: Arc<Shared>, roots: &[PathBuf]) -> Result<WatchHandle, IndexError> {
+pub(crate) fn start<S: Rebuild>(
+    shared: Arc<S>,
+    roots: &[PathBuf],
+) -> Result<WatchHandle, IndexError> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let fs_tx = tx.clone();
     let mut watcher = notify::recommended_watcher(move |event| {
@@ -68,7 +83,7 @@ pub(crate) fn start(shared: Arc<Shared>, roots: &[PathBuf]) -> Result<WatchHandl
     watches.sync(&mut watcher, roots, &BTreeSet::new());
     let thread = std::thread::Builder::new()
         .name("skills-watch".into())
-        .spawn(move || run(&shared, watcher, watches, &rx))
+        .spawn(move || run(shared.as_ref(), watcher, watches, &rx))
         .map_err(|e| IndexError::Watch(e.to_string()))?;
     Ok(WatchHandle {
         tx,
@@ -163,18 +178,12 @@ fn wanted_watches(roots: &[PathBuf]) -> BTreeMap<PathBuf, RecursiveMode> {
     wanted
 }
 
-fn root_paths(shared: &Shared) -> Vec<PathBuf> {
-    shared
-        .writer
-        .lock()
-        .roots
-        .iter()
-        .filter(|r| r.watched())
-        .map(|r| r.base.clone())
-        .collect()
-}
-
-fn run(shared: &Shared, mut watcher: RecommendedWatcher, mut watches: Watches, rx: &Receiver<Msg>) {
+fn run<S: Rebuild>(
+    shared: &S,
+    mut watcher: RecommendedWatcher,
+    mut watches: Watches,
+    rx: &Receiver<Msg>,
+) {
     loop {
         let first = match rx.recv() {
             Ok(Msg::Stop) | Err(_) => return,
@@ -185,7 +194,7 @@ fn run(shared: &Shared, mut watcher: RecommendedWatcher, mut watches: Watches, r
         // Debounce: wait until the burst goes quiet, or MAX_BATCH passes.
         loop {
             let wait = shared
-                .config
+                .config()
                 .debounce
                 .min(MAX_BATCH.saturating_sub(started.elapsed()));
             match rx.recv_timeout(wait) {
@@ -197,8 +206,8 @@ fn run(shared: &Shared, mut watcher: RecommendedWatcher, mut watches: Watches, r
                 break;
             }
         }
-        let roots = root_paths(shared);
-        let mut plan = plan(&roots, shared.config.depth, &batch);
+        let roots = shared.watched_roots();
+        let mut plan = plan(&roots, shared.config().depth, &batch);
         // Watches first, then the reads: what changes in between is reported, not lost.
         let stale = if plan.full {
             roots.iter().cloned().collect()
@@ -206,22 +215,22 @@ fn run(shared: &Shared, mut watcher: RecommendedWatcher, mut watches: Watches, r
             plan.root_rescans.clone()
         };
         plan.newly_watched = watches.sync(&mut watcher, &roots, &stale);
-        apply(shared, plan);
+        shared.rebuild(plan);
     }
 }
 
 /// What a batch of events asks the writer to do.
 #[derive(Debug, Default)]
-struct Plan {
+pub(crate) struct Plan {
     /// Rescan every root (an event-queue overflow or a watch error).
-    full: bool,
+    pub(crate) full: bool,
     /// Roots to rescan whole.
-    root_rescans: BTreeSet<PathBuf>,
+    pub(crate) root_rescans: BTreeSet<PathBuf>,
     /// Skill folders to re-read, by root.
-    dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
+    pub(crate) dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
     /// Roots whose watch just began: rescanned for what changed unseen before it, though no
     /// file in them is known to have changed.
-    newly_watched: BTreeSet<PathBuf>,
+    pub(crate) newly_watched: BTreeSet<PathBuf>,
 }
 
 /// Maps a batch of events to the work it needs.
@@ -268,10 +277,9 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
     plan
 }
 
-/// Does a plan's work under the writer lock and publishes the result.
 /// Applies changes to `paths` exactly as the watcher does once a debounced batch holding
 /// them arrives (benchmarks time this step alone).
-pub(crate) fn apply_paths(shared: &Shared, paths: &[PathBuf]) {
+pub(crate) fn apply_paths<S: Rebuild>(shared: &S, paths: &[PathBuf]) {
     let event = notify::Event {
         kind: notify::EventKind::Modify(notify::event::ModifyKind::Data(
             notify::event::DataChange::Content,
@@ -279,40 +287,9 @@ pub(crate) fn apply_paths(shared: &Shared, paths: &[PathBuf]) {
         paths: paths.to_vec(),
         attrs: notify::event::EventAttributes::new(),
     };
-    let roots = root_paths(shared);
-    let plan = plan(&roots, shared.config.depth, &[Msg::Fs(Ok(event))]);
-    apply(shared, plan);
-}
-
-fn apply(shared: &Shared, plan: Plan) {
-    let mut writer = shared.writer.lock();
-    if plan.full {
-        tracing::info!("event queue overflow or watch error: full rescan");
-        shared.rescan_all(&mut writer);
-        return;
-    }
-    if plan.root_rescans.is_empty() && plan.dirs.is_empty() && plan.newly_watched.is_empty() {
-        return;
-    }
-    let mut changed = Vec::new();
-    for root in &plan.root_rescans {
-        shared.rescan_root(&mut writer, root);
-        changed.push(root.clone());
-    }
-    for root in plan.newly_watched.difference(&plan.root_rescans) {
-        shared.rescan_root(&mut writer, root);
-    }
-    for (root, dirs) in plan.dirs {
-        if plan.root_rescans.contains(&root) {
-            continue;
-        }
-        let dirs: Vec<PathBuf> = dirs.into_iter().collect();
-        if !plan.newly_watched.contains(&root) {
-            shared.refresh_dirs(&mut writer, &root, &dirs); // else the rescan read them
-        }
-        changed.extend(dirs);
-    }
-    shared.publish(&mut writer, &changed);
+    let roots = shared.watched_roots();
+    let plan = plan(&roots, shared.config().depth, &[Msg::Fs(Ok(event))]);
+    shared.rebuild(plan);
 }
 
 /// The skill folder a changed path belongs to, or `None` when the change needs a rescan

@@ -3,7 +3,8 @@
 //! offered, as Claude Code's `disable-model-invocation: true` does); the interface fields
 //! are for Codex's own UI and are not read.
 
-use crate::yaml::{self, Kind, Node};
+use crate::node::{Kind, Node, ScalarType};
+use crate::yaml;
 
 /// What the loader takes from `agents/openai.yaml`.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -37,7 +38,7 @@ pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
         .and_then(|r| get(r, "policy"))
         .and_then(|p| get(p, "allow_implicit_invocation"))
         .and_then(|v| match &v.kind {
-            Kind::Scalar(s) if s.resolve() == yaml::ScalarType::Bool => {
+            Kind::Scalar(s) if s.resolve() == ScalarType::Bool => {
                 Some(s.text.eq_ignore_ascii_case("true"))
             }
             _ => None,

@@ -10,7 +10,7 @@
 
 use std::borrow::Cow;
 
-use crate::yaml::{Kind, Node, Scalar};
+use crate::node::{Kind, Node, Scalar};
 
 /// The most entries the fast path builds; larger documents go to the full parser, whose
 /// limits then apply.

@@ -13,7 +13,7 @@ use skills_model::{
     MAX_NAME_LEN, SPEC_FIELDS,
 };
 
-use crate::yaml::{Kind, Node, ScalarType};
+use crate::node::{Kind, Node, ScalarType};
 
 const MAX_DESCRIPTION_LEN: usize = 1024;
 const MAX_COMPATIBILITY_LEN: usize = 500;
@@ -174,92 +174,20 @@ impl FieldReader<'_> {
     /// Reads the root node. `root` is `None` for an empty frontmatter.
     pub(crate) fn read(&mut self, root: Option<&Node<'_>>) -> Frontmatter {
         let mut fm = Frontmatter::default();
-        let entries = match root {
-            None => &[][..],
-            Some(node) => match &node.kind {
-                Kind::Map(entries) => entries.as_slice(),
-                _ => {
-                    let message = format!(
-                        "the frontmatter must be a mapping of fields (`name: ...`), not {}",
-                        shape(node)
-                    );
-                    self.error(Rule::FrontmatterNotMapping, message, node);
-                    return fm;
-                }
-            },
+        let Some(entries) = self.entries(root) else {
+            return fm;
         };
         let mut name_seen = false;
         let mut description_seen = false;
         for (key, value) in entries {
             let key_name = key_text(key);
-            let is_spec = SPEC_FIELDS.contains(&&*key_name);
-            if !is_spec {
-                let message = if EXTENSION_FIELDS.contains(&&*key_name) {
-                    format!("`{key_name}` is not an Agent Skills specification field (read as an extension)")
-                } else {
-                    format!("unknown field `{key_name}`: not in the Agent Skills specification; kept as data")
-                };
-                self.push(
-                    Rule::FrontmatterUnknownField,
-                    Severity::Warning,
-                    message,
-                    key,
-                );
-            }
             match &*key_name {
-                "name" => {
-                    name_seen = true;
-                    fm.name = self.name(key, value).map(Into::into);
-                }
-                "description" => {
-                    description_seen = true;
-                    fm.description = self.description(key, value).map(Into::into);
-                }
-                "license" => {
-                    fm.license = self
-                        .plain_string(Rule::LicenseType, "license", value)
-                        .map(Into::into)
-                }
-                "compatibility" => fm.compatibility = self.compatibility(value).map(Into::into),
-                "metadata" => fm.metadata = self.metadata(value),
-                "allowed-tools" => fm.allowed_tools = self.allowed_tools(value),
-                "disallowed-tools" => fm.disallowed_tools = self.disallowed_tools(value),
-                "model" => fm.model = self.ext_text("model", value).map(Into::into),
-                "agent" => fm.agent = self.ext_text("agent", value).map(Into::into),
-                "argument-hint" => {
-                    let hint = self.ext_text("argument-hint", value).map(Into::into);
-                    if hint.is_some() {
-                        fm.claude_code
-                            .get_or_insert_with(Default::default)
-                            .argument_hint = hint;
-                    }
-                }
-                "when_to_use" => {
-                    fm.when_to_use = self.ext_text("when_to_use", value).map(Into::into)
-                }
-                "context" => fm.context = self.context(value),
-                "hooks" => {
-                    fm.hooks = Some(Box::new(self.hooks(value))).filter(|h| !h.is_empty());
-                }
-                "priority" => fm.priority = self.priority(value),
-                "tags" => fm.tags = self.ext_list("tags", value),
-                "scope" => {
-                    fm.scope = Some(Box::new(self.scope(value))).filter(|s| !s.is_unrestricted())
-                }
-                "user-invocable" => fm.user_invocable = self.ext_bool("user-invocable", value),
-                "disable-model-invocation" => {
-                    fm.disable_model_invocation = self.ext_bool("disable-model-invocation", value);
-                }
-                "security" => fm.security = self.security(value).map(Box::new),
-                "tool-binding" => fm.tool_binding = self.tool_binding(value).map(Box::new),
-                "composition" => fm.composition = self.composition(value).map(Box::new),
-                "test-scenarios" => fm.test_scenarios = self.test_scenarios(value),
-                "arguments" | "effort" | "paths" | "shell" => {
-                    let fields = fm.claude_code.get_or_insert_with(Default::default);
-                    self.claude_code_field(&key_name, value, fields);
-                }
-                _ => fm.extra.push((key_name.into_owned(), raw(value))),
+                "name" => name_seen = true,
+                "description" => description_seen = true,
+                _ => {}
             }
+            self.warn_unless_spec(&key_name, key);
+            self.field(&mut fm, key_name, key, value);
         }
         // A missing field has no place in the file.
         if !name_seen {
@@ -275,6 +203,106 @@ impl FieldReader<'_> {
             ));
         }
         fm
+    }
+
+    /// The fields of the root node: none for an empty frontmatter; `None` (an error) for a
+    /// root that is not a mapping.
+    fn entries<'n, 'a>(
+        &mut self,
+        root: Option<&'n Node<'a>>,
+    ) -> Option<&'n [(Node<'a>, Node<'a>)]> {
+        let Some(node) = root else {
+            return Some(&[]);
+        };
+        match &node.kind {
+            Kind::Map(entries) => Some(entries.as_slice()),
+            _ => {
+                let message = format!(
+                    "the frontmatter must be a mapping of fields (`name: ...`), not {}",
+                    shape(node)
+                );
+                self.error(Rule::FrontmatterNotMapping, message, node);
+                None
+            }
+        }
+    }
+
+    /// A field outside the specification: a warning, read as an extension or kept as data.
+    fn warn_unless_spec(&mut self, key_name: &str, key: &Node<'_>) {
+        if SPEC_FIELDS.contains(&key_name) {
+            return;
+        }
+        let message = if EXTENSION_FIELDS.contains(&key_name) {
+            format!(
+                "`{key_name}` is not an Agent Skills specification field (read as an extension)"
+            )
+        } else {
+            format!(
+                "unknown field `{key_name}`: not in the Agent Skills specification; kept as data"
+            )
+        };
+        self.push(
+            Rule::FrontmatterUnknownField,
+            Severity::Warning,
+            message,
+            key,
+        );
+    }
+
+    /// Reads one field into `fm`: its own reader for a known field, kept as data else.
+    fn field(
+        &mut self,
+        fm: &mut Frontmatter,
+        key_name: Cow<'_, str>,
+        key: &Node<'_>,
+        value: &Node<'_>,
+    ) {
+        match &*key_name {
+            "name" => fm.name = self.name(key, value).map(Into::into),
+            "description" => fm.description = self.description(key, value).map(Into::into),
+            "license" => {
+                fm.license = self
+                    .plain_string(Rule::LicenseType, "license", value)
+                    .map(Into::into)
+            }
+            "compatibility" => fm.compatibility = self.compatibility(value).map(Into::into),
+            "metadata" => fm.metadata = self.metadata(value),
+            "allowed-tools" => fm.allowed_tools = self.allowed_tools(value),
+            "disallowed-tools" => fm.disallowed_tools = self.disallowed_tools(value),
+            "model" => fm.model = self.ext_text("model", value).map(Into::into),
+            "agent" => fm.agent = self.ext_text("agent", value).map(Into::into),
+            "argument-hint" => {
+                let hint = self.ext_text("argument-hint", value).map(Into::into);
+                if hint.is_some() {
+                    fm.claude_code
+                        .get_or_insert_with(Default::default)
+                        .argument_hint = hint;
+                }
+            }
+            "when_to_use" => fm.when_to_use = self.ext_text("when_to_use", value).map(Into::into),
+            "context" => fm.context = self.context(value),
+            "hooks" => {
+                fm.hooks = Some(Box::new(self.hooks(value))).filter(|h| !h.is_empty());
+            }
+            "priority" => fm.priority = self.priority(value),
+            "tags" => fm.tags = self.ext_list("tags", value),
+            "scope" => {
+                fm.scope = Some(Box::new(self.scope(value))).filter(|s| !s.is_unrestricted())
+            }
+            "user-invocable" => fm.user_invocable = self.ext_bool("user-invocable", value),
+            "disable-model-invocation" => {
+                fm.disable_model_invocation = self.ext_bool("disable-model-invocation", value);
+            }
+            "security" => fm.security = self.security(value).map(Box::new),
+            "tool-binding" => fm.tool_binding = self.tool_binding(value).map(Box::new),
+            "composition" => fm.composition = self.composition(value).map(Box::new),
+            "test-scenarios" => fm.test_scenarios = self.test_scenarios(value),
+            "arguments" | "effort" | "paths" | "shell" => {
+                let fields = fm.claude_code.get_or_insert_with(Default::default);
+                self.claude_code_field(&key_name, value, fields);
+            }
+            _ => fm.extra.push((key_name.into_owned(), raw(value))),
+        }
     }
 
     fn name(&mut self, key: &Node<'_>, value: &Node<'_>) -> Option<String> {

@@ -26,6 +26,7 @@ mod codex;
 mod fast;
 mod fields;
 mod lint;
+mod node;
 mod repair;
 mod split;
 
@@ -178,39 +179,15 @@ impl SkillParser {
 
     /// Parses one `SKILL.md`.
     pub fn parse(&self, input: &ParseInput<'_>) -> ParsedSkill {
-        let mut diagnostics = Vec::new();
         let mut parsed = ParsedSkill {
             frontmatter: Frontmatter::default(),
             body_offset: input.source.len(),
             diagnostics: Vec::new(),
         };
-        let (bom, bytes) = match input.source.strip_prefix(b"\xEF\xBB\xBF") {
-            Some(rest) => (3, rest),
-            None => (0, input.source),
-        };
-        let text = match std::str::from_utf8(bytes) {
-            Ok(text) => text,
-            Err(e) => {
-                let offset = bom + e.valid_up_to();
-                let line = 1 + bytes[..e.valid_up_to()]
-                    .iter()
-                    .filter(|b| **b == b'\n')
-                    .count();
-                let line_start = bytes[..e.valid_up_to()]
-                    .iter()
-                    .rposition(|b| *b == b'\n')
-                    .map_or(0, |p| p + 1);
-                let column = String::from_utf8_lossy(&bytes[line_start..e.valid_up_to()])
-                    .chars()
-                    .count()
-                    + 1;
-                parsed.diagnostics.push(
-                    Diagnostic::error(
-                        Rule::FileEncoding,
-                        format!("the file is not valid UTF-8: bad byte at offset {offset}"),
-                    )
-                    .at(to_u32(line), to_u32(column)),
-                );
+        let (bom, text) = match decoded(input.source) {
+            Ok(decoded) => decoded,
+            Err(d) => {
+                parsed.diagnostics.push(d);
                 return parsed;
             }
         };
@@ -218,18 +195,61 @@ impl SkillParser {
             Ok(split) => split,
             Err(d) => {
                 parsed.diagnostics.push(d);
-                // The loader accepts delimiter lines with trailing blanks, as Claude Code
-                // and Codex do; the strict verdict stays the error above.
-                if let Some((split, lines)) = repair::relaxed_split(text, self.frontmatter_limit) {
-                    parsed.body_offset = bom + split.body_offset;
-                    parsed.diagnostics.extend(relaxed_warnings(&lines));
-                    parsed.frontmatter =
-                        self.lenient_reading(split.yaml, input, &mut parsed.diagnostics);
-                }
+                self.read_unclosed(text, bom, input, &mut parsed);
                 return parsed;
             }
         };
+        let mut diagnostics = Vec::new();
         parsed.body_offset = bom + split.body_offset;
+        parsed.frontmatter = self.read_frontmatter(
+            (&split, text, bom),
+            input,
+            &mut parsed.body_offset,
+            &mut diagnostics,
+        );
+        name_from_folder(&mut parsed.frontmatter, &mut diagnostics, input.dir_name);
+        if self.lint {
+            lint_body(
+                &parsed.frontmatter,
+                text,
+                split.body_offset,
+                input,
+                &mut diagnostics,
+            );
+        }
+        diagnostics.sort_by_key(|d| (d.severity, d.line, d.column));
+        parsed.diagnostics = diagnostics;
+        parsed
+    }
+
+    /// A frontmatter whose delimiters the strict split refused: the loader still accepts
+    /// delimiter lines with trailing blanks, as Claude Code and Codex do (the strict verdict
+    /// stays the split's error, already in `parsed`).
+    fn read_unclosed(
+        &self,
+        text: &str,
+        bom: usize,
+        input: &ParseInput<'_>,
+        parsed: &mut ParsedSkill,
+    ) {
+        if let Some((split, lines)) = repair::relaxed_split(text, self.frontmatter_limit) {
+            parsed.body_offset = bom + split.body_offset;
+            parsed.diagnostics.extend(relaxed_warnings(&lines));
+            parsed.frontmatter = self.lenient_reading(split.yaml, input, &mut parsed.diagnostics);
+        }
+    }
+
+    /// The frontmatter of a split file (`split` of `text`, after a `bom` of that many
+    /// bytes): read strictly when its YAML parses; else the YAML error, and a lenient
+    /// reading, from a near-miss closing line when one swallowed part of the body (which
+    /// moves `body_offset` there), else of the YAML as split.
+    fn read_frontmatter(
+        &self,
+        (split, text, bom): (&split::Split<'_>, &str, usize),
+        input: &ParseInput<'_>,
+        body_offset: &mut usize,
+        diagnostics: &mut Vec<Diagnostic>,
+    ) -> Frontmatter {
         let limits = yaml::Limits {
             max_depth: self.max_depth,
             max_nodes: self.max_nodes,
@@ -237,14 +257,15 @@ impl SkillParser {
         match yaml::parse(split.yaml, limits) {
             Ok(root) => {
                 let mut reader = fields::FieldReader {
-                    diagnostics: &mut diagnostics,
+                    diagnostics: &mut *diagnostics,
                     line_offset: 1,
                     dir_name: input.dir_name,
                 };
-                parsed.frontmatter = reader.read(root.as_ref());
+                let frontmatter = reader.read(root.as_ref());
                 if let Some(d) = swallowed_body(split.yaml) {
                     diagnostics.push(d);
                 }
+                frontmatter
             }
             Err(e) => {
                 diagnostics.push(yaml_diagnostic(&e, split.yaml));
@@ -254,40 +275,82 @@ impl SkillParser {
                     .filter(|(r, _)| r.body_offset < split.body_offset);
                 match relaxed {
                     Some((r, lines)) => {
-                        parsed.body_offset = bom + r.body_offset;
+                        *body_offset = bom + r.body_offset;
                         diagnostics.extend(relaxed_warnings(&lines));
-                        parsed.frontmatter = self.lenient_reading(r.yaml, input, &mut diagnostics);
+                        self.lenient_reading(r.yaml, input, diagnostics)
                     }
-                    None => {
-                        parsed.frontmatter =
-                            self.lenient_reading(split.yaml, input, &mut diagnostics);
-                    }
+                    None => self.lenient_reading(split.yaml, input, diagnostics),
                 }
             }
         }
-        if let Some(name) = missing_name(&parsed.frontmatter, &diagnostics, input.dir_name) {
-            diagnostics.push(Diagnostic::new(
-                Rule::LoaderRepair,
-                skills_model::Severity::Warning,
-                format!("no `name`: the loader takes the folder's name, {name:?}, as Claude Code and Codex do (add `name: {name}`)"),
-            ));
-            parsed.frontmatter.name = Some(name.into());
-        }
-        if self.lint {
-            let body = &text[split.body_offset..];
-            let body_line = to_u32(1 + text[..split.body_offset].matches('\n').count());
-            let input = lint::LintInput {
-                frontmatter: &parsed.frontmatter,
-                body,
-                body_line,
-                has_references_dir: input.has_references_dir,
-            };
-            lint::lint(&input, &mut diagnostics);
-        }
-        diagnostics.sort_by_key(|d| (d.severity, d.line, d.column));
-        parsed.diagnostics = diagnostics;
-        parsed
     }
+}
+
+/// The file's text after an optional BOM, with the BOM's length; or the diagnostic placing
+/// the first byte that is not UTF-8.
+fn decoded(source: &[u8]) -> Result<(usize, &str), Diagnostic> {
+    let (bom, bytes) = match source.strip_prefix(b"\xEF\xBB\xBF") {
+        Some(rest) => (3, rest),
+        None => (0, source),
+    };
+    std::str::from_utf8(bytes)
+        .map(|text| (bom, text))
+        .map_err(|e| {
+            let offset = bom + e.valid_up_to();
+            let line = 1 + bytes[..e.valid_up_to()]
+                .iter()
+                .filter(|b| **b == b'\n')
+                .count();
+            let line_start = bytes[..e.valid_up_to()]
+                .iter()
+                .rposition(|b| *b == b'\n')
+                .map_or(0, |p| p + 1);
+            let column = String::from_utf8_lossy(&bytes[line_start..e.valid_up_to()])
+                .chars()
+                .count()
+                + 1;
+            Diagnostic::error(
+                Rule::FileEncoding,
+                format!("the file is not valid UTF-8: bad byte at offset {offset}"),
+            )
+            .at(to_u32(line), to_u32(column))
+        })
+}
+
+/// With no usable `name`, the loader takes the folder's (a `loader.repair` warning), as
+/// Claude Code and Codex do.
+fn name_from_folder(
+    frontmatter: &mut Frontmatter,
+    diagnostics: &mut Vec<Diagnostic>,
+    dir_name: &str,
+) {
+    if let Some(name) = missing_name(frontmatter, diagnostics, dir_name) {
+        diagnostics.push(Diagnostic::new(
+            Rule::LoaderRepair,
+            skills_model::Severity::Warning,
+            format!("no `name`: the loader takes the folder's name, {name:?}, as Claude Code and Codex do (add `name: {name}`)"),
+        ));
+        frontmatter.name = Some(name.into());
+    }
+}
+
+/// The lint rules, over the frontmatter and the body from `body_offset` of `text`.
+fn lint_body(
+    frontmatter: &Frontmatter,
+    text: &str,
+    body_offset: usize,
+    input: &ParseInput<'_>,
+    diagnostics: &mut Vec<Diagnostic>,
+) {
+    let body = &text[body_offset..];
+    let body_line = to_u32(1 + text[..body_offset].matches('\n').count());
+    let input = lint::LintInput {
+        frontmatter,
+        body,
+        body_line,
+        has_references_dir: input.has_references_dir,
+    };
+    lint::lint(&input, diagnostics);
 }
 
 /// A Markdown heading inside the frontmatter followed by a field no specification or
@@ -415,7 +478,8 @@ fn to_u32(n: usize) -> u32 {
 }
 
 /// Turns a YAML error into a diagnostic placed in the file, with a hint for the most common
-/// mistake: an unquoted value holding `: `.
+/// mistakes (the first that fits): a tab in the indentation, a field indented under one
+/// whose value is given, a near-miss closing line, an unquoted value holding `: `.
 fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
     let line = e.line.saturating_add(1);
     if e.kind == yaml::YamlErrorKind::Limit {
@@ -429,11 +493,27 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         .lines()
         .nth(e.line.saturating_sub(1) as usize)
         .unwrap_or("");
-    let lead_of = |l: &str| l.len() - l.trim_start().len();
+    tab_indented(e, yaml, source_line, line)
+        .or_else(|| indented_under_a_value(e, yaml, source_line, line))
+        .or_else(|| near_miss_closing_line(e, yaml))
+        .unwrap_or_else(|| syntax_error(e, yaml, source_line, line))
+}
+
+/// The width of a line's leading blanks.
+fn lead_of(l: &str) -> usize {
+    l.len() - l.trim_start().len()
+}
+
+/// A tab in the indentation: YAML indents with spaces only. Scanning a plain value, the
+/// YAML parser reports the tab at the value's start: the tab is on a line below it.
+fn tab_indented(
+    e: &yaml::YamlError,
+    yaml: &str,
+    source_line: &str,
+    line: u32,
+) -> Option<Diagnostic> {
     let lead = &source_line[..lead_of(source_line)];
-    // A tab in the indentation: YAML indents with spaces only. Scanning a plain value, the
-    // YAML parser reports the tab at the value's start: the tab is on a line below it.
-    let tabbed = lead.find('\t').map(|tab| (line, tab)).or_else(|| {
+    let (line, tab) = lead.find('\t').map(|tab| (line, tab)).or_else(|| {
         e.message.contains("found a tab").then(|| {
             yaml.lines()
                 .enumerate()
@@ -441,46 +521,72 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
                 .find_map(|(i, l)| l[..lead_of(l)].find('\t').map(|tab| (i, tab)))
                 .map(|(i, tab)| (u32::try_from(i).unwrap_or(u32::MAX).saturating_add(2), tab))
         })?
-    });
-    if let Some((line, tab)) = tabbed {
-        let message = format!(
-            "invalid YAML: line {line} is indented with a tab; YAML indents with spaces only: replace the tab with spaces"
-        );
-        return Diagnostic::error(Rule::FrontmatterYamlSyntax, message)
-            .at(line, u32::try_from(tab + 1).unwrap_or(1));
+    })?;
+    let message = format!(
+        "invalid YAML: line {line} is indented with a tab; YAML indents with spaces only: replace the tab with spaces"
+    );
+    Some(
+        Diagnostic::error(Rule::FrontmatterYamlSyntax, message)
+            .at(line, u32::try_from(tab + 1).unwrap_or(1)),
+    )
+}
+
+/// A field indented under one whose value is already given: the fix is to unindent it,
+/// not to quote anything.
+fn indented_under_a_value(
+    e: &yaml::YamlError,
+    yaml: &str,
+    source_line: &str,
+    line: u32,
+) -> Option<Diagnostic> {
+    let lead = lead_of(source_line);
+    if lead == 0 || !e.message.contains("mapping values are not allowed") {
+        return None;
     }
-    // A field indented under one whose value is already given: the fix is to unindent it,
-    // not to quote anything.
-    if !lead.is_empty() && e.message.contains("mapping values are not allowed") {
-        let above = yaml
-            .lines()
-            .enumerate()
-            .take(e.line.saturating_sub(1) as usize)
-            .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-            .last();
-        let parent = above.filter(|(_, l)| l.len() - l.trim_start().len() < lead.len());
-        let simple_key = source_line.trim().split_once(':').filter(|(k, _)| {
-            !k.is_empty()
-                && k.chars()
-                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
-        });
-        if let (Some((parent_at, parent)), Some((key, _))) = (parent, simple_key) {
-            if let Some((parent_key, value)) = parent.trim().split_once(": ") {
-                let value = value.trim();
-                if !value.is_empty() && !value.starts_with(['|', '>']) {
-                    let message = format!(
-                        "invalid YAML: `{key}` is indented under `{parent_key}`, whose value is already given on line {}: fields start at the first column; remove the indentation before `{key}`",
-                        parent_at + 2
-                    );
-                    return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, 1);
-                }
-            }
-        }
+    let above = yaml
+        .lines()
+        .enumerate()
+        .take(e.line.saturating_sub(1) as usize)
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .last();
+    let (parent_at, parent) = above.filter(|(_, l)| lead_of(l) < lead)?;
+    let (key, _) = source_line.trim().split_once(':').filter(|(k, _)| {
+        !k.is_empty()
+            && k.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
+    })?;
+    let (parent_key, value) = parent.trim().split_once(": ")?;
+    let value = value.trim();
+    if value.is_empty() || value.starts_with(['|', '>']) {
+        return None;
     }
+    let message = format!(
+        "invalid YAML: `{key}` is indented under `{parent_key}`, whose value is already given on line {}: fields start at the first column; remove the indentation before `{key}`",
+        parent_at + 2
+    );
+    Some(Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, 1))
+}
+
+/// A closing line with trailing characters leaves the real one to close a frontmatter
+/// that swallowed part of the body: name the near miss.
+fn near_miss_closing_line(e: &yaml::YamlError, yaml: &str) -> Option<Diagnostic> {
+    if !e.message.contains("more than one YAML document") {
+        return None;
+    }
+    let n = yaml.lines().position(|l| l != "---" && l.trim() == "---")?;
+    let near = u32::try_from(n + 2).unwrap_or(u32::MAX);
+    let message = format!(
+        "invalid YAML: line {near} looks like the closing `---` but has other characters or spaces; the closing line must be exactly `---`"
+    );
+    Some(Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(near, 4))
+}
+
+/// The YAML error as it is, or, for a value holding `: `, the hint to quote it.
+fn syntax_error(e: &yaml::YamlError, yaml: &str, source_line: &str, line: u32) -> Diagnostic {
     // On a continuation line of a plain value, the key is on the nearest line above that
     // is indented less.
     let key = unquoted_colon_key(source_line).or_else(|| {
-        let indent = source_line.len() - source_line.trim_start().len();
+        let indent = lead_of(source_line);
         if indent == 0 {
             return None;
         }
@@ -491,20 +597,9 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         above
             .into_iter()
             .rev()
-            .find(|l| !l.trim().is_empty() && l.len() - l.trim_start().len() < indent)
+            .find(|l| !l.trim().is_empty() && lead_of(l) < indent)
             .and_then(unquoted_colon_key)
     });
-    // A closing line with trailing characters leaves the real one to close a frontmatter
-    // that swallowed part of the body: name the near miss.
-    if e.message.contains("more than one YAML document") {
-        if let Some(n) = yaml.lines().position(|l| l != "---" && l.trim() == "---") {
-            let near = u32::try_from(n + 2).unwrap_or(u32::MAX);
-            let message = format!(
-                "invalid YAML: line {near} looks like the closing `---` but has other characters or spaces; the closing line must be exactly `---`"
-            );
-            return Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(near, 4);
-        }
-    }
     let message = match key {
         Some(key) if e.message.contains("mapping values are not allowed") => format!(
             "invalid YAML: the value of `{key}` contains \": \", which YAML reads as another key; quote the whole value (`{key}: \"...\"`) or use a folded block (`{key}: >-` with the text indented on the next lines)"

@@ -7,10 +7,11 @@
 //! are capped, and the parse stops at the first error (the event iterator repeats an error
 //! forever, so it must never be drained after one).
 
-use std::borrow::Cow;
 use std::collections::HashSet;
 
 use saphyr_parser::{Event, Parser, ScalarStyle, Span};
+
+use crate::node::{Kind, Node, Scalar, ScalarType};
 
 /// Most bytes of scalar text that alias expansions may add to the tree. The node cap alone
 /// does not bound memory: an alias to a long scalar is one node but a full copy of its text
@@ -24,124 +25,6 @@ pub(crate) struct Limits {
     pub(crate) max_depth: usize,
     /// Most nodes in the tree, counting every alias expansion.
     pub(crate) max_nodes: usize,
-}
-
-/// A node of the tree, with its 1-based line and column in the YAML text.
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Node<'a> {
-    pub(crate) kind: Kind<'a>,
-    pub(crate) line: u32,
-    pub(crate) col: u32,
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum Kind<'a> {
-    Scalar(Scalar<'a>),
-    Seq(Vec<Node<'a>>),
-    Map(Vec<(Node<'a>, Node<'a>)>),
-}
-
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct Scalar<'a> {
-    pub(crate) text: Cow<'a, str>,
-    pub(crate) plain: bool,
-    /// The core-schema type a tag asks for (`!!str` gives `Some(Str)`), if any.
-    pub(crate) tagged: Option<ScalarType>,
-}
-
-/// What a scalar is under the YAML 1.2 core schema.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ScalarType {
-    Null,
-    Bool,
-    Int,
-    Float,
-    Str,
-}
-
-impl ScalarType {
-    pub(crate) fn describe(self) -> &'static str {
-        match self {
-            ScalarType::Null => "null",
-            ScalarType::Bool => "a boolean",
-            ScalarType::Int => "an integer",
-            ScalarType::Float => "a number",
-            ScalarType::Str => "a string",
-        }
-    }
-}
-
-impl Scalar<'_> {
-    /// The scalar's type: quoted and block scalars are strings, a tag decides for itself,
-    /// and a plain scalar is resolved by the core schema.
-    pub(crate) fn resolve(&self) -> ScalarType {
-        if let Some(t) = self.tagged {
-            return t;
-        }
-        if !self.plain {
-            return ScalarType::Str;
-        }
-        resolve_plain(&self.text)
-    }
-}
-
-fn resolve_plain(text: &str) -> ScalarType {
-    match text {
-        "" | "~" | "null" | "Null" | "NULL" => return ScalarType::Null,
-        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" => return ScalarType::Bool,
-        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
-        | ".nan" | ".NaN" | ".NAN" => return ScalarType::Float,
-        _ => {}
-    }
-    let b = text.as_bytes();
-    let digits =
-        |s: &[u8], radix: u32| !s.is_empty() && s.iter().all(|c| (*c as char).is_digit(radix));
-    if let Some(rest) = text.strip_prefix("0o") {
-        if digits(rest.as_bytes(), 8) {
-            return ScalarType::Int;
-        }
-    }
-    if let Some(rest) = text.strip_prefix("0x") {
-        if digits(rest.as_bytes(), 16) {
-            return ScalarType::Int;
-        }
-    }
-    let unsigned = match b.first() {
-        Some(b'-' | b'+') => &b[1..],
-        _ => b,
-    };
-    if digits(unsigned, 10) {
-        return ScalarType::Int;
-    }
-    // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
-    let (mantissa, exponent) = match unsigned.iter().position(|c| *c == b'e' || *c == b'E') {
-        Some(i) => (&unsigned[..i], Some(&unsigned[i + 1..])),
-        None => (unsigned, None),
-    };
-    let mantissa_ok = match mantissa.iter().position(|c| *c == b'.') {
-        Some(dot) => {
-            let (int, frac) = (&mantissa[..dot], &mantissa[dot + 1..]);
-            (int.is_empty() && digits(frac, 10))
-                || (digits(int, 10) && (frac.is_empty() || digits(frac, 10)))
-        }
-        None => false,
-    };
-    let exponent_ok = match exponent {
-        None => true,
-        Some(e) => {
-            let e = match e.first() {
-                Some(b'-' | b'+') => &e[1..],
-                _ => e,
-            };
-            digits(e, 10)
-        }
-    };
-    // An exponent without a dot (`1e5`) is a float in the 1.2 core schema too.
-    let int_with_exponent = exponent.is_some() && digits(mantissa, 10);
-    if (mantissa_ok || int_with_exponent) && exponent_ok {
-        return ScalarType::Float;
-    }
-    ScalarType::Str
 }
 
 fn tag_type(handle: &str, suffix: &str) -> Option<ScalarType> {
@@ -231,163 +114,214 @@ fn extent(node: &Node<'_>) -> (usize, usize) {
 
 /// The full YAML parser (what [`parse`] falls back to).
 pub(crate) fn parse_full(text: &str, limits: Limits) -> Result<Option<Node<'_>>, YamlError> {
-    let mut stack: Vec<Frame<'_>> = Vec::new();
-    let mut anchors: Vec<(usize, Node<'_>)> = Vec::new();
-    let mut nodes = 0usize;
-    let mut alias_bytes = 0usize;
-    let mut root: Option<Node<'_>> = None;
-    let mut documents = 0usize;
-    let limit = |message: String, (line, col): (u32, u32)| YamlError {
-        kind: YamlErrorKind::Limit,
-        message,
-        line,
-        col,
-    };
-    let syntax = |message: String, (line, col): (u32, u32)| YamlError {
-        kind: YamlErrorKind::Syntax,
-        message,
-        line,
-        col,
-    };
-
+    let mut build = Build::new(limits);
     for item in Parser::new_from_str(text) {
-        let (event, span) = match item {
-            Ok(pair) => pair,
-            Err(e) => {
-                let line = u32::try_from(e.marker().line()).unwrap_or(u32::MAX);
-                let col = u32::try_from(e.marker().col() + 1).unwrap_or(u32::MAX);
-                return Err(syntax(e.info().to_owned(), (line, col)));
-            }
-        };
+        let (event, span) = item.map_err(|e| {
+            let line = u32::try_from(e.marker().line()).unwrap_or(u32::MAX);
+            let col = u32::try_from(e.marker().col() + 1).unwrap_or(u32::MAX);
+            syntax(e.info().to_owned(), (line, col))
+        })?;
         let at = place(&span);
         let (finished, anchor) = match event {
             Event::StreamStart | Event::Nothing | Event::DocumentEnd => continue,
             Event::StreamEnd => break,
             Event::DocumentStart(_) => {
-                documents += 1;
-                if documents > 1 {
-                    return Err(syntax(
-                        "more than one YAML document in the frontmatter".into(),
-                        at,
-                    ));
-                }
+                build.document(at)?;
                 continue;
             }
             Event::Scalar(text, style, anchor, tag) => {
                 let tagged = tag.as_ref().and_then(|t| tag_type(&t.handle, &t.suffix));
-                let node = Node {
-                    kind: Kind::Scalar(Scalar {
-                        text,
-                        plain: style == ScalarStyle::Plain,
-                        tagged,
-                    }),
-                    line: at.0,
-                    col: at.1,
+                let scalar = Scalar {
+                    text,
+                    plain: style == ScalarStyle::Plain,
+                    tagged,
                 };
-                (node, anchor)
+                (node_at(Kind::Scalar(scalar), at), anchor)
             }
-            Event::Alias(id) => {
-                let Some((_, target)) = anchors.iter().rev().find(|(a, _)| *a == id) else {
-                    return Err(syntax("an alias to an unknown anchor".into(), at));
-                };
-                let (size, bytes) = count(target, limits.max_nodes.saturating_sub(nodes) + 1);
-                nodes += size;
-                alias_bytes += bytes;
-                if nodes > limits.max_nodes {
-                    return Err(limit(
-                        format!("aliases expand past {} nodes", limits.max_nodes),
-                        at,
-                    ));
-                }
-                if alias_bytes > MAX_ALIAS_BYTES {
-                    return Err(limit(
-                        format!("aliases expand past {MAX_ALIAS_BYTES} bytes of text"),
-                        at,
-                    ));
-                }
-                (
-                    Node {
-                        line: at.0,
-                        col: at.1,
-                        ..target.clone()
-                    },
-                    0,
-                )
-            }
-            Event::SequenceStart(anchor, _) | Event::MappingStart(anchor, _) => {
-                if stack.len() >= limits.max_depth {
-                    return Err(limit(
-                        format!("nesting deeper than {} levels", limits.max_depth),
-                        at,
-                    ));
-                }
-                nodes += 1;
-                if nodes > limits.max_nodes {
-                    return Err(limit(format!("more than {} nodes", limits.max_nodes), at));
-                }
-                let is_seq = matches!(event, Event::SequenceStart(..));
-                let node = Node {
-                    kind: Kind::Seq(Vec::new()),
-                    line: at.0,
-                    col: at.1,
-                };
-                stack.push(if is_seq {
-                    Frame::Seq {
-                        node,
-                        anchor,
-                        items: Vec::new(),
-                    }
-                } else {
-                    Frame::Map {
-                        node,
-                        anchor,
-                        entries: Vec::new(),
-                        key: None,
-                    }
+            Event::Alias(id) => (build.alias(id, at)?, 0),
+            Event::SequenceStart(anchor, _) => {
+                let node = build.enter(at)?;
+                build.stack.push(Frame::Seq {
+                    node,
+                    anchor,
+                    items: Vec::new(),
                 });
                 continue;
             }
-            Event::SequenceEnd | Event::MappingEnd => match stack.pop() {
-                Some(Frame::Seq {
-                    mut node,
+            Event::MappingStart(anchor, _) => {
+                let node = build.enter(at)?;
+                build.stack.push(Frame::Map {
+                    node,
                     anchor,
-                    items,
-                }) => {
-                    node.kind = Kind::Seq(items);
-                    (node, anchor)
-                }
-                Some(Frame::Map {
-                    mut node,
-                    anchor,
-                    entries,
-                    ..
-                }) => {
-                    check_duplicates(&entries).map_err(|(msg, at)| syntax(msg, at))?;
-                    node.kind = Kind::Map(entries);
-                    (node, anchor)
-                }
-                None => return Err(syntax("unbalanced collection end".into(), at)),
-            },
+                    entries: Vec::new(),
+                    key: None,
+                });
+                continue;
+            }
+            Event::SequenceEnd | Event::MappingEnd => build.close(at)?,
         };
+        build.place(finished, anchor, at)?;
+    }
+    Ok(build.root)
+}
+
+fn node_at(kind: Kind<'_>, (line, col): (u32, u32)) -> Node<'_> {
+    Node { kind, line, col }
+}
+
+fn limit(message: String, (line, col): (u32, u32)) -> YamlError {
+    YamlError {
+        kind: YamlErrorKind::Limit,
+        message,
+        line,
+        col,
+    }
+}
+
+fn syntax(message: String, (line, col): (u32, u32)) -> YamlError {
+    YamlError {
+        kind: YamlErrorKind::Syntax,
+        message,
+        line,
+        col,
+    }
+}
+
+/// One full parse under way: the collections still open, the anchors seen, and the counts
+/// held against the [`Limits`].
+struct Build<'a> {
+    limits: Limits,
+    stack: Vec<Frame<'a>>,
+    anchors: Vec<(usize, Node<'a>)>,
+    nodes: usize,
+    alias_bytes: usize,
+    root: Option<Node<'a>>,
+    documents: usize,
+}
+
+impl<'a> Build<'a> {
+    fn new(limits: Limits) -> Self {
+        Build {
+            limits,
+            stack: Vec::new(),
+            anchors: Vec::new(),
+            nodes: 0,
+            alias_bytes: 0,
+            root: None,
+            documents: 0,
+        }
+    }
+
+    /// A document starts: the frontmatter holds at most one.
+    fn document(&mut self, at: (u32, u32)) -> Result<(), YamlError> {
+        self.documents += 1;
+        if self.documents > 1 {
+            return Err(syntax(
+                "more than one YAML document in the frontmatter".into(),
+                at,
+            ));
+        }
+        Ok(())
+    }
+
+    /// An alias: a copy of its anchor's node, counted (nodes and text) against the limits.
+    fn alias(&mut self, id: usize, at: (u32, u32)) -> Result<Node<'a>, YamlError> {
+        let Some((_, target)) = self.anchors.iter().rev().find(|(a, _)| *a == id) else {
+            return Err(syntax("an alias to an unknown anchor".into(), at));
+        };
+        let max_nodes = self.limits.max_nodes;
+        let (size, bytes) = count(target, max_nodes.saturating_sub(self.nodes) + 1);
+        self.nodes += size;
+        self.alias_bytes += bytes;
+        if self.nodes > max_nodes {
+            return Err(limit(format!("aliases expand past {max_nodes} nodes"), at));
+        }
+        if self.alias_bytes > MAX_ALIAS_BYTES {
+            return Err(limit(
+                format!("aliases expand past {MAX_ALIAS_BYTES} bytes of text"),
+                at,
+            ));
+        }
+        Ok(Node {
+            line: at.0,
+            col: at.1,
+            ..target.clone()
+        })
+    }
+
+    /// A sequence or mapping starts: within the depth and node limits, its node.
+    fn enter(&mut self, at: (u32, u32)) -> Result<Node<'a>, YamlError> {
+        if self.stack.len() >= self.limits.max_depth {
+            return Err(limit(
+                format!("nesting deeper than {} levels", self.limits.max_depth),
+                at,
+            ));
+        }
+        self.nodes += 1;
+        if self.nodes > self.limits.max_nodes {
+            return Err(limit(
+                format!("more than {} nodes", self.limits.max_nodes),
+                at,
+            ));
+        }
+        Ok(node_at(Kind::Seq(Vec::new()), at))
+    }
+
+    /// The innermost collection ends: its finished node and anchor.
+    fn close(&mut self, at: (u32, u32)) -> Result<(Node<'a>, usize), YamlError> {
+        match self.stack.pop() {
+            Some(Frame::Seq {
+                mut node,
+                anchor,
+                items,
+            }) => {
+                node.kind = Kind::Seq(items);
+                Ok((node, anchor))
+            }
+            Some(Frame::Map {
+                mut node,
+                anchor,
+                entries,
+                ..
+            }) => {
+                check_duplicates(&entries).map_err(|(msg, at)| syntax(msg, at))?;
+                node.kind = Kind::Map(entries);
+                Ok((node, anchor))
+            }
+            None => Err(syntax("unbalanced collection end".into(), at)),
+        }
+    }
+
+    /// A finished node: counted (a collection was counted when it opened), remembered under
+    /// its anchor, and put in its parent (or made the root).
+    fn place(
+        &mut self,
+        finished: Node<'a>,
+        anchor: usize,
+        at: (u32, u32),
+    ) -> Result<(), YamlError> {
         if !matches!(finished.kind, Kind::Seq(_) | Kind::Map(_)) {
-            nodes += 1;
-            if nodes > limits.max_nodes {
-                return Err(limit(format!("more than {} nodes", limits.max_nodes), at));
+            self.nodes += 1;
+            if self.nodes > self.limits.max_nodes {
+                return Err(limit(
+                    format!("more than {} nodes", self.limits.max_nodes),
+                    at,
+                ));
             }
         }
         if anchor != 0 {
-            anchors.push((anchor, finished.clone()));
+            self.anchors.push((anchor, finished.clone()));
         }
-        match stack.last_mut() {
-            None => root = Some(finished),
+        match self.stack.last_mut() {
+            None => self.root = Some(finished),
             Some(Frame::Seq { items, .. }) => items.push(finished),
             Some(Frame::Map { entries, key, .. }) => match key.take() {
                 None => *key = Some(finished),
                 Some(k) => entries.push((k, finished)),
             },
         }
+        Ok(())
     }
-    Ok(root)
 }
 
 /// Counts nodes in `node` and the bytes of their scalar text, stopping once `cap` nodes are
@@ -438,33 +372,6 @@ mod tests {
         max_depth: 16,
         max_nodes: 1000,
     };
-
-    #[test]
-    fn resolves_plain_scalars_by_the_core_schema() {
-        for (text, t) in [
-            ("", ScalarType::Null),
-            ("~", ScalarType::Null),
-            ("true", ScalarType::Bool),
-            ("no", ScalarType::Str),
-            ("yes", ScalarType::Str),
-            ("123", ScalarType::Int),
-            ("-7", ScalarType::Int),
-            ("0x1F", ScalarType::Int),
-            ("0o17", ScalarType::Int),
-            ("1.0", ScalarType::Float),
-            ("1.10", ScalarType::Float),
-            (".5", ScalarType::Float),
-            ("1e5", ScalarType::Float),
-            ("-.inf", ScalarType::Float),
-            ("1.2.3", ScalarType::Str),
-            ("v1", ScalarType::Str),
-            ("1.", ScalarType::Float),
-            (".", ScalarType::Str),
-            ("-", ScalarType::Str),
-        ] {
-            assert_eq!(resolve_plain(text), t, "{text:?}");
-        }
-    }
 
     #[test]
     fn keeps_source_text_and_style() {

@@ -15,6 +15,8 @@ use std::ffi::{OsStr, OsString};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+use crate::seen::FileSeen;
+
 /// The name a skill file must have.
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -128,23 +130,6 @@ pub struct Candidate {
     pub skill_file: Option<PathBuf>,
     /// A wrongly-cased `skill.md`, when there is no `SKILL.md`.
     pub misnamed: Option<PathBuf>,
-}
-
-/// What discovery saw of a candidate's skill file before it is read: a reader may spare
-/// the file a question discovery has answered ([`SkillSource::read_prefix_seen`]).
-///
-/// [`SkillSource::read_prefix_seen`]: crate::SkillSource::read_prefix_seen
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-#[non_exhaustive]
-pub enum FileSeen {
-    /// Not asked about (taken to be there), or seen as something a read must ask about
-    /// itself (a link, whose target discovery did not look at).
-    #[default]
-    Unasked,
-    /// A regular file and no link, as `lstat` saw it: a read may open it without asking
-    /// again, provided the open follows no link, so that only this same kind of file (or
-    /// one put in its place, which the read's `fstat` still checks) is opened.
-    Regular,
 }
 
 /// What a walk found.
@@ -499,37 +484,7 @@ fn visit(
             return v;
         }
     };
-    let mut skill_file = None;
-    let mut misnamed: Option<OsString> = None;
-    for entry in listing.filter_map(Result::ok) {
-        let name = entry.file_name();
-        if name == OsStr::new(SKILL_FILE) {
-            skill_file = Some(joined(&dir, &name));
-            continue;
-        }
-        if name
-            .to_str()
-            .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
-        {
-            // The first in name order, as a sorted listing would give.
-            if misnamed.as_ref().is_none_or(|m| name < *m) {
-                misnamed = Some(name);
-            }
-            continue;
-        }
-        if depth >= options.max_depth || skipped(&name, options) {
-            continue;
-        }
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => v.subdirs.push(name),
-            Ok(t) if t.is_symlink() => v.links.push(joined(&dir, &name)),
-            _ => {}
-        }
-    }
-    // Names in a folder are unique: no order between equals to keep.
-    v.subdirs.sort_unstable();
-    v.links.sort_unstable();
-    let misnamed = misnamed.map(|name| joined(&dir, &name));
+    let (skill_file, misnamed) = listed(listing, &dir, depth, options, &mut v);
     let is_skill = skill_file.is_some() || misnamed.is_some();
     if is_skill && depth > 0 && !options.descend_into_skills {
         v.subdirs.clear();
@@ -552,6 +507,49 @@ fn visit(
         (false, false) => {}
     }
     v
+}
+
+/// Goes through a folder's `listing`: its skill file and the first misnamed one, with the
+/// folders and links below it to walk put in `v` (each sorted).
+fn listed(
+    listing: std::fs::ReadDir,
+    dir: &Path,
+    depth: usize,
+    options: &DiscoveryOptions,
+    v: &mut Visit,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    let mut skill_file = None;
+    let mut misnamed: Option<OsString> = None;
+    for entry in listing.filter_map(Result::ok) {
+        let name = entry.file_name();
+        if name == OsStr::new(SKILL_FILE) {
+            skill_file = Some(joined(dir, &name));
+            continue;
+        }
+        if name
+            .to_str()
+            .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
+        {
+            // The first in name order, as a sorted listing would give.
+            if misnamed.as_ref().is_none_or(|m| name < *m) {
+                misnamed = Some(name);
+            }
+            continue;
+        }
+        if depth >= options.max_depth || skipped(&name, options) {
+            continue;
+        }
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => v.subdirs.push(name),
+            Ok(t) if t.is_symlink() => v.links.push(joined(dir, &name)),
+            _ => {}
+        }
+    }
+    // Names in a folder are unique: no order between equals to keep.
+    v.subdirs.sort_unstable();
+    v.links.sort_unstable();
+    let misnamed = misnamed.map(|name| joined(dir, &name));
+    (skill_file, misnamed)
 }
 
 /// What the walk needs to decide whether to follow a link.

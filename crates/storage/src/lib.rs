@@ -22,12 +22,13 @@ mod discover;
 mod read;
 mod roots;
 mod scaffold;
+mod seen;
 mod skill_dir;
 mod source;
 
 pub use discover::{
-    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, FileSeen, LeafFiles,
-    MAX_ROOT_DEPTH, SKILL_FILE, SKIPPED_NAMES,
+    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles, MAX_ROOT_DEPTH,
+    SKILL_FILE, SKIPPED_NAMES,
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
@@ -35,6 +36,7 @@ pub use roots::{
     RootsError, SkillRoot, ENV_VARS,
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
+pub use seen::FileSeen;
 pub use skill_dir::{
     digest_regular, file_id, file_identity, open_regular, resolve_inside, BeneathError, OpenedFile,
     SkillDir,

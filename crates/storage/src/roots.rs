@@ -510,36 +510,52 @@ pub fn default_roots(config: &RootsConfig) -> Vec<SkillRoot> {
 }
 
 fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
-    let mut roots = Vec::new();
-    let mut push = |layer: Layer, path: PathBuf, origin: RootOrigin| {
-        if roots.iter().any(|r: &SkillRoot| r.path() == Some(&path)) {
+    let mut roots = Listed(Vec::new());
+    enterprise_roots(config, os, &mut roots);
+    personal_and_project_roots(config, &mut roots);
+    codex_project_roots(config, &mut roots);
+    roots.0
+}
+
+/// Roots in the order listed, a path listed twice kept at its first place only.
+struct Listed(Vec<SkillRoot>);
+
+impl Listed {
+    fn push(&mut self, layer: Layer, path: PathBuf, origin: RootOrigin) {
+        if self.0.iter().any(|r: &SkillRoot| r.path() == Some(&path)) {
             tracing::debug!(path = %path.display(), %origin, "root listed twice, first kept");
             return;
         }
-        roots.push(SkillRoot {
+        self.0.push(SkillRoot {
             layer,
             source: RootSource::Folder(path),
             plugin: None,
             origin,
         });
-    };
+    }
+}
 
-    // Enterprise.
+/// The enterprise layer's roots: the default (or its environment override), then each
+/// preset's.
+fn enterprise_roots(config: &RootsConfig, os: Platform, roots: &mut Listed) {
     match config.env_path(ENV_ENTERPRISE) {
-        Some(path) => push(Layer::Enterprise, path, RootOrigin::Env),
+        Some(path) => roots.push(Layer::Enterprise, path, RootOrigin::Env),
         None => {
             if let Some(path) = enterprise_default(os, config) {
-                push(Layer::Enterprise, path, RootOrigin::Default);
+                roots.push(Layer::Enterprise, path, RootOrigin::Default);
             }
         }
     }
     for &preset in &config.presets {
         if let Some(path) = preset.enterprise_dir(os) {
-            push(Layer::Enterprise, path, RootOrigin::Preset(preset));
+            roots.push(Layer::Enterprise, path, RootOrigin::Preset(preset));
         }
     }
+}
 
-    // Personal, then project: the same folders under the home directory and the project root.
+/// The personal and project layers' roots: the same folders under the home directory and
+/// the project root.
+fn personal_and_project_roots(config: &RootsConfig, roots: &mut Listed) {
     let home = config.home();
     let project = config.project_root();
     for (layer, base, env_var) in [
@@ -547,10 +563,10 @@ fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
         (Layer::Project, project, ENV_PROJECT),
     ] {
         match config.env_path(env_var) {
-            Some(path) => push(layer, path, RootOrigin::Env),
+            Some(path) => roots.push(layer, path, RootOrigin::Env),
             None => {
                 if let Some(base) = &base {
-                    push(
+                    roots.push(
                         layer,
                         base.join(".agents").join("skills"),
                         RootOrigin::Default,
@@ -562,26 +578,29 @@ fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
             continue;
         };
         if let Some(app) = &config.app_name {
-            push(
+            roots.push(
                 layer,
                 base.join(format!(".{app}")).join("skills"),
                 RootOrigin::App,
             );
         }
         for &preset in &config.presets {
-            push(
+            roots.push(
                 layer,
                 base.join(preset.dot_dir()).join("skills"),
                 RootOrigin::Preset(preset),
             );
         }
     }
-    // Codex also reads project skills from every folder between the repository root and the
-    // working directory, and from the working directory when there is no repository.
+}
+
+/// Codex also reads project skills from every folder between the repository root and the
+/// working directory, and from the working directory when there is no repository.
+fn codex_project_roots(config: &RootsConfig, roots: &mut Listed) {
     if config.presets.contains(&Preset::Codex) {
         for dir in codex_project_dirs(config) {
             for dot in [".codex", ".agents"] {
-                push(
+                roots.push(
                     Layer::Project,
                     dir.join(dot).join("skills"),
                     RootOrigin::Preset(Preset::Codex),
@@ -589,7 +608,6 @@ fn default_roots_for(config: &RootsConfig, os: Platform) -> Vec<SkillRoot> {
             }
         }
     }
-    roots
 }
 
 /// The folders below the repository root down to the working directory (outermost first),

@@ -82,6 +82,38 @@ pub fn scaffold(
     if std::fs::symlink_metadata(&dir).is_ok() {
         return Err(ScaffoldError::Exists(dir));
     }
+    let files = contents(name, parts);
+    let failed = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| ScaffoldError::Write { path, source }
+    };
+    if !parent.as_os_str().is_empty() {
+        std::fs::create_dir_all(parent).map_err(failed(parent))?;
+    }
+    let mut folder = NewFolder::make(parent, name).map_err(|source| match source.kind() {
+        // Made here or not at all: anything at `dir` (a folder, a link made since the check
+        // above) is refused, and nothing is written through it.
+        std::io::ErrorKind::AlreadyExists => ScaffoldError::Exists(dir.clone()),
+        _ => failed(&dir)(source),
+    })?;
+    let mut written = Vec::new();
+    for (rel, text) in files {
+        if let Err(source) = folder.write(rel, &text) {
+            // Whole or nothing: a skill half written would validate as something else, and
+            // a second `new` would refuse its folder. Only what this call made goes.
+            if let Err(e) = folder.remove() {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a half-written skill");
+            }
+            return Err(failed(&dir.join(rel))(source));
+        }
+        written.push(dir.join(rel));
+    }
+    Ok(written)
+}
+
+/// The files of a new skill `name`d so with `parts`, by path in its folder, `SKILL.md`
+/// first.
+fn contents(name: &str, parts: ScaffoldParts) -> Vec<(&'static str, String)> {
     let title: String = name
         .split('-')
         .map(|w| {
@@ -95,7 +127,7 @@ pub fn scaffold(
     let mut body = format!(
         "# {title}\n\nReplace this with what the agent should do, step by step.\n\n1. Check what the user asked for.\n2. Do the work.\n3. Report what changed.\n"
     );
-    let mut files: Vec<(&str, String)> = Vec::new();
+    let mut files: Vec<(&'static str, String)> = Vec::new();
     if parts.scripts || parts.references || parts.assets {
         body.push_str("\n## Files\n\n");
     }
@@ -135,32 +167,7 @@ pub fn scaffold(
         "---\nname: {name_field}\ndescription: Replace with what this skill does, in one sentence. Use when the user asks for that task.\n---\n{body}"
     );
     files.insert(0, (crate::SKILL_FILE, skill));
-    let failed = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| ScaffoldError::Write { path, source }
-    };
-    if !parent.as_os_str().is_empty() {
-        std::fs::create_dir_all(parent).map_err(failed(parent))?;
-    }
-    let mut folder = NewFolder::make(parent, name).map_err(|source| match source.kind() {
-        // Made here or not at all: anything at `dir` (a folder, a link made since the check
-        // above) is refused, and nothing is written through it.
-        std::io::ErrorKind::AlreadyExists => ScaffoldError::Exists(dir.clone()),
-        _ => failed(&dir)(source),
-    })?;
-    let mut written = Vec::new();
-    for (rel, text) in files {
-        if let Err(source) = folder.write(rel, &text) {
-            // Whole or nothing: a skill half written would validate as something else, and
-            // a second `new` would refuse its folder. Only what this call made goes.
-            if let Err(e) = folder.remove() {
-                tracing::warn!(dir = %dir.display(), error = %e, "cannot remove a half-written skill");
-            }
-            return Err(failed(&dir.join(rel))(source));
-        }
-        written.push(dir.join(rel));
-    }
-    Ok(written)
+    files
 }
 
 /// A skill folder this call made, written and (on failure) removed through handles: the
