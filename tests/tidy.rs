@@ -297,29 +297,6 @@ fn the_code_map_names_every_crate_and_module() {
 // No import loop: within a crate, no two modules reach each other's items.
 // ---------------------------------------------------------------------------------------
 
-/// Module loops that exist today and are being broken on another branch: each entry is a
-/// crate and the modules of its loop. A loop found among a subset of these modules passes;
-/// an entry that matches no loop any more fails, so the list only shrinks. It is emptied
-/// once the executor's split lands.
-const KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT: &[(&str, &[&str])] = &[(
-    "executor",
-    &[
-        "enforce",
-        "error",
-        "executor",
-        "files",
-        "policy",
-        "protocol",
-        "results",
-        "run",
-        "script",
-        "search",
-        "session",
-        "stack",
-        "supervisor",
-    ],
-)];
-
 /// Rust source with comments, string and character literals blanked (newlines kept), so
 /// that what is searched is code and line numbers still hold.
 fn code_only(text: &str) -> String {
@@ -424,13 +401,16 @@ fn string_end(c: &[char], mut i: usize, hashes: usize) -> usize {
 /// Code with every `#[cfg(test)]` item (its body, to the matching brace) blanked.
 fn without_tests(code: &str) -> String {
     let mut c: Vec<char> = code.chars().collect();
-    let mark: Vec<char> = "#[cfg(test)]".chars().collect();
+    let marks: Vec<Vec<char>> = ["#[cfg(test)]", "#[cfg(all(test,"]
+        .iter()
+        .map(|m| m.chars().collect())
+        .collect();
     let mut i = 0;
-    while i + mark.len() <= c.len() {
-        if c[i..i + mark.len()] != mark[..] {
+    while i < c.len() {
+        let Some(mark) = marks.iter().find(|m| c[i..].starts_with(m)) else {
             i += 1;
             continue;
-        }
+        };
         let mut end = i + mark.len();
         while end < c.len() && c[end] != '{' && c[end] != ';' {
             end += 1;
@@ -849,32 +829,16 @@ fn crate_modules(src: &Path) -> Vec<ModuleSource> {
 
 fn loop_violations() -> Vec<String> {
     let mut bad = Vec::new();
-    let mut known_used = vec![false; KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT.len()];
     for entry in std::fs::read_dir(root().join("crates"))
         .expect("crates/")
         .flatten()
     {
         let krate = entry.file_name().to_string_lossy().into_owned();
         for l in module_loops(&crate_modules(&entry.path().join("src"))) {
-            let known = KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT
-                .iter()
-                .position(|(c, ms)| {
-                    *c == krate && l.modules.iter().all(|m| ms.contains(&m.as_str()))
-                });
-            match known {
-                Some(k) => known_used[k] = true,
-                None => bad.push(format!(
-                    "crates/{krate}: the modules {} reach each other's items: {}",
-                    l.modules.join(", "),
-                    l.way
-                )),
-            }
-        }
-    }
-    for ((krate, modules), used) in KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT.iter().zip(known_used) {
-        if !used {
             bad.push(format!(
-                "crates/{krate}: the known loop {modules:?} is gone: remove it from KNOWN_CYCLES_UNTIL_EXECUTOR_SPLIT"
+                "crates/{krate}: the modules {} reach each other's items: {}",
+                l.modules.join(", "),
+                l.way
             ));
         }
     }
@@ -1010,7 +974,11 @@ const OPEN_HOMES: &[(&str, &str)] = &[
         "the audit sink appends to its own log file, never a skill's",
     ),
     (
-        "crates/executor/src/supervisor.rs",
+        "crates/storage/src/skill_dir.rs",
+        "the home of file-system safety: opens beneath a skill folder, without blocking, regular files only",
+    ),
+    (
+        "crates/runner/src/supervisor.rs",
         "the supervisor reads /proc to find the processes it must stop",
     ),
     (
@@ -1018,12 +986,6 @@ const OPEN_HOMES: &[(&str, &str)] = &[
         "the binary reads the token file its user names",
     ),
 ];
-
-/// Files that open skill files today and are moving to the storage handle on another
-/// branch. An entry that no longer opens anything fails, so the list only shrinks; it is
-/// emptied once the handle lands.
-const OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE: &[&str] =
-    &["crates/executor/src/files.rs", "crates/executor/src/run.rs"];
 
 /// The opens in `files` (path, text) outside `homes`, tests (`#[cfg(test)]`) left out; and
 /// the paths that opened something at all.
@@ -1064,16 +1026,12 @@ fn open_violations() -> Vec<String> {
             in_src.then(|| (rel, read(&f)))
         })
         .collect();
-    let homes: Vec<&str> = OPEN_HOMES
-        .iter()
-        .map(|(path, _)| *path)
-        .chain(OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE.iter().copied())
-        .collect();
+    let homes: Vec<&str> = OPEN_HOMES.iter().map(|(path, _)| *path).collect();
     let (mut bad, opening) = opens_outside(&files, &homes);
-    for allowed in OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE {
-        if !opening.iter().any(|p| p == allowed) {
+    for home in &homes {
+        if !opening.iter().any(|p| p == home) {
             bad.push(format!(
-                "{allowed} opens no file any more: remove it from OPEN_ALLOWANCE_UNTIL_STORAGE_HANDLE"
+                "{home} opens no file any more: remove it from OPEN_HOMES"
             ));
         }
     }

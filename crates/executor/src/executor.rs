@@ -4,7 +4,6 @@
 
 use std::collections::HashSet;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -12,18 +11,8 @@ use skills_index::SkillIndex;
 use skills_model::SkillRecord;
 
 use crate::audit::{AuditSink, NullSink};
-use crate::{ExecError, Policy, Session};
-
-/// How a plugin root came to the index: from the host's own code (its trust follows the
-/// plugin layer's), or over the protocol (untrusted unless the host trusts it by id or
-/// trusts the plugin layer explicitly).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PluginOrigin {
-    /// Registered by the host's code (`SkillIndex::register_plugin`, a builder root).
-    Host,
-    /// Registered over the protocol (`register_plugin`).
-    Protocol,
-}
+use crate::origin::PluginOrigin;
+use crate::{ExecError, Policy};
 
 /// Serves sessions over one index, one policy and one audit sink. Cheap to clone; share it
 /// across threads.
@@ -89,21 +78,12 @@ impl Executor {
         }
     }
 
-    pub(crate) fn from_inner(inner: Arc<Inner>) -> Executor {
-        Executor { inner }
+    pub(crate) fn inner(&self) -> &Arc<Inner> {
+        &self.inner
     }
 
-    /// Opens a session.
-    pub fn session(&self, context: SessionContext) -> Session {
-        static NEXT: AtomicU64 = AtomicU64::new(1);
-        let id = context.id.clone().unwrap_or_else(|| {
-            format!(
-                "session-{}-{}",
-                std::process::id(),
-                NEXT.fetch_add(1, Ordering::Relaxed)
-            )
-        });
-        Session::new(Arc::clone(&self.inner), id, context)
+    pub(crate) fn from_inner(inner: Arc<Inner>) -> Executor {
+        Executor { inner }
     }
 
     /// The policy.
@@ -165,7 +145,7 @@ impl Executor {
 
     /// Removes a plugin's skills from the index and returns once the new snapshot is
     /// published. Sessions deactivate the plugin's active skills (audited) at their next
-    /// call; [`Session::unregister_plugin`] does it at once for its own session.
+    /// call; [`Session::unregister_plugin`](crate::Session::unregister_plugin) does it at once for its own session.
     pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
         let before = self
             .inner

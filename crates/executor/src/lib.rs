@@ -16,6 +16,7 @@ mod check;
 mod error;
 mod executor;
 mod files;
+mod origin;
 mod pin;
 mod policy;
 mod prompt;
@@ -30,9 +31,8 @@ mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use error::ExecError;
-pub use executor::{
-    Executor, ExecutorBuilder, PluginOrigin, SessionContext, SessionContextBuilder,
-};
+pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
+pub use origin::PluginOrigin;
 pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_tool_description,

@@ -16,6 +16,21 @@ use crate::audit::{AuditEvent, AuditKind};
 use crate::executor::Inner;
 use crate::{Delivery, ExecError, Instructions, Outdated, SessionContext};
 
+impl crate::Executor {
+    /// Opens a session.
+    pub fn session(&self, context: SessionContext) -> Session {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+        let id = context.id.clone().unwrap_or_else(|| {
+            format!(
+                "session-{}-{}",
+                std::process::id(),
+                NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+            )
+        });
+        Session::new(Arc::clone(self.inner()), id, context)
+    }
+}
+
 /// One agent's conversation: a stack of active skills, most recent last.
 #[derive(Debug)]
 pub struct Session {
