@@ -74,7 +74,7 @@ pub enum ExecError {
         limit: u64,
     },
     /// A script was not read to pin it at load: the load had read as many bytes of
-    /// scripts as one load reads ([`SCRIPTS_BUDGET`](crate::run::SCRIPTS_BUDGET)), so it
+    /// scripts as one load reads (`run::SCRIPTS_BUDGET`, 256 MiB), so it
     /// never runs.
     #[error("{path:?} of {skill:?} was not read to pin it when the skill was loaded: that load had read its limit of {limit} bytes of scripts, so this script never runs; load fewer skills at once, or keep a skill's scripts under the limit")]
     ScriptNotPinned {

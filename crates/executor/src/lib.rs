@@ -51,6 +51,9 @@ pub use results::{
 pub use run::{cancellation, Cancellation, Canceller, ScriptCall};
 pub use script::{interpreter_for, run_script, ScriptError, ScriptOutput, ScriptRequest};
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+/// The JSON value tool inputs are given as ([`Session::check_tool`], [`protocol::call`]),
+/// re-exported so a host uses the same `serde_json` version as the executor.
+pub use serde_json::Value;
 pub use session::{HeldDecisions, Session};
 pub use stack::{LoadMode, TaskGuard};
 pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

@@ -109,7 +109,7 @@ impl Endings {
 /// to the policy's script timeout.
 const RUNS_PROGRAMS: [&str; 4] = ["skills_load", "skills_unload", "skills_run_script", "skill"];
 
-/// The most calls of one MCP session that may run a program at once ([`RUNS_PROGRAMS`]); one
+/// The most calls of one MCP session that may run a program at once (`RUNS_PROGRAMS`); one
 /// more is answered at once with `MCP_BUSY` rather than queued, so that a client learns it
 /// has too many running, a queue does not hold requests unseen behind programs that run
 /// for minutes, and the session's other calls (lists, reads, searches) find blocking
