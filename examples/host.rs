@@ -76,11 +76,8 @@ impl ScriptedModel {
                 "skills_run_script",
                 json!({"path": "scripts/last_tag.py", "timeout_ms": 10_000}),
             ),
-            // The wrong order: the error says what to unload first.
-            Step::Runtime("skills_unload", json!({"skills": ["commit-messages"]})),
             // Done with the commit message: every skill unloaded, then changelog-entry alone,
-            // which may run its own script (it prints the latest git tag, or nothing). A
-            // replace would be refused too: commit-messages does not allow ending it by one.
+            // which may run its own script (it prints the latest git tag, or nothing).
             Step::Runtime("skills_unload", json!({"all": true})),
             Step::Runtime("skills_load", json!({"skills": ["changelog-entry"]})),
             Step::Runtime(
@@ -159,7 +156,8 @@ fn run_task(session: &Session, model: &mut ScriptedModel) {
     }
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+// `pub(crate)`: `tests/examples.rs` compiles this file as a module and runs `main`.
+pub(crate) fn main() -> Result<(), Box<dyn Error>> {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
     let index = Arc::new(
         SkillIndex::builder()
