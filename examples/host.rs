@@ -15,7 +15,9 @@
 //!
 //! The model here is a stand-in that replays a fixed list of steps, and the host's own
 //! tools are not run (the example only prints what a real host would run), so the output
-//! is the same on every machine. Every decision, load, read and run is written to a
+//! is the same on every machine but for paths, times and the git tag the skill's script
+//! prints. Some steps are refused on purpose, each with a comment saying why: a refusal's
+//! message is what the model reads to do better, and the next steps show it doing so. Every decision, load, read and run is written to a
 //! JSON-lines audit file, printed at the end.
 //!
 //! Run it with `cargo run --example host`.
@@ -67,18 +69,28 @@ impl ScriptedModel {
             Step::Host("Bash", json!({"command": "git log -5 --oneline"})),
             // Reading a script is refused: the model is told to run it instead.
             Step::Host("Read", json!({"file_path": changelog_script})),
+            // Refused, and that is the point: commit-messages is still active and restricts
+            // every call, the runtime tools included, to its allowed-tools, which do not
+            // list skills_run_script. A skill cannot run another's scripts behind its back.
+            Step::Runtime(
+                "skills_run_script",
+                json!({"path": "scripts/last_tag.py", "timeout_ms": 10_000}),
+            ),
+            // Done with the commit message: every skill unloaded, then changelog-entry alone,
+            // which may run its own script (it prints the latest git tag, or nothing).
+            Step::Runtime("skills_unload", json!({"all": true})),
+            Step::Runtime("skills_load", json!({"skills": ["changelog-entry"]})),
             Step::Runtime(
                 "skills_run_script",
                 json!({"path": "scripts/last_tag.py", "timeout_ms": 10_000}),
             ),
             Step::Runtime("skills_read", json!({"path": "references/format.md"})),
+            // Paths stay inside the skill folder.
             Step::Runtime(
                 "skills_read",
                 json!({"path": "../commit-messages/SKILL.md"}),
             ),
-            // The wrong order: the error says what to unload first.
-            Step::Runtime("skills_unload", json!({"skills": ["commit-messages"]})),
-            Step::Runtime("skills_unload", json!({"skills": ["changelog-entry"]})),
+            Step::Runtime("skills_unload", json!({"all": true})),
             Step::Answer("Here is the commit message and the changelog entry."),
         ];
         ScriptedModel {
@@ -144,7 +156,8 @@ fn run_task(session: &Session, model: &mut ScriptedModel) {
     }
 }
 
-fn main() -> Result<(), Box<dyn Error>> {
+// `pub(crate)`: `tests/examples.rs` compiles this file as a module and runs `main`.
+pub(crate) fn main() -> Result<(), Box<dyn Error>> {
     let skills = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/skills");
     let index = Arc::new(
         SkillIndex::builder()

@@ -1,4 +1,5 @@
-//! The example skills shipped in `examples/skills` validate cleanly through the facade.
+//! The examples hold: the skills shipped in `examples/skills` validate cleanly through the
+//! facade, and `examples/host.rs` runs its task to the end.
 
 use std::path::Path;
 
@@ -27,4 +28,13 @@ fn example_skills_are_valid() {
         })
         .collect();
     assert_eq!(names, ["changelog-entry", "commit-messages"]);
+}
+
+/// The host example, compiled into this test as a module, so `cargo test` runs it.
+#[path = "../examples/host.rs"]
+mod host;
+
+#[test]
+fn the_host_example_runs_its_task_to_the_end() {
+    host::main().expect("examples/host.rs");
 }

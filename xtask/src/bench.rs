@@ -2,6 +2,8 @@
 //! one table (metric, median, floor, ratio, target, verdict), saves the results as JSON
 //! (with the core count and the commit) and fails when a gate fails.
 //! `cargo xtask bench --compare A.json B.json` prints the change per metric.
+//! `--write-doc` also writes `docs/performance.md` from the run (dated, naming the machine),
+//! and `--write-doc --from FILE` writes it from a saved run without running anything.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -248,6 +250,23 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         };
         return compare(Path::new(a), Path::new(b));
     }
+    let write_doc = args.iter().any(|a| a == "--write-doc");
+    if let Some(from) = crate::flag(args, "--from") {
+        // The document again from a saved run, without running anything.
+        let results: Value = serde_json::from_str(&std::fs::read_to_string(from)?)
+            .with_context(|| format!("reading {from}"))?;
+        let metrics = results["metrics"].as_array().cloned().unwrap_or_default();
+        let quick = results["quick"].as_bool().unwrap_or(false);
+        let (table, failed) = table(&metrics, quick);
+        let machine = Machine::from_results(&results).unwrap_or_else(Machine::this);
+        let stamp = results["timestamp"].as_u64().unwrap_or(0);
+        if !write_doc {
+            bail!("--from FILE writes the document again: give --write-doc too");
+        }
+        let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
+        println!("bench: wrote {}", path.display());
+        return Ok(ExitCode::SUCCESS);
+    }
     let quick = args.iter().any(|a| a == "--quick");
     let root = crate::workspace_root();
     let target = crate::target_dir();
@@ -399,7 +418,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let stamp = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
-    let results = json!({"commit": commit, "cores": cores, "quick": quick, "timestamp": stamp, "metrics": metrics});
+    let machine = Machine::this();
+    let results = json!({"commit": commit, "cores": cores, "quick": quick, "timestamp": stamp, "machine": machine.to_json(), "metrics": metrics});
     let out_dir = target.join("bench-results");
     std::fs::create_dir_all(&out_dir)?;
     let out = out_dir.join(format!("{stamp}-{commit}.json"));
@@ -408,12 +428,154 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         "results: {} ({cores} cores, commit {commit})",
         out.display()
     );
+    if write_doc {
+        let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
+        println!("bench: wrote {}", path.display());
+    }
     if failed > 0 {
         println!("bench: {failed} gate(s) failed");
         return Ok(ExitCode::FAILURE);
     }
     println!("bench: every gate passed");
     Ok(ExitCode::SUCCESS)
+}
+
+/// The machine a run was measured on, as the performance document names it.
+#[derive(Debug, Clone, PartialEq)]
+struct Machine {
+    /// The processor's model name (`/proc/cpuinfo`), when the system says it.
+    cpu: Option<String>,
+    /// Cores available to the run.
+    cores: usize,
+    /// The operating system: its pretty name (`/etc/os-release`) or `std::env::consts::OS`,
+    /// with the architecture.
+    os: String,
+}
+
+impl Machine {
+    /// The machine this process runs on.
+    fn this() -> Machine {
+        let cpu = std::fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|text| cpu_model(&text));
+        let os_name = std::fs::read_to_string("/etc/os-release")
+            .ok()
+            .and_then(|text| {
+                text.lines()
+                    .find_map(|l| l.strip_prefix("PRETTY_NAME="))
+                    .map(|v| v.trim_matches('"').to_owned())
+            })
+            .unwrap_or_else(|| std::env::consts::OS.to_owned());
+        Machine {
+            cpu,
+            cores: std::thread::available_parallelism().map_or(0, std::num::NonZero::get),
+            os: format!("{os_name}, {}", std::env::consts::ARCH),
+        }
+    }
+
+    /// The machine a saved run names, if it names one.
+    fn from_results(results: &Value) -> Option<Machine> {
+        let m = results.get("machine")?;
+        Some(Machine {
+            cpu: m["cpu"].as_str().map(str::to_owned),
+            cores: usize::try_from(m["cores"].as_u64()?).ok()?,
+            os: m["os"].as_str()?.to_owned(),
+        })
+    }
+
+    fn to_json(&self) -> Value {
+        json!({"cpu": self.cpu, "cores": self.cores, "os": self.os})
+    }
+
+    /// One line: the processor, the cores, the system.
+    fn describe(&self) -> String {
+        let cores = match self.cores {
+            1 => "1 core".to_owned(),
+            n => format!("{n} cores"),
+        };
+        match &self.cpu {
+            Some(cpu) => format!("{cpu}, {cores}, {}", self.os),
+            None => format!("{cores} (processor model not reported), {}", self.os),
+        }
+    }
+}
+
+/// The first `model name` of a `/proc/cpuinfo`.
+fn cpu_model(cpuinfo: &str) -> Option<String> {
+    cpuinfo.lines().find_map(|line| {
+        let (key, value) = line.split_once(':')?;
+        (key.trim() == "model name").then(|| value.trim().to_owned())
+    })
+}
+
+/// A UTC calendar date, `YYYY-MM-DD`, from seconds since the Unix epoch.
+fn utc_date(secs: u64) -> String {
+    // Days to a civil date in the proleptic Gregorian calendar (Howard Hinnant's method).
+    let days = i64::try_from(secs / 86_400).unwrap_or(0) + 719_468;
+    let era = days.div_euclid(146_097);
+    let doe = days.rem_euclid(146_097);
+    let yoe = (doe - doe / 1_460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// `docs/performance.md`: the run's table, dated and naming the machine. No commit hash:
+/// the tidy test keeps every document free of them.
+fn performance_doc(
+    table: &str,
+    failed: usize,
+    machine: &Machine,
+    stamp: u64,
+    quick: bool,
+) -> String {
+    let kind = if quick {
+        "a quick run (`--quick`: no 100,000-skill corpus, and a machine-dependent gate fails \
+         only when missed by more than a factor of two)"
+    } else {
+        "a full run"
+    };
+    let verdict = match failed {
+        0 => "Every gate passed.".to_owned(),
+        1 => "1 gate failed.".to_owned(),
+        n => format!("{n} gates failed."),
+    };
+    format!(
+        "# Performance\n\n\
+         Written by `cargo xtask bench --write-doc` from {kind}; do not edit it by hand. A full\n\
+         run (`cargo xtask bench --write-doc`, with `--shared DIR` for the real-world corpus)\n\
+         writes it again; `cargo xtask bench --write-doc --from FILE` writes it from a run saved\n\
+         under `target/bench-results/`.\n\n\
+         - Date: {date} (UTC)\n\
+         - Machine: {machine}\n\n\
+         Medians. A ratio is the median over a floor measured in the same run, the only figures\n\
+         that hold on a noisy machine; what each floor is, and why, is decision\n\
+         [0006](decisions/0006-speed-against-a-floor.md). A target not met yet says \"not yet\" and\n\
+         names its open issue.\n\n\
+         {table}\n\
+         {verdict}\n",
+        date = utc_date(stamp),
+        machine = machine.describe(),
+    )
+}
+
+/// Writes `docs/performance.md` and returns its path.
+fn write_performance_doc(
+    table: &str,
+    failed: usize,
+    machine: &Machine,
+    stamp: u64,
+    quick: bool,
+) -> Result<std::path::PathBuf> {
+    let path = crate::workspace_root().join("docs/performance.md");
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(&path, performance_doc(table, failed, machine, stamp, quick))?;
+    Ok(path)
 }
 
 fn fmt_num(v: &Value) -> String {
@@ -529,4 +691,39 @@ fn compare(a: &Path, b: &Path) -> Result<ExitCode> {
         println!("| {name} | {va:.3} | {vb:.3} | {change} |");
     }
     Ok(ExitCode::SUCCESS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_utc_calendar_days() {
+        assert_eq!(utc_date(0), "1970-01-01");
+        assert_eq!(utc_date(951_782_400), "2000-02-29");
+        assert_eq!(utc_date(1_798_761_599), "2026-12-31");
+    }
+
+    #[test]
+    fn the_document_is_dated_names_the_machine_and_holds_the_table() {
+        let metrics = vec![
+            json!({"metric": "index build, 1000 skills", "unit": "ms", "median": 6.17, "floor": 3.31, "ratio": 1.86}),
+        ];
+        let (table, failed) = table(&metrics, false);
+        let machine = Machine {
+            cpu: cpu_model("processor\t: 0\nmodel name\t: Example CPU @ 2.0GHz\n"),
+            cores: 2,
+            os: "Linux, x86_64".into(),
+        };
+        let doc = performance_doc(&table, failed, &machine, 1_795_824_000, false);
+        assert!(doc.starts_with("# Performance\n"));
+        assert!(doc.contains("- Date: 2026-11-28 (UTC)"));
+        assert!(doc.contains("- Machine: Example CPU @ 2.0GHz, 2 cores, Linux, x86_64"));
+        assert!(doc.contains("| index build, 1000 skills | 6.17 ms | 3.31 ms | 1.86x |"));
+        assert!(doc.contains("from a full run"));
+        assert_eq!(
+            Machine::from_results(&json!({"machine": machine.to_json()})),
+            Some(machine)
+        );
+    }
 }

@@ -45,8 +45,9 @@ commands:
   search-recall [--shared DIR] [--corpus DIR]
       Index the real-world corpus, search for every skill with a query made from its own
       description, and print recall@1 and recall@5 of skills_search.
-  bench [--quick] [--shared DIR]
-      The performance gates, each beside its floor measured in the same run.
+  bench [--quick] [--shared DIR] [--write-doc [--from RESULTS.json]]
+      The performance gates, each beside its floor measured in the same run. --write-doc
+      writes docs/performance.md from the run; --from RESULTS.json writes it from a saved one.
   gen-corpus
       Generate the synthetic corpora the benchmarks read.
   schema-check [--shared DIR]
@@ -179,7 +180,9 @@ fn man(args: &[String]) -> Result<ExitCode> {
     let dir = args
         .first()
         .map_or_else(|| target_dir().join("man"), PathBuf::from);
-    let skillctl = build_skillctl(true)?;
+    // The debug build `cargo run -p skills-cli` makes anyway: a release build of the
+    // whole stack only to print help text took about four minutes on two cores.
+    let skillctl = build_skillctl(false)?;
     let status = Command::new(&skillctl).arg("man").arg(&dir).status()?;
     if !status.success() {
         bail!("skillctl man failed: {status}");

@@ -9,8 +9,8 @@
 //! "Use", "Generate"). A skill with fewer than three such words is not measured. Two runs
 //! are reported: with the words of the skill's own name kept, and held out (so the name
 //! cannot give the skill away: harder, and unfair to catalogues whose skills differ only
-//! by the product they name, such as 860 Composio skills "Automate <App> tasks via Rube
-//! MCP").
+//! by the product they name, such as 860 Composio skills `Automate <App> tasks via Rube
+//! MCP`).
 
 use std::process::ExitCode;
 

@@ -24,8 +24,12 @@ pub(crate) struct RootArgs {
     /// Read only the roots given with --root.
     #[arg(long)]
     no_defaults: bool,
-    /// A host application name: adds ~/.NAME/skills and <project>/.NAME/skills.
-    #[arg(long, value_name = "NAME")]
+    /// A host application name: adds `~/.NAME/skills` and `PROJECT/.NAME/skills`.
+    #[arg(
+        long,
+        value_name = "NAME",
+        help = "A host application name: adds ~/.NAME/skills and <project>/.NAME/skills"
+    )]
     app: Option<String>,
     /// Also read another agent's folders: claude or codex (repeatable). Codex also reads
     /// each skill's agents/openai.yaml (allow_implicit_invocation: false hides it from the
