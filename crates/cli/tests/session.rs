@@ -1,8 +1,8 @@
 //! End-to-end tests of `skillctl session`: the real binary, driven over piped stdin and
 //! stdout one JSON line at a time, with skills written into temporary directories.
 //!
-//! Covered: loading and the receipt, nested skills narrowing `check_tool`, unload-order
-//! errors, attacks on `skills_read` paths (`../`, absolute, a link escaping the skill, a
+//! Covered: loading and the receipt, nested skills narrowing `check_tool`, unloading by
+//! name and switching by replace, attacks on `skills_read` paths (`../`, absolute, a link escaping the skill, a
 //! file over the limit), a script that runs, one that times out (its background child dies
 //! too), one that floods stdout, an untrusted project root refused and then trusted,
 //! malformed lines (the session goes on), and end of input ending the session with the
@@ -96,34 +96,67 @@ fn load_returns_the_receipt_and_nested_skills_narrow_check_tool() {
     assert!(status.success());
 }
 
+// Changed by issue 37: this test (`unload_out_of_order_names_what_must_go_first`) pinned
+// `SKILL_UNLOAD_ORDER` and `SKILL_NOT_ACTIVE` for a named unload; the runtime spec's unload
+// removes the named skills wherever they are and reports names that are not active.
 #[test]
-fn unload_out_of_order_names_what_must_go_first() {
+fn unload_below_the_top_removes_the_skill_and_the_rest_keep_their_order() {
     let f = git_skills();
     let mut s = f.session(&[]);
     s.ok(
         "skills_load",
         json!({"skills": ["writer", "git-flow", "status-only"], "mode": "add"}),
     );
-    let (code, message) = s.err("skills_unload", json!({"skills": ["git-flow"]}));
-    assert_eq!(code, "SKILL_UNLOAD_ORDER");
-    assert!(message.contains("unload status-only first"), "{message}");
-    let (code, message) = s.err("skills_unload", json!({"skills": ["writer"]}));
-    assert_eq!(code, "SKILL_UNLOAD_ORDER");
-    assert!(message.contains("git-flow, status-only"), "{message}");
-    let (code, _) = s.err("skills_unload", json!({"skills": ["nobody"]}));
-    assert_eq!(code, "SKILL_NOT_ACTIVE");
-    // In any order among the top ones.
-    let out = s.ok(
-        "skills_unload",
-        json!({"skills": ["git-flow", "status-only"]}),
-    );
-    assert_eq!(out["active_skills"], json!(["writer"]));
+    // `git-flow` is under `status-only`: it goes, and `status-only` alone now judges.
+    assert!(!s.bash("git push origin main"));
+    let out = s.ok("skills_unload", json!({"skills": ["git-flow", "nobody"]}));
+    assert_eq!(out["unloaded"], json!(["git-flow"]));
+    assert_eq!(out["active_skills"], json!(["writer", "status-only"]));
+    assert_eq!(out["not_active"], json!(["nobody"]));
+    assert!(s.bash("git status"));
+    assert!(!s.bash("git push origin main"));
     let out = s.ok("skills_unload", json!({"all": true}));
     assert_eq!(out["active_skills"], json!([]));
-    // The cap, and a suggestion for a misspelt name.
+    // A suggestion for a misspelt name.
     let (code, message) = s.err("skills_load", json!({"skills": ["git-flw"]}));
     assert_eq!(code, "SKILL_NOT_FOUND");
     assert!(message.contains("did you mean \"git-flow\""), "{message}");
+    let (status, _) = s.finish();
+    assert!(status.success());
+}
+
+// Issue 37: the runtime spec's skill switching end to end. Inside a skill that restricts
+// tools (`Read Bash(git status:*)`, no runtime tool listed), the model switches with a
+// replace-mode load; a skill the host pinned survives the replace and the model's unload.
+#[test]
+fn the_model_switches_skills_by_replace_under_a_restriction_and_the_host_s_pin_stays() {
+    let f = git_skills();
+    f.skill(
+        "narrow",
+        "allowed-tools: Read Bash(git status:*)\n",
+        "# Narrow\n\nOnly look.\n",
+    );
+    let mut s = f.session(&[]);
+    s.ok("host_activate", json!({"names": ["git-flow"]}));
+    s.ok("skills_load", json!({"names": ["narrow"], "mode": "add"}));
+    assert!(!s.bash("git push origin main"));
+    let out = s.ok(
+        "skills_load",
+        json!({"names": ["writer"], "mode": "replace"}),
+    );
+    let stack: Vec<&str> = out["active_skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(stack, ["git-flow", "writer"]);
+    assert_eq!(out["kept_pinned"], json!(["git-flow"]));
+    // The narrow skill's rules are gone; the pinned one's still judge.
+    assert!(s.bash("git push origin main"));
+    assert!(!s.bash("rm -rf /"));
+    let (code, _) = s.err("skills_unload", json!({"names": ["git-flow"]}));
+    assert_eq!(code, "SKILL_PINNED_BY_HOST");
     let (status, _) = s.finish();
     assert!(status.success());
 }

@@ -17,11 +17,14 @@ pub enum ExecError {
     /// The call needs an active skill (or names one that is not active).
     #[error("{0}")]
     NotActive(String),
-    /// `skills_unload` named skills that are not on top of the stack.
-    #[error("unload {} first: skills are unloaded from the top of the stack", must_first.join(", "))]
-    UnloadOrder {
-        /// The skills above the named ones, which must go first.
-        must_first: Vec<String>,
+    /// `skills_unload` would take a required composition dependency from a skill that
+    /// stays active.
+    #[error("{needed_by:?} requires {skill:?} (its composition dependency) and stays active: unload {needed_by:?} too, or keep {skill:?}")]
+    RequiredByActive {
+        /// The skill the unload would remove.
+        skill: String,
+        /// The active skill that requires it.
+        needed_by: String,
     },
     /// Loading would exceed the cap on active skills.
     #[error("loading would make {requested} skills active; at most {cap} may be active at once: load fewer, or unload some first")]
@@ -206,7 +209,7 @@ impl ExecError {
         "SKILL_UNKNOWN_TOOL",
         "SKILL_NOT_FOUND",
         "SKILL_NOT_ACTIVE",
-        "SKILL_UNLOAD_ORDER",
+        "SKILL_REQUIRED_BY_ACTIVE",
         "SKILL_TOO_MANY_ACTIVE",
         "SKILL_CONFLICT",
         "SKILL_DEPENDENCY_MISSING",
@@ -233,7 +236,7 @@ impl ExecError {
         match self {
             ExecError::NotFound(_) => "SKILL_NOT_FOUND",
             ExecError::NotActive(_) => "SKILL_NOT_ACTIVE",
-            ExecError::UnloadOrder { .. } => "SKILL_UNLOAD_ORDER",
+            ExecError::RequiredByActive { .. } => "SKILL_REQUIRED_BY_ACTIVE",
             ExecError::TooManyActive { .. } => "SKILL_TOO_MANY_ACTIVE",
             ExecError::Conflict { .. } => "SKILL_CONFLICT",
             ExecError::DependencyMissing { .. } => "SKILL_DEPENDENCY_MISSING",

@@ -50,6 +50,10 @@ pub struct LoadReceipt {
     /// The hooks that ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<HookRun>,
+    /// The skills the host pinned that a model's replace kept in force (they stay until
+    /// the task ends).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub kept_pinned: Vec<String>,
 }
 
 /// What `skills_unload` returns.
@@ -62,6 +66,9 @@ pub struct UnloadReceipt {
     /// The hooks that ran.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub hooks: Vec<HookRun>,
+    /// The names given that stand for no active skill (nothing to remove).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_active: Vec<String>,
 }
 
 /// When a hook runs.

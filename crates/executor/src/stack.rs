@@ -1,5 +1,5 @@
 //! The skill stack: loading (with the plan of composition dependencies), what a load pins,
-//! unloading from the top, the host's activations that the model cannot drop, and the
+//! unloading by name wherever a skill is, the host's activations that the model cannot drop, and the
 //! task guard that empties the stack whatever happens.
 
 use std::collections::HashSet;
@@ -140,6 +140,7 @@ impl Session {
                 | ExecError::ModelInvocationDisabled(_)
                 | ExecError::Untrusted { .. }
                 | ExecError::PinnedByHost(_)
+                | ExecError::RequiredByActive { .. }
         ) {
             return Ok(());
         }
@@ -230,90 +231,108 @@ impl Session {
         })
     }
 
+    /// A load, as a pipeline: plan (resolve the names and their dependencies in the
+    /// index), prepare (every read: bodies, script pins, rules), then, under the stack
+    /// lock, the pure [`next_stack`], the audit record of the change and its publication;
+    /// hooks run after, outside the lock; the receipt says what is active.
     fn activate(
         &self,
         names: &[String],
         mode: LoadMode,
         by: Activation,
     ) -> Result<LoadReceipt, ExecError> {
-        if names.is_empty() {
-            return Err(ExecError::BadInput(
-                "name at least one skill to load".into(),
-            ));
+        let names = distinct_names(names)?;
+        let plan = self.plan_load(&names, by)?;
+        let prepared = self.prepare_all(&plan.records, by)?;
+        #[cfg(test)]
+        tests::between_prepare_and_commit();
+        let request = StackRequest {
+            mode,
+            by,
+            max_active: self.exec.policy.max_active,
+        };
+        let change = {
+            let mut stack = self.stack.lock();
+            // The decisions are made against the stack the change is made to, under the
+            // lock that makes it: another call of this session (over MCP they run
+            // concurrently) may have changed the stack while the load read its skills
+            // (`regression_a_restriction_activated_while_a_load_reads_governs_it`).
+            let change = next_stack(&stack, prepared, &request)?;
+            self.record_change(&change)?;
+            stack.clone_from(&change.next);
+            change
+        };
+        for a in &change.loaded {
+            self.forget_reported(&a.skill.record.qualified_name());
         }
-        // A name given twice is resolved once: each resolution walks the skills of its
-        // name, those this session may not see included.
-        let mut once = HashSet::new();
-        let names: Vec<String> = names
-            .iter()
-            .filter(|n| once.insert(n.as_str()))
-            .cloned()
-            .collect();
-        let names = names.as_slice();
-        // Adding only narrows (every restricting skill still judges every call, and running
-        // the new skill's scripts needs their permission). Replacing drops the restricting
-        // skills, so each one that would go must allow it.
+        let hooks = self.change_hooks(&change);
+        Ok(self.receipt(change, plan.warnings, hooks))
+    }
+
+    /// The skills `names` stand for, dependencies first, and the advice the plan gives
+    /// (an optional tool the host does not provide). Refuses a required tool the host does
+    /// not provide and hooks of a layer not trusted to run them.
+    fn plan_load(&self, names: &[String], by: Activation) -> Result<LoadPlan, ExecError> {
         let snapshot = self.exec.index.snapshot();
         // What a name that finds nothing may suggest instead: never a skill the one asking
         // may not load (the user's alone, to the model).
         let offered = |r: &SkillRecord| by == Activation::Host || r.model_invocable();
-        // The skills the names stand for, as the load resolves them (for a replace's
-        // permission). Looked up with no suggestion for a miss: the plan below answers a
-        // name that finds nothing, once (a suggestion for each of many made-up names was
-        // unbounded work).
-        let named: Vec<StackKey> = if by == Activation::Model && mode == LoadMode::Replace {
-            let can_see = |r: &SkillRecord| self.can_see(r);
-            names
-                .iter()
-                .filter_map(|n| snapshot.get_for(n, &can_see))
-                .map(|r| StackKey::of(r))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        // Judged early, so a refused replace reads nothing; judged again below against the
-        // stack the change is made to.
-        if by == Activation::Model && mode == LoadMode::Replace {
-            replace_allowed(&self.stack.lock(), names, &named)?;
-        }
-        let mut plan: Vec<Arc<SkillRecord>> = Vec::new();
+        let mut records: Vec<Arc<SkillRecord>> = Vec::new();
         let mut visiting = HashSet::new();
         for name in names {
-            self.plan(&snapshot, name, None, &offered, &mut plan, &mut visiting)?;
+            self.plan(&snapshot, name, None, &offered, &mut records, &mut visiting)?;
         }
-        let policy = &self.exec.policy;
         let mut warnings = Vec::new();
-        for r in &plan {
-            for dep in r
-                .frontmatter
-                .tool_binding
-                .iter()
-                .flat_map(|b| &b.dependencies)
-            {
-                let provided = policy
-                    .host_tools
-                    .as_ref()
-                    .is_none_or(|tools| tools.iter().any(|t| t.eq_ignore_ascii_case(&dep.tool)));
-                if !provided {
-                    if dep.required {
-                        return Err(ExecError::ToolBindingMissing {
-                            skill: r.name.to_string(),
-                            tool: dep.tool.clone(),
-                        });
-                    }
-                    warnings.push(format!(
-                        "{} can use the tool {:?}, which this host does not provide",
-                        r.name, dep.tool
-                    ));
-                }
-            }
+        for r in &records {
+            warnings.extend(self.binding_warnings(r)?);
             self.hooks_may_run(r)?;
         }
-        // Read bodies and compile rules before taking the stack lock: file I/O never blocks
-        // this session's tool checks.
+        Ok(LoadPlan { records, warnings })
+    }
+
+    /// The advice for `r`'s optional tool bindings the host does not provide; a required
+    /// one it does not provide refuses the load.
+    fn binding_warnings(&self, r: &SkillRecord) -> Result<Vec<String>, ExecError> {
+        let mut warnings = Vec::new();
+        for dep in r
+            .frontmatter
+            .tool_binding
+            .iter()
+            .flat_map(|b| &b.dependencies)
+        {
+            let provided = self
+                .exec
+                .policy
+                .host_tools
+                .as_ref()
+                .is_none_or(|tools| tools.iter().any(|t| t.eq_ignore_ascii_case(&dep.tool)));
+            if provided {
+                continue;
+            }
+            if dep.required {
+                return Err(ExecError::ToolBindingMissing {
+                    skill: r.name.to_string(),
+                    tool: dep.tool.clone(),
+                });
+            }
+            warnings.push(format!(
+                "{} can use the tool {:?}, which this host does not provide",
+                r.name, dep.tool
+            ));
+        }
+        Ok(warnings)
+    }
+
+    /// Reads every planned skill (bodies, script pins, rules) before the stack lock is
+    /// taken: file I/O never blocks this session's tool checks. The skills already active
+    /// are read first, so a skill new to the stack cannot use up the budget and leave an
+    /// active skill's scripts unread (and no longer run). Returns them in plan order.
+    fn prepare_all(
+        &self,
+        plan: &[Arc<SkillRecord>],
+        by: Activation,
+    ) -> Result<Vec<Active>, ExecError> {
         let mut budget = crate::pin::PinBudget::new(scripts_budget());
-        // The skills already active are read first, so a skill new to the stack cannot use
-        // up the budget and leave an active skill's scripts unread (and no longer run).
         let active: Vec<StackKey> = self.stack.lock().iter().map(Active::key).collect();
         let mut order: Vec<usize> = (0..plan.len()).collect();
         order.sort_by_key(|&i| !active.contains(&StackKey::of(&plan[i])));
@@ -333,212 +352,67 @@ impl Session {
             }
             in_place[i] = Some(a);
         }
-        let prepared: Vec<Active> = in_place.into_iter().flatten().collect();
-        #[cfg(test)]
-        tests::between_prepare_and_commit();
-        let mut stack = self.stack.lock();
-        // The decisions are made against the stack the change is made to, under the lock
-        // that makes it: another call of this session (over MCP they run concurrently) may
-        // have changed the stack while the load read its skills, outside the lock
-        // (`regression_a_restriction_activated_while_a_load_reads_governs_it`).
-        if by == Activation::Model {
-            if mode == LoadMode::Replace {
-                replace_allowed(&stack, names, &named)?;
-            }
-            model_may_activate(&stack, &prepared)?;
-        }
-        // The names of the stack after the load, in order: for `add` the stack as it is,
-        // then the plan's new skills; for `replace` the host's pinned skills, then the plan.
-        let mut new_names: Vec<StackKey> = match mode {
-            LoadMode::Replace => stack
-                .iter()
-                .filter(|a| a.by == Activation::Host)
-                .map(Active::key)
-                .collect(),
-            LoadMode::Add => stack.iter().map(Active::key).collect(),
-        };
-        // Skills not on the stack yet are activated; one that stays keeps its place. A
-        // skill whose pinned version differs from the one just read is activated again:
-        // loading again pins the new version.
-        let mut to_activate = Vec::new();
-        for a in &prepared {
-            let key = a.key();
-            let on_stack = stack.iter().find(|s| s.key() == key);
-            // A skill already active whose scripts this load could not all read (its
-            // budget spent by others) keeps the pins it has: a load does not take scripts
-            // away from a skill already active (they are still checked at each run).
-            let starved = a
-                .scripts
-                .iter()
-                .any(|(_, pin)| *pin == crate::pin::ScriptPin::Unread);
-            let same = on_stack.is_some_and(|s| {
-                s.skill.digest == a.skill.digest && (s.scripts == a.scripts || starved)
-            });
-            if !new_names.contains(&key) {
-                new_names.push(key.clone());
-            }
-            if !same && !to_activate.contains(&key) {
-                to_activate.push(key);
-            }
-        }
-        // One active skill of a name: a second one from another layer (or another folder of
-        // the same) would make every name the model gives (to read, run, unload) stand for
-        // either of them.
-        let bare = |key: &StackKey| {
-            stack
-                .iter()
-                .chain(&prepared)
-                .find(|a| a.key() == *key)
-                .map(Active::name)
-        };
-        for (i, key) in new_names.iter().enumerate() {
-            if let Some(other) = new_names[..i].iter().find(|o| bare(o) == bare(key)) {
-                // Two folders of one qualified name are told apart by their folders.
-                let shown = |k: &StackKey| {
-                    if other.qualified == key.qualified {
-                        format!("{} (in {})", k.qualified, k.path.display())
-                    } else {
-                        k.qualified.clone()
-                    }
-                };
-                return Err(ExecError::NameActive {
-                    active: shown(other),
-                    requested: shown(key),
-                });
-            }
-        }
-        if new_names.len() > policy.max_active {
-            return Err(ExecError::TooManyActive {
-                cap: policy.max_active,
-                requested: new_names.len(),
-            });
-        }
-        let (mut kept, dropped): (Vec<Active>, Vec<Active>) = stack
-            .iter()
-            .cloned()
-            .partition(|a| new_names.contains(&a.key()) && !to_activate.contains(&a.key()));
-        let before = Active::judging(&stack, &dropped);
-        // The host pins a skill it names that the model had loaded already.
-        if by == Activation::Host {
-            for a in kept
-                .iter_mut()
-                .filter(|a| prepared.iter().any(|p| p.key() == a.key()))
-            {
-                a.by = Activation::Host;
-            }
-        }
-        let loaded: Vec<Active> = prepared
-            .into_iter()
-            .filter(|a| to_activate.contains(&a.key()))
-            .map(|mut a| {
-                // A skill the host pinned stays pinned when the model loads it again.
-                if dropped
-                    .iter()
-                    .any(|d| d.by == Activation::Host && d.key() == a.key())
-                {
-                    a.by = Activation::Host;
-                }
-                a
-            })
-            .collect();
-        let all_records: Vec<&SkillRecord> = kept
-            .iter()
-            .chain(loaded.iter())
-            .map(|a| &*a.skill.record)
-            .collect();
-        for r in &all_records {
-            for conflict in r.frontmatter.composition.iter().flat_map(|c| &c.conflicts) {
-                if conflict != r.name.as_str()
-                    && all_records.iter().any(|o| o.name.as_str() == conflict)
-                {
-                    return Err(ExecError::Conflict {
-                        skill: r.name.to_string(),
-                        with: conflict.clone(),
-                    });
-                }
-            }
-        }
-        // Deactivate what a replace drops (or a new version replaces), then activate; audit
-        // before the stack changes.
-        let reloaded: Vec<&Active> = dropped
-            .iter()
-            .filter(|d| loaded.iter().any(|l| l.key() == d.key()))
-            .collect();
-        for a in dropped.iter().rev() {
+        Ok(in_place.into_iter().flatten().collect())
+    }
+
+    /// Records a change before the stack makes it: what leaves (top first), then what
+    /// arrives, a new version naming the digest it replaces.
+    fn record_change(&self, change: &StackChange) -> Result<(), ExecError> {
+        for a in change.dropped.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
         }
-        let mut activated = Vec::new();
-        for a in &loaded {
+        for a in &change.loaded {
             let mut e = self.skill_event(AuditKind::SkillActivated, a);
-            if let Some(old) = reloaded.iter().find(|d| d.key() == a.key()) {
+            if let Some(old) = change.dropped.iter().find(|d| d.key() == a.key()) {
                 e.previous_digest = Some(old.skill.digest.clone());
             }
             self.emit(&e)?;
-            activated.push(a.key());
         }
-        let mut next = kept;
-        next.extend(loaded.iter().cloned());
-        next.sort_by_key(|a| new_names.iter().position(|n| *n == a.key()));
-        *stack = next;
-        let receipt_stack = stack.clone();
-        drop(stack);
-        for a in &loaded {
-            self.forget_reported(&a.skill.record.qualified_name());
-        }
-        // Hooks run after their events are recorded and outside the stack lock, so a slow
-        // hook never blocks this session's tool checks. A reloaded skill's hooks do not run
-        // again: it never left the stack.
+        Ok(())
+    }
+
+    /// Runs the hooks of a change, after its events are recorded and outside the stack
+    /// lock, so a slow hook never blocks this session's tool checks: the post hooks of what
+    /// left (judged by the stack it left), then the pre hooks of what arrived. A new
+    /// version of a skill runs no hook: it never left the stack.
+    fn change_hooks(&self, change: &StackChange) -> Vec<HookRun> {
+        let new_version = |a: &Active| change.reloaded.contains(&a.key());
         let mut hooks = Vec::new();
-        for a in dropped.iter().rev() {
-            if !reloaded.iter().any(|r| r.key() == a.key()) {
-                hooks.extend(self.run_hooks(a, crate::HookStage::Post, &before));
-            }
+        for a in change.dropped.iter().rev().filter(|a| !new_version(a)) {
+            hooks.extend(self.run_hooks(a, crate::HookStage::Post, &change.judges));
         }
-        for a in &loaded {
-            if !reloaded.iter().any(|r| r.key() == a.key()) {
-                hooks.extend(self.run_hooks(a, crate::HookStage::Pre, &[]));
-            }
+        for a in change.loaded.iter().filter(|a| !new_version(a)) {
+            hooks.extend(self.run_hooks(a, crate::HookStage::Pre, &[]));
         }
-        let delivery = policy.delivery;
-        let active_skills = receipt_stack
+        hooks
+    }
+
+    /// The receipt of a change: the stack after it (with the bodies of what arrived when
+    /// they are delivered in the tool result), the plan's advice and what the loaded
+    /// skills' `allowed-tools` could not read, the hooks that ran, and the host's pinned
+    /// skills a replace kept.
+    fn receipt(
+        &self,
+        change: StackChange,
+        mut warnings: Vec<String>,
+        hooks: Vec<HookRun>,
+    ) -> LoadReceipt {
+        let with_body = self.exec.policy.delivery == Delivery::ToolResult;
+        let active_skills = change
+            .next
             .iter()
             .map(|a| {
-                receipt_entry(
-                    a,
-                    delivery == Delivery::ToolResult && activated.contains(&a.key()),
-                )
+                let arrived = change.loaded.iter().any(|l| l.key() == a.key());
+                receipt_entry(a, with_body && arrived)
             })
             .collect();
-        for a in &loaded {
-            // An allowed-tools that cannot be read restricts to nothing: say so and why.
-            let nothing = a
-                .skill
-                .record
-                .frontmatter
-                .allowed_tools
-                .as_ref()
-                .is_some_and(|r| r.is_empty());
-            warnings.extend(
-                a.skill
-                    .record
-                    .diagnostics
-                    .iter()
-                    .filter(|d| d.rule.id().starts_with("allowed-tools"))
-                    .map(|d| {
-                        let consequence = if nothing {
-                            " (it cannot be read, so this skill allows no tool until it is fixed)"
-                        } else {
-                            ""
-                        };
-                        format!("{}: {}{consequence}", a.name(), d.message)
-                    }),
-            );
-        }
-        Ok(LoadReceipt {
+        warnings.extend(change.loaded.iter().flat_map(allowed_tools_warnings));
+        LoadReceipt {
             active_skills,
             warnings,
             hooks,
-        })
+            kept_pinned: change.kept_pinned,
+        }
     }
 
     /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
@@ -676,8 +550,10 @@ impl Session {
         e
     }
 
-    /// `skills_unload`: removes `names`, which must be the top of the stack. Skills the host
-    /// activated cannot be unloaded by the model.
+    /// `skills_unload`: removes the skills `names` stand for, wherever they are on the
+    /// stack; the rest keep their order. A name not active is reported in the receipt, not
+    /// refused. Refused: a skill the host pinned, and an unload that would take a required
+    /// composition dependency from a skill that stays.
     pub fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
         let result = self.unload_named(names);
         if let Err(err) = &result {
@@ -695,33 +571,23 @@ impl Session {
         let mut stack = self.stack.lock();
         // A skill is named by its bare or its qualified name, as `skills_load` takes them.
         let named = |a: &Active| names.iter().any(|n| a.is_named(n));
-        for name in names {
-            match stack.iter().find(|a| a.is_named(name)) {
-                None => return Err(ExecError::NotActive(format!("{name:?} is not active"))),
-                Some(a) if a.by == Activation::Host => {
-                    return Err(ExecError::PinnedByHost(a.name()))
-                }
-                Some(_) => {}
-            }
+        if let Some(a) = stack.iter().find(|a| named(a) && a.by == Activation::Host) {
+            return Err(ExecError::PinnedByHost(a.name()));
         }
-        let lowest = stack.iter().position(named).unwrap_or(stack.len());
-        let must_first: Vec<String> = stack[lowest..]
-            .iter()
-            .filter(|a| !named(a))
-            .map(Active::name)
-            .collect();
-        if !must_first.is_empty() {
-            return Err(ExecError::UnloadOrder { must_first });
-        }
-        let removed: Vec<Active> = stack[lowest..].to_vec();
+        let not_active = not_active(&stack, names);
+        let (removed, remaining): (Vec<Active>, Vec<Active>) =
+            stack.iter().cloned().partition(|a| named(a));
+        stranded_dependency(&remaining, &removed)?;
         for a in removed.iter().rev() {
             self.emit(&self.skill_event(AuditKind::SkillDeactivated, a))?;
         }
         let before = Active::judging(&stack, &removed);
-        stack.truncate(lowest);
+        *stack = remaining;
         let remaining: Vec<String> = stack.iter().map(Active::name).collect();
         drop(stack);
-        Ok(self.finish_unload(&removed, &before, remaining))
+        let mut receipt = self.finish_unload(&removed, &before, remaining);
+        receipt.not_active = not_active;
+        Ok(receipt)
     }
 
     /// Runs the post hooks of the `removed` skills, judged by the stack they left
@@ -741,6 +607,7 @@ impl Session {
             unloaded: removed.iter().rev().map(Active::name).collect(),
             active_skills: remaining,
             hooks,
+            not_active: Vec::new(),
         }
     }
 
@@ -989,15 +856,17 @@ fn scripts_budget() -> u64 {
 }
 
 /// What the model may not activate, judged on the versions just read (the ones that
-/// would be active, whatever the index's snapshot said) of the skills new to the stack
-/// or in another version than the active one (one already active as it is runs no hook
-/// again, and the host may have pinned it): a skill a
-/// user alone invokes, by name or as a dependency; and, under a skill that restricts
-/// tools, a skill whose hooks (scripts run at activation and deactivation) it does not
-/// allow as it would have to allow running them.
-fn model_may_activate(stack: &[Active], prepared: &[Active]) -> Result<(), ExecError> {
-    // New to the stack, or a version other than the one active (whose post hooks would
-    // run at its end, and which may now say it is the user's alone).
+/// would be active, whatever the index's snapshot said) of the skills new to `stack` or in
+/// another version than the active one (one already active as it is runs no hook again,
+/// and the host may have pinned it): a skill a user alone invokes, by name or as a
+/// dependency; and, under a skill of `judges` that restricts tools, a skill whose hooks
+/// (scripts run at activation and deactivation) it does not allow as it would have to
+/// allow running them.
+fn model_may_activate(
+    judges: &[Active],
+    stack: &[Active],
+    prepared: &[Active],
+) -> Result<(), ExecError> {
     let changes = |a: &&Active| {
         !stack
             .iter()
@@ -1014,34 +883,314 @@ fn model_may_activate(stack: &[Active], prepared: &[Active]) -> Result<(), ExecE
             .iter()
             .flat_map(|h| h.pre.iter().chain(&h.post))
         {
-            hook_allowed(stack, r, hook)?;
+            hook_allowed(judges, r, hook)?;
         }
     }
     Ok(())
 }
 
-/// Whether a model's replace-mode load of `names` (standing for the skills `named`) may end
-/// the skills of `stack` it would drop: each one the model activated that restricts tools
-/// must allow `skills_load` of every name, or stay (be one of those named).
-fn replace_allowed(
+/// `names` without repeats, in order: a name given twice is resolved once (each
+/// resolution walks the skills of its name, those this session may not see included).
+fn distinct_names(names: &[String]) -> Result<Vec<String>, ExecError> {
+    if names.is_empty() {
+        return Err(ExecError::BadInput(
+            "name at least one skill to load".into(),
+        ));
+    }
+    let mut once = HashSet::new();
+    Ok(names
+        .iter()
+        .filter(|n| once.insert(n.as_str()))
+        .cloned()
+        .collect())
+}
+
+/// The skills a load resolved, dependencies first, and the plan's advice.
+struct LoadPlan {
+    records: Vec<Arc<SkillRecord>>,
+    warnings: Vec<String>,
+}
+
+/// What a load asks of the stack.
+struct StackRequest {
+    mode: LoadMode,
+    by: Activation,
+    max_active: usize,
+}
+
+/// A change of the stack, computed by [`next_stack`] before anything is recorded.
+struct StackChange {
+    /// The stack after the change, bottom first.
+    next: Vec<Active>,
+    /// What arrives: skills new to the stack, and new versions of active ones.
+    loaded: Vec<Active>,
+    /// What leaves: what a replace ends, and the versions new ones replace.
+    dropped: Vec<Active>,
+    /// The skills of `dropped` that arrive again in a new version.
+    reloaded: Vec<StackKey>,
+    /// The skills that judge the post hooks of `dropped` ([`Active::judging`]).
+    judges: Vec<Active>,
+    /// The host's pinned skills a model's replace kept in force.
+    kept_pinned: Vec<String>,
+}
+
+/// The stack a load makes of `stack` with the `prepared` skills, or why it may not: pure,
+/// so every rule of a load is here and nothing is half done when one refuses.
+///
+/// A replace by the model is an unload of its skills followed by a load: the skills it
+/// ends judge nothing of it (the runtime spec's skill switching), the host's pinned skills
+/// stay and judge it as they judge any load. An add keeps every active skill, and each
+/// restricting one judges what arrives (a nested skill can narrow, never widen).
+fn next_stack(
     stack: &[Active],
-    names: &[String],
-    named: &[StackKey],
-) -> Result<(), ExecError> {
-    for a in stack.iter().filter(|a| a.by == Activation::Model) {
-        let Some(allowed) = &a.rules.allowed else {
-            continue;
+    prepared: Vec<Active>,
+    req: &StackRequest,
+) -> Result<StackChange, ExecError> {
+    let pinned: Vec<Active> = stack
+        .iter()
+        .filter(|a| a.by == Activation::Host)
+        .cloned()
+        .collect();
+    if req.by == Activation::Model {
+        let judges = match req.mode {
+            LoadMode::Replace => &pinned[..],
+            LoadMode::Add => stack,
         };
-        let stays = named.contains(&a.key());
-        if !stays
-            && !names
-                .iter()
-                .all(|n| allowed.any_matches("skills_load", Some(n)))
+        model_may_activate(judges, stack, &prepared)?;
+    }
+    let new_names = next_order(stack, &prepared, req.mode);
+    let to_activate = arriving(stack, &prepared);
+    one_skill_per_name(stack, &prepared, &new_names)?;
+    if new_names.len() > req.max_active {
+        return Err(ExecError::TooManyActive {
+            cap: req.max_active,
+            requested: new_names.len(),
+        });
+    }
+    let (mut kept, dropped): (Vec<Active>, Vec<Active>) = stack
+        .iter()
+        .cloned()
+        .partition(|a| new_names.contains(&a.key()) && !to_activate.contains(&a.key()));
+    let judges = Active::judging(stack, &dropped);
+    if req.by == Activation::Host {
+        // The host pins a skill it names that the model had loaded already.
+        for a in kept
+            .iter_mut()
+            .filter(|a| prepared.iter().any(|p| p.key() == a.key()))
         {
-            return Err(ExecError::ToolNotAllowed(format!(
-                "skills_load in replace mode would end the active skill {:?}, whose allowed-tools do not allow skills_load: a skill that restricts tools governs every call while it is active (load with mode \"add\", or unload it first)",
-                a.skill.record.name.as_str()
-            )));
+            a.by = Activation::Host;
+        }
+    }
+    let loaded: Vec<Active> = prepared
+        .into_iter()
+        .filter(|a| to_activate.contains(&a.key()))
+        .map(|mut a| {
+            // A skill the host pinned stays pinned when the model loads it again.
+            if dropped
+                .iter()
+                .any(|d| d.by == Activation::Host && d.key() == a.key())
+            {
+                a.by = Activation::Host;
+            }
+            a
+        })
+        .collect();
+    no_conflicts(kept.iter().chain(&loaded))?;
+    let reloaded: Vec<StackKey> = dropped
+        .iter()
+        .filter(|d| loaded.iter().any(|l| l.key() == d.key()))
+        .map(Active::key)
+        .collect();
+    let mut next = kept;
+    next.extend(loaded.iter().cloned());
+    next.sort_by_key(|a| new_names.iter().position(|n| *n == a.key()));
+    let kept_pinned = if req.by == Activation::Model && req.mode == LoadMode::Replace {
+        pinned.iter().map(Active::name).collect()
+    } else {
+        Vec::new()
+    };
+    Ok(StackChange {
+        next,
+        loaded,
+        dropped,
+        reloaded,
+        judges,
+        kept_pinned,
+    })
+}
+
+/// The skills of the stack after a load, in order: for `add` the stack as it is, then the
+/// plan's new skills; for `replace` the host's pinned skills, then the plan. A skill that
+/// stays keeps its place.
+fn next_order(stack: &[Active], prepared: &[Active], mode: LoadMode) -> Vec<StackKey> {
+    let mut order: Vec<StackKey> = match mode {
+        LoadMode::Replace => stack
+            .iter()
+            .filter(|a| a.by == Activation::Host)
+            .map(Active::key)
+            .collect(),
+        LoadMode::Add => stack.iter().map(Active::key).collect(),
+    };
+    for a in prepared {
+        let key = a.key();
+        if !order.contains(&key) {
+            order.push(key);
+        }
+    }
+    order
+}
+
+/// The prepared skills that arrive: those not on the stack, and those whose version read
+/// differs from the one active (loading again pins the new version). A skill already
+/// active whose scripts this load could not all read (its budget spent by others) keeps
+/// the pins it has: a load does not take scripts away from a skill already active (they
+/// are still checked at each run).
+fn arriving(stack: &[Active], prepared: &[Active]) -> Vec<StackKey> {
+    let mut keys = Vec::new();
+    for a in prepared {
+        let key = a.key();
+        let starved = a
+            .scripts
+            .iter()
+            .any(|(_, pin)| *pin == crate::pin::ScriptPin::Unread);
+        let same = stack.iter().find(|s| s.key() == key).is_some_and(|s| {
+            s.skill.digest == a.skill.digest && (s.scripts == a.scripts || starved)
+        });
+        if !same && !keys.contains(&key) {
+            keys.push(key);
+        }
+    }
+    keys
+}
+
+/// One active skill of a name: a second one from another layer (or another folder of the
+/// same) would make every name the model gives (to read, run, unload) stand for either.
+fn one_skill_per_name(
+    stack: &[Active],
+    prepared: &[Active],
+    order: &[StackKey],
+) -> Result<(), ExecError> {
+    let bare = |key: &StackKey| {
+        stack
+            .iter()
+            .chain(prepared)
+            .find(|a| a.key() == *key)
+            .map(Active::name)
+    };
+    for (i, key) in order.iter().enumerate() {
+        if let Some(other) = order[..i].iter().find(|o| bare(o) == bare(key)) {
+            // Two folders of one qualified name are told apart by their folders.
+            let shown = |k: &StackKey| {
+                if other.qualified == key.qualified {
+                    format!("{} (in {})", k.qualified, k.path.display())
+                } else {
+                    k.qualified.clone()
+                }
+            };
+            return Err(ExecError::NameActive {
+                active: shown(other),
+                requested: shown(key),
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Whether the skills that would be active together include two their `composition`
+/// says conflict.
+fn no_conflicts<'a>(active: impl Iterator<Item = &'a Active> + Clone) -> Result<(), ExecError> {
+    for r in active.clone().map(|a| &*a.skill.record) {
+        for conflict in r.frontmatter.composition.iter().flat_map(|c| &c.conflicts) {
+            if conflict != r.name.as_str()
+                && active
+                    .clone()
+                    .any(|o| o.skill.record.name.as_str() == conflict)
+            {
+                return Err(ExecError::Conflict {
+                    skill: r.name.to_string(),
+                    with: conflict.clone(),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// What a loaded skill's `allowed-tools` could not read, as advice: an `allowed-tools`
+/// that cannot be read restricts to nothing, and the advice says so and why.
+fn allowed_tools_warnings(a: &Active) -> Vec<String> {
+    let nothing = a
+        .skill
+        .record
+        .frontmatter
+        .allowed_tools
+        .as_ref()
+        .is_some_and(|r| r.is_empty());
+    let consequence = if nothing {
+        " (it cannot be read, so this skill allows no tool until it is fixed)"
+    } else {
+        ""
+    };
+    a.skill
+        .record
+        .diagnostics
+        .iter()
+        .filter(|d| d.rule.id().starts_with("allowed-tools"))
+        .map(|d| format!("{}: {}{consequence}", a.name(), d.message))
+        .collect()
+}
+
+/// How many names an unload receipt reports as not active; past it, the last entry says
+/// how many more there were.
+const NOT_ACTIVE_SHOWN: usize = 32;
+
+/// The longest name an unload receipt echoes: no skill's name is longer, and a model's
+/// input is never echoed whole.
+const NAME_SHOWN: usize = 128;
+
+/// The names of `names` that stand for no skill of `stack`, once each, each cut to
+/// [`NAME_SHOWN`] and at most [`NOT_ACTIVE_SHOWN`] of them.
+fn not_active(stack: &[Active], names: &[String]) -> Vec<String> {
+    let mut missing: Vec<&String> = Vec::new();
+    for name in names {
+        if !stack.iter().any(|a| a.is_named(name)) && !missing.contains(&name) {
+            missing.push(name);
+        }
+    }
+    let cut = |n: &&String| skills_model::cut_text(n, NAME_SHOWN).into_owned();
+    if missing.len() <= NOT_ACTIVE_SHOWN {
+        return missing.iter().map(cut).collect();
+    }
+    let mut shown: Vec<String> = missing.iter().take(NOT_ACTIVE_SHOWN - 1).map(cut).collect();
+    shown.push(format!(
+        "... ({} more)",
+        missing.len() - (NOT_ACTIVE_SHOWN - 1)
+    ));
+    shown
+}
+
+/// The first required composition dependency that removing `removed` would take from a
+/// skill that stays active: such an unload is refused, naming the skill that needs it.
+fn stranded_dependency(remaining: &[Active], removed: &[Active]) -> Result<(), ExecError> {
+    for a in remaining {
+        let required = a
+            .skill
+            .record
+            .frontmatter
+            .composition
+            .iter()
+            .flat_map(|c| &c.dependencies)
+            .filter(|d| !d.optional);
+        for dep in required {
+            let name = dep.skill_name.as_str();
+            if removed.iter().any(|r| r.is_named(name))
+                && !remaining.iter().any(|r| r.is_named(name))
+            {
+                return Err(ExecError::RequiredByActive {
+                    skill: name.to_owned(),
+                    needed_by: a.name(),
+                });
+            }
         }
     }
     Ok(())
@@ -1186,15 +1335,17 @@ mod tests {
     }
 
     /// Regression: a load judged the stack before it read its skills (outside the lock)
-    /// and committed to the stack as it was after. A replace-mode load racing a load of a
-    /// restricting skill (over MCP, a session's calls run concurrently) ended that skill
-    /// without its permission. Here the restricting skill is activated between the reads
-    /// and the commit, as the racing call did.
+    /// and committed to the stack as it was after. A load racing a load of a restricting
+    /// skill (over MCP, a session's calls run concurrently) escaped that skill's judgement.
+    /// Here the restricting skill is activated between the reads and the commit, as the
+    /// racing call did. (Changed by issue 37: the race was shown with a replace-mode load,
+    /// which no longer needs the permission of the skills it ends; a load whose hook the
+    /// restriction does not allow shows it now.)
     #[test]
     fn regression_a_restriction_activated_while_a_load_reads_governs_it() {
         let tmp = tempfile::tempdir().unwrap();
         let index = index_of(tmp.path(), "alpha", "allowed-tools: skills_read\n");
-        index_of(tmp.path(), "heavy", "");
+        index_of(tmp.path(), "heavy", "hooks:\n  pre: [scripts/pre.sh]\n");
         index.reload_now();
         let session = Arc::new(
             Executor::builder(index)
@@ -1208,7 +1359,7 @@ mod tests {
             }));
         });
         let err = session
-            .load(&["heavy".to_owned()], LoadMode::Replace)
+            .load(&["heavy".to_owned()], LoadMode::Add)
             .unwrap_err();
         assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
         let active: Vec<String> = session

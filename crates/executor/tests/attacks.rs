@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use common::{assert_decisions, names, Env};
 use serde_json::{json, Value};
-use skills_executor::{LoadMode, Policy, SessionContext, SkillWrites};
+use skills_executor::{AuditKind, LoadMode, Policy, SessionContext, SkillWrites};
 use skills_protocol as protocol;
 
 fn allowed(session: &skills_executor::Session, tool: &str, input: Value) -> bool {
@@ -401,11 +401,6 @@ fn a_restricting_skill_governs_the_runtime_tools() {
         json!({"path": "scripts/own.sh"}),
     );
     assert_eq!(out.unwrap()["stdout"], "own\n");
-    // Replacing it would end its restriction.
-    let err = session
-        .load(&names(&["powerful"]), LoadMode::Replace)
-        .unwrap_err();
-    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED");
     // Adding narrows: allowed, but the other skill's scripts are not.
     session.load(&names(&["powerful"]), LoadMode::Add).unwrap();
     let err = protocol::call(
@@ -499,15 +494,16 @@ fn a_skill_of_the_same_name_from_another_layer_never_stands_for_an_active_one() 
     let guard = listed.skills.iter().find(|s| s.name == "guard").unwrap();
     assert_eq!(guard.qualified_name, "personal:guard");
     assert!(!guard.active);
-    // Replacing a restricting skill the model loaded needs its permission, whatever the
-    // name of what replaces it.
+    // Changed by issue 37 (the runtime spec's skill switching): a model's replace ends the
+    // restricting skill it loaded, as unloading it would, and the other skill of the name
+    // stands alone; only a host pin keeps a restriction in force (the cases above).
     let session = executor.session(SessionContext::default());
     session.load(&names(&["guard"]), LoadMode::Add).unwrap();
-    let err = session
+    session
         .load(&names(&["project:guard"]), LoadMode::Replace)
-        .unwrap_err();
-    assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
-    assert!(!allowed(&session, "Bash", rm));
+        .unwrap();
+    assert_eq!(session.active().len(), 1);
+    assert!(allowed(&session, "Bash", rm));
 }
 
 // Regression (third attack): tool names were keyed by ASCII lowercase alone, so `Write `,
@@ -591,7 +587,10 @@ fn an_answer_or_audit_event_never_echoes_a_huge_input_whole() {
             line["id"],
             answer.len()
         );
-        assert!(answer.contains("\"ok\":false"), "{answer}");
+        // An unload of a name not active answers with a receipt that names it, cut
+        // (issue 37); the others are errors.
+        let ok = line["id"] == 3;
+        assert_eq!(answer.contains("\"ok\":true"), ok, "{answer}");
     }
     // Regression (attack): a denial's reason quoted the whole command (300 KB came back).
     env.skill("guard", "allowed-tools: Read\n", "Only read.\n");
@@ -802,12 +801,19 @@ fn another_folder_of_the_same_name_never_replaces_an_active_skill() {
             "---\nname: deploy\ndescription: Unrestricted.\npriority: 5\n---\nUnrestricted.\n",
         );
         session.reload();
-        for mode in [LoadMode::Add, LoadMode::Replace] {
-            // Refused as another skill of the name, or (replacing the model's restricting
-            // skill) as a load the restriction does not allow.
+        // Refused as another skill of the name; in replace mode too when the host pinned
+        // the first. (Changed by issue 37: a model's replace of the skill it loaded is the
+        // runtime spec's switch, an unload and a load, and the test below shows it.)
+        let modes: &[LoadMode] = if host {
+            &[LoadMode::Add, LoadMode::Replace]
+        } else {
+            &[LoadMode::Add]
+        };
+        for &mode in modes {
             let err = session.load(&names(&["deploy"]), mode).unwrap_err();
-            assert!(
-                ["SKILL_NAME_ACTIVE", "SKILL_TOOL_NOT_ALLOWED"].contains(&err.code()),
+            assert_eq!(
+                err.code(),
+                "SKILL_NAME_ACTIVE",
                 "host {host}, {mode:?}: {err}"
             );
         }
@@ -844,12 +850,49 @@ fn a_skill_of_the_same_name_is_not_a_restricting_skill_s_own() {
         "#!/bin/sh\ntouch \"$0.ran\"\n",
     );
     session.reload();
+    // Changed by issue 37: in replace mode the restricting skill ends first (the runtime
+    // spec's switch) and judges nothing; beside it (add mode) it judges the hook.
     let err = session
-        .load(&names(&["deploy"]), LoadMode::Replace)
+        .load(&names(&["deploy"]), LoadMode::Add)
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_TOOL_NOT_ALLOWED", "{err}");
     assert!(!env.root.join("deploy-b/scripts/pre.sh.ran").exists());
     assert_eq!(session.active()[0].body.trim(), "Restricted.");
+}
+
+// Issue 37: the runtime spec's skill switching. A model inside a skill that restricts
+// tools (and does not list `skills_load`) switches with a replace-mode load: the loaded set
+// becomes the new skill, audited as an unload then a load, with the post hook of the skill
+// that ends; a skill the host pinned stays, and the receipt says so.
+#[test]
+fn a_replace_switches_skills_under_a_restriction_and_keeps_the_host_s_pins() {
+    let env = Env::new();
+    env.skill(
+        "status",
+        "allowed-tools: Read Bash(git status:*)\nhooks:\n  post: [scripts/post.sh]\n",
+        "Status.\n",
+    );
+    env.file("status", "scripts/post.sh", "#!/bin/sh\ntouch \"$0.ran\"\n");
+    env.skill("review", "", "Review.\n");
+    env.skill("house", "", "House rules.\n");
+    let session = env.session();
+    session.host_activate(&names(&["house"])).unwrap();
+    session.load(&names(&["status"]), LoadMode::Add).unwrap();
+    let receipt = session
+        .load(&names(&["review"]), LoadMode::Replace)
+        .unwrap();
+    let stack: Vec<&str> = receipt
+        .active_skills
+        .iter()
+        .map(|a| a.name.as_str())
+        .collect();
+    assert_eq!(stack, ["house", "review"]);
+    assert_eq!(receipt.kept_pinned, ["house"]);
+    assert!(env.root.join("status/scripts/post.sh.ran").exists());
+    assert_eq!(env.events(AuditKind::SkillDeactivated).len(), 1);
+    // The pinned skill cannot be unloaded by the model.
+    let err = session.unload(&names(&["house"])).unwrap_err();
+    assert_eq!(err.code(), "SKILL_PINNED_BY_HOST", "{err}");
 }
 
 /// Regression (review): a dependency listed twice, once optional and once required, was

@@ -814,7 +814,7 @@ fn a_call_made_while_decisions_are_held_keeps_the_order() {
 }
 
 // Regression: runtime calls refused by a rule left no record (promise 24: every decision
-// is recorded): a replace-mode load an active skill's allowed-tools refused, a load of
+// is recorded): an unload that would strand a required dependency, a load of
 // hooks it does not allow, a skill the user alone invokes (by `skills_load` or `skill`),
 // the unload of a skill the host pinned. Each is now recorded, its code first, and fails
 // closed when it cannot be.
@@ -827,17 +827,20 @@ fn a_refused_load_or_unload_is_recorded_with_its_code() {
     env.file("hooked", "scripts/pre.sh", "true\n");
     env.skill("secret", "disable-model-invocation: true\n", "S.\n");
     env.skill("pinned", "", "P.\n");
+    env.skill("base", "", "B.\n");
+    env.skill(
+        "needs",
+        "composition:\n  dependencies:\n    - skillName: base\n",
+        "N.\n",
+    );
     let session = env.session();
     session.host_activate(&names(&["pinned"])).unwrap();
+    session.load(&names(&["needs"]), LoadMode::Add).unwrap();
     session.load(&names(&["alpha"]), LoadMode::Add).unwrap();
+    // Changed by issue 37: a replace-mode load no longer needs the permission of the
+    // restricting skills it ends, so the refusal this table held for it (a replace under
+    // `alpha`) is now an unload that would strand a required dependency.
     let refusals = [
-        (
-            session.load(&names(&["other"]), LoadMode::Replace).err(),
-            AuditKind::SkillActivationRefused,
-            "skills_load",
-            "other",
-            "SKILL_TOOL_NOT_ALLOWED: ",
-        ),
         (
             session.load(&names(&["hooked"]), LoadMode::Add).err(),
             AuditKind::SkillActivationRefused,
@@ -860,6 +863,13 @@ fn a_refused_load_or_unload_is_recorded_with_its_code() {
             "SKILL_MODEL_INVOCATION_DISABLED: ",
         ),
         (
+            session.unload(&names(&["base"])).err(),
+            AuditKind::SkillDeactivationRefused,
+            "skills_unload",
+            "base",
+            "SKILL_REQUIRED_BY_ACTIVE: ",
+        ),
+        (
             session.unload(&names(&["pinned"])).err(),
             AuditKind::SkillDeactivationRefused,
             "skills_unload",
@@ -878,7 +888,7 @@ fn a_refused_load_or_unload_is_recorded_with_its_code() {
         assert_eq!(event.skill_name.as_deref(), Some(*skill));
         assert_eq!(event.error, Some(format!("{code}{err}")));
     }
-    assert_eq!(active(&session), ["pinned", "alpha"]);
+    assert_eq!(active(&session), ["pinned", "base", "needs", "alpha"]);
 
     // A refusal that cannot be recorded fails closed, saying why.
     let sink = Arc::new(FlakySink::default());
