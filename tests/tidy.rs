@@ -1105,10 +1105,8 @@ fn documents_stay_within_their_word_caps() {
     );
 }
 
-/// ARCHITECTURE.md at most 4,500 words in all. Ignored until the code map, which the
-/// renovation of issue 35 was still editing, is cut to at most five lines a module.
+/// ARCHITECTURE.md at most 4,500 words in all.
 #[test]
-#[ignore = "until the code map is shortened after the renovation merges (issue 36)"]
 fn architecture_md_is_at_most_4500_words() {
     let words = word_count(&read(&root().join("ARCHITECTURE.md")));
     assert!(

@@ -1,5 +1,5 @@
 //! Stage two of progressive disclosure: a skill's body, its files and a digest, read on
-//! demand and cached in the snapshot for its generation.
+//! demand from the file at every load.
 
 use std::sync::Arc;
 
