@@ -153,12 +153,11 @@ def main():
         skill(plugin, "deploy", "Deploys the service; use when asked to ship.", "Ship it.\n")
         write(os.path.join(plugin, "deploy", "scripts", "ship.sh"), "echo shipped\n")
         check(s.ok("register_plugin", id="acme", root=plugin)["skills"] == 1, "registered")
-        # release-notes now restricts tools to Read, which governs the runtime tools too:
-        # it must go before another skill's script may run.
-        check(s.error("skills_load", names=["acme:deploy"]) == "SKILL_TOOL_NOT_ALLOWED",
-              "a restricting skill governs skills_load (replace)")
-        s.ok("skills_unload", all=True)
-        s.ok("skills_load", names=["acme:deploy"])
+        # release-notes now restricts tools to Read; a replace-mode load is the runtime
+        # spec's skill switching: it ends release-notes (as unloading it would) and loads
+        # the plugin's skill in its place.
+        switched = s.ok("skills_load", names=["acme:deploy"])
+        check([k["name"] for k in switched["active_skills"]] == ["deploy"], f"switched: {switched}")
         check(s.error("skills_run_script", skill="acme:deploy", path="scripts/ship.sh")
               == "SKILL_UNTRUSTED", "protocol-registered plugins are untrusted")
         check(s.ok("unregister_plugin", id="acme")["removed"] == 1, "unregistered")
