@@ -1,8 +1,8 @@
-//! The `Session`: one agent's conversation over an [`Executor`](crate::Executor). This
-//! module holds what every operation shares: the audit events, what the session may see,
-//! and how it follows the index (outdated active skills, plugins that left). The
-//! operations live beside it: the stack in `stack.rs`, file reads in `files.rs`, scripts
-//! and hooks in `run.rs`, decisions in `check.rs`.
+//! `SessionState`: what every operation of a [`Session`](crate::Session) shares and works
+//! on: the stack, the audit events (`event`, `emit`, decisions held for a batch), what the
+//! session may see, which active skills changed on disk, and the stack's lookups (`target`,
+//! `runtime_allowed`). The operations' modules (`stack.rs`, `files.rs`, `run.rs`,
+//! `check.rs`, `search.rs`) take it; `session.rs` wraps it as the public `Session`.
 
 use std::collections::HashMap;
 use std::sync::atomic::AtomicU64;
