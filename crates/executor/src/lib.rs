@@ -45,7 +45,7 @@ pub use results::{
 };
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
-/// The JSON value tool inputs are given as ([`Session::check_tool`], [`protocol::call`]),
+/// The JSON value tool inputs are given as ([`Session::check_tool`], `skills_protocol::call`),
 /// re-exported so a host uses the same `serde_json` version as the executor.
 pub use serde_json::Value;
 pub use session::Session;

@@ -29,7 +29,7 @@ pub(crate) struct SessionState {
     pub(crate) seen_generation: AtomicU64,
     /// Qualified name → the on-disk digest last reported outdated (reported once each).
     reported: Mutex<HashMap<String, Option<String>>>,
-    /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`]):
+    /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`](crate::Session::hold_decisions)):
     /// this session's own, and only for the thread that holds them.
     held: Mutex<Vec<HeldBatch>>,
     /// What this session sees of the search index it last searched: its searches are
@@ -141,7 +141,7 @@ impl SessionState {
         Ok(())
     }
 
-    /// The work of [`Session::hold_decisions`](crate::Session::hold_decisions).
+    /// The work of [`Session::hold_decisions`](crate::Session::hold_decisions)(crate::Session::hold_decisions).
     pub(crate) fn hold_decisions(&self) -> HeldDecisions<'_> {
         let me = std::thread::current().id();
         let mut held = self.held.lock();
@@ -345,7 +345,7 @@ pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
     Some(skills_index::skill_digest(&bytes))
 }
 
-/// Decisions held by [`Session::hold_decisions`]: released by writing their events.
+/// Decisions held by [`Session::hold_decisions`](crate::Session::hold_decisions): released by writing their events.
 #[derive(Debug)]
 #[must_use = "held decisions must be released before they take effect"]
 pub struct HeldDecisions<'s> {
@@ -373,7 +373,7 @@ impl HeldDecisions<'_> {
     }
 
     /// Writes the held events in one batch. On an error none is recorded (for the JSON-lines
-    /// file), and every decision held since [`Session::hold_decisions`] must be refused.
+    /// file), and every decision held since [`Session::hold_decisions`](crate::Session::hold_decisions) must be refused.
     pub fn release(self) -> Result<(), ExecError> {
         let events = self.take();
         if events.is_empty() {
