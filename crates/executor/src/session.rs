@@ -4,6 +4,9 @@
 //! in `run.rs`, decisions in `check.rs`, search in `search.rs`, and what they all share
 //! (the audit events, what the session may see, what changed on disk) in `state.rs`. Those
 //! modules work on the `SessionState` this type wraps, and none of them names `Session`.
+//! Their layers, each using only those below it (by path or by method): `state.rs` and
+//! `active.rs`; `check.rs`, `search.rs`, `files.rs`; `run.rs`; `stack.rs` (its loads and
+//! unloads run hooks).
 
 use std::sync::Arc;
 

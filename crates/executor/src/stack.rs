@@ -132,25 +132,6 @@ impl SessionState {
         self.activate(names, LoadMode::Add, Activation::Host)
     }
 
-    /// Loads the skill `record` was resolved to, itself (not whichever skill now holds its
-    /// qualified name, which may be one this session may not see), as its file now reads.
-    /// Not found, with no suggestion, when it has left the index since it was resolved
-    /// (the index's answer to a name suggests one from every skill it holds, those this
-    /// session may not see included:
-    /// `regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when the version
-    /// read no longer admits this session in its `scope` (the snapshot that resolved it
-    /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
-    pub(crate) fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
-        let skill = self.exec.index.load_record(record).map_err(|e| match e {
-            skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
-            other => other.into(),
-        })?;
-        if !self.can_see(&skill.record) {
-            return Err(ExecError::not_found(record.qualified_name()));
-        }
-        Ok(skill)
-    }
-
     /// A skill with hooks loads only where its layer (or plugin) is trusted to run them.
     fn hooks_may_run(&self, r: &SkillRecord) -> Result<(), ExecError> {
         if r.frontmatter.hooks.as_deref().is_some_and(Hooks::runs_any) && !self.exec.trusts(r) {

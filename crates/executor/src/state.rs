@@ -29,11 +29,12 @@ pub(crate) struct SessionState {
     pub(crate) seen_generation: AtomicU64,
     /// Qualified name → the on-disk digest last reported outdated (reported once each).
     reported: Mutex<HashMap<String, Option<String>>>,
-    /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`](crate::Session::hold_decisions)):
-    /// this session's own, and only for the thread that holds them.
+    /// The events of `check_tool` decisions held for a batch
+    /// ([`Session::hold_decisions`](crate::Session::hold_decisions)): this session's own,
+    /// and only for the thread that holds them.
     held: Mutex<Vec<HeldBatch>>,
     /// What this session sees of the search index it last searched: its searches are
-    /// scored over the skills it may see ([`Session::search`]).
+    /// scored over the skills it may see ([`Session::search`](crate::Session::search)).
     pub(crate) audience: skills_index::AudienceMemo,
 }
 
@@ -141,7 +142,7 @@ impl SessionState {
         Ok(())
     }
 
-    /// The work of [`Session::hold_decisions`](crate::Session::hold_decisions)(crate::Session::hold_decisions).
+    /// The work of [`Session::hold_decisions`](crate::Session::hold_decisions).
     pub(crate) fn hold_decisions(&self) -> HeldDecisions<'_> {
         let me = std::thread::current().id();
         let mut held = self.held.lock();
@@ -194,6 +195,25 @@ impl SessionState {
     /// The work of [`Session::offers_model`](crate::Session::offers_model).
     pub(crate) fn offers_model(&self, record: &SkillRecord) -> bool {
         self.can_see(record) && record.model_invocable()
+    }
+
+    /// Loads the skill `record` was resolved to, itself (not whichever skill now holds its
+    /// qualified name, which may be one this session may not see), as its file now reads.
+    /// Not found, with no suggestion, when it has left the index since it was resolved
+    /// (the index's answer to a name suggests one from every skill it holds, those this
+    /// session may not see included:
+    /// `stack.rs::regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when
+    /// the version read no longer admits this session in its `scope` (the snapshot that resolved it
+    /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
+    pub(crate) fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
+        let skill = self.exec.index.load_record(record).map_err(|e| match e {
+            skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
+            other => other.into(),
+        })?;
+        if !self.can_see(&skill.record) {
+            return Err(ExecError::not_found(record.qualified_name()));
+        }
+        Ok(skill)
     }
 
     /// The work of [`Session::visible`](crate::Session::visible).
@@ -345,7 +365,8 @@ pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
     Some(skills_index::skill_digest(&bytes))
 }
 
-/// Decisions held by [`Session::hold_decisions`](crate::Session::hold_decisions): released by writing their events.
+/// Decisions held by [`Session::hold_decisions`](crate::Session::hold_decisions): released
+/// by writing their events.
 #[derive(Debug)]
 #[must_use = "held decisions must be released before they take effect"]
 pub struct HeldDecisions<'s> {
@@ -373,7 +394,8 @@ impl HeldDecisions<'_> {
     }
 
     /// Writes the held events in one batch. On an error none is recorded (for the JSON-lines
-    /// file), and every decision held since [`Session::hold_decisions`](crate::Session::hold_decisions) must be refused.
+    /// file), and every decision held since
+    /// [`Session::hold_decisions`](crate::Session::hold_decisions) must be refused.
     pub fn release(self) -> Result<(), ExecError> {
         let events = self.take();
         if events.is_empty() {
