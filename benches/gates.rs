@@ -339,7 +339,8 @@ fn at_1000(root: &Path, index: SkillIndex, quick: bool, runs: usize, metrics: &m
 
 /// `skills_search` at this size: the search index's build beside the index build (its
 /// floor here: the search index is built on top of it), its heap per skill, and the
-/// latency of queries made from the skills' own descriptions (median and p99).
+/// latency of queries made from the skills' own descriptions (median and p99), a session's
+/// first searches, and edits published with the search index followed.
 fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
     search_index_build(label, root, depth, runs, metrics);
     let index = build(root, depth);

@@ -28,7 +28,7 @@ pub(crate) struct Active {
     /// Its rules, compiled from `skill.record`.
     pub(crate) rules: CompiledRules,
     /// Every file under `scripts/` at load (path relative to the skill, and its pin):
-    /// none for a skill whose scripts can never run (see `Session::prepare`, `stack.rs`).
+    /// none for a skill whose scripts can never run (see `SessionState::prepare`, `stack.rs`).
     pub(crate) scripts: Arc<[(String, crate::pin::ScriptPin)]>,
     pub(crate) by: Activation,
     /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
