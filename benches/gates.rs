@@ -127,214 +127,223 @@ fn main() {
             "10000" | "real" => runs.min(9),
             _ => runs,
         };
-        let _ = floor(root, depth);
-        drop(build(root, depth));
-        let mut floors = Vec::new();
-        let mut checked_floors = Vec::new();
-        let mut calls_floors = Vec::new();
-        let mut parsing_floors = Vec::new();
-        let mut builds = Vec::new();
-        let mut skills = 0;
-        const STEPS: usize = 5;
-        for run in 0..n_runs {
-            // Interleaved, so all see the same noise, in an order that changes run by run.
-            for step in row::order(run, STEPS) {
-                let t = Instant::now();
-                match step {
-                    0 => {
-                        std::hint::black_box(floor(root, depth));
-                        floors.push(ms(t.elapsed()));
-                    }
-                    1 => {
-                        std::hint::black_box(plain_floor::floor_with(
-                            root,
-                            depth,
-                            plain_floor::Checks::Stat,
-                        ));
-                        checked_floors.push(ms(t.elapsed()));
-                    }
-                    2 | 3 => {
-                        let (work, times) = if step == 2 {
-                            (plain_floor::Work::Read, &mut calls_floors)
-                        } else {
-                            (plain_floor::Work::Parse, &mut parsing_floors)
-                        };
-                        std::hint::black_box(plain_floor::least(root, depth, work));
-                        times.push(ms(t.elapsed()));
-                        plain_floor::release();
-                    }
-                    _ => {
-                        let index = build(root, depth);
-                        builds.push(ms(t.elapsed()));
-                        skills = index.snapshot().len();
-                    }
-                }
-            }
-        }
+        let times = build_times(root, depth, n_runs);
         if label == "1000" || label == "10000" {
             search(label, root, depth, runs, &mut metrics);
         }
         if label == "10000" {
             burst(root, depth, runs.min(5), &mut metrics);
         }
-        let (floor_ms, checked_ms) = (median(floors), median(checked_floors));
-        // What SECURITY.md promise 20's two calls cost a plain program.
-        metrics.push(metric(
-            &format!("checked floor, {label} skills"),
-            "ms",
-            checked_ms,
-            Some(floor_ms),
-            "the floor with a stat before each open and an fstat after it (promise 20: no device is opened), both by whole path; the index opens relative to a handle on the root and skips the stat where discovery's lstat saw the file; reported, not gated",
-        ));
-        metrics.push(metric(
-            &format!("index build against the checked floor, {label} skills"),
-            "ms",
-            median(builds.clone()),
-            Some(checked_ms),
-            "checked floor = the floor with a stat before each open and an fstat after it (the index never opens a device); reported, not gated",
-        ));
-        let (calls_ms, parsing_ms) = (median(calls_floors), median(parsing_floors));
-        metrics.push(metric(
-            &format!("floor with the index's calls, {label} skills"),
-            "ms",
-            calls_ms,
-            Some(floor_ms),
-            "the floor's reads made with the index's calls: relative to a handle on the root, a stat before each open, an fstat after it, one read of the size it gives (benches/support/plain_floor.rs, least); reported, not gated",
-        ));
-        metrics.push(metric(
-            &format!("floor with the index's calls and its parser, {label} skills"),
-            "ms",
-            parsing_ms,
-            Some(floor_ms),
-            "the row above with each frontmatter parsed by this project's parser as the index parses it, and nothing else (no records, no map, no precedence): an estimate from above of the least an index build keeping promise 20 with this parser does; reported, not gated",
-        ));
-        metrics.push(metric(
-            &format!("index build against the floor with the index's calls and its parser, {label} skills"),
-            "ms",
-            median(builds.clone()),
-            Some(parsing_ms),
-            "what the index's own work (records, map, precedence, its reading threads) adds to the least an index build with this parser does; reported, not gated",
-        ));
-        metrics.push(metric(
-            &format!("index build, {label} skills"),
-            "ms",
-            median(builds),
-            Some(floor_ms),
-            &format!(
-                "{skills} skills resolved; floor = list the root + read the same 8 KiB prefix of every SKILL.md in parallel, standard library only"
-            ),
-        ));
+        build_metrics(label, times, &mut metrics);
         if label == "1000" {
             index_1000 = Some((root.clone(), build(root, depth)));
         }
         if label == "1000" || label == "10000" || label == "100000" {
-            // Heap held by the index, beyond description text, per skill.
-            drop(build(root, depth));
-            let region = Region::new(GLOBAL);
-            let index = build(root, depth);
-            let stats = region.change();
-            let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
-            let snap = index.snapshot();
-            let descriptions: usize = snap.records().iter().map(|r| r.description.len()).sum();
-            let per_skill = (held - descriptions as f64) / snap.records().len().max(1) as f64;
-            metrics.push(metric(
-                &format!("heap per skill beyond description, {label} skills"),
-                "bytes",
-                per_skill,
-                None,
-                &format!(
-                    "{held:.0} bytes held by the index, {descriptions} of them description text"
-                ),
-            ));
-            // All of it: what `skillctl list`'s peak RSS is held against.
-            metrics.push(metric(
-                &format!("index heap, {label} skills"),
-                "bytes",
-                held,
-                None,
-                "every byte the index holds, descriptions included",
-            ));
-            // Each live allocation costs the system allocator a header and padding (about
-            // 16 bytes with glibc) that the bytes above do not count but RSS does.
-            let live = stats.allocations as f64 - stats.deallocations as f64;
-            metrics.push(metric(
-                &format!("live allocations per skill, {label} skills"),
-                "allocations",
-                live / snap.records().len().max(1) as f64,
-                None,
-                "what the index holds, in allocations",
-            ));
+            heap(label, root, depth, &mut metrics);
         }
     }
 
     if let Some((root, index)) = index_1000 {
-        let index = Arc::new(index);
-        let snap = index.snapshot();
-        let names: Vec<String> = snap.skills().map(|r| r.name.to_string()).collect();
-        reload(
-            "1000",
-            &root,
-            &index,
-            &names,
-            if args.quick { 20 } else { 100 },
-            &mut metrics,
-        );
-        reads(&index, &names, &mut metrics);
-        activation(&index, &names, &mut metrics);
-        let records: Vec<&SkillRecord> = snap.skills().map(|r| &**r).collect();
-        let mut times = Vec::new();
-        for _ in 0..runs {
-            let t = Instant::now();
-            std::hint::black_box(skills_executor::available_skills(&records));
-            times.push(ms(t.elapsed()));
-        }
-        metrics.push(metric(
-            "render <available_skills>, 1000 skills",
-            "ms",
-            median(times),
-            None,
-            "",
-        ));
-        watched_edit(&root, &names, if args.quick { 5 } else { 15 }, &mut metrics);
+        at_1000(&root, index, args.quick, runs, &mut metrics);
     }
 
     let doc = json!({ "quick": args.quick, "metrics": metrics });
     println!("{doc}");
 }
 
-/// `skills_search` at this size: the search index's build beside the index build (its
-/// floor here: the search index is built on top of it), its heap per skill, and the
-/// latency of queries made from the skills' own descriptions (median and p99).
-fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
-    let mut times = Vec::new();
-    let mut builds = Vec::new();
-    let mut ratios = Vec::new();
-    for _ in 0..runs.min(15) {
-        // A new index each time (its snapshot has no search index until searched), timed:
-        // each search index build is set against the index build just before it, so a
-        // pair sees the same moment of a noisy machine.
-        let t = Instant::now();
-        let index = build(root, depth);
-        let built = ms(t.elapsed());
-        let snap = index.snapshot();
-        let t = Instant::now();
-        std::hint::black_box(snap.search_index());
-        let searched = ms(t.elapsed());
-        times.push(searched);
-        builds.push(built);
-        ratios.push(searched / built);
+/// One corpus's index builds beside the floors, in milliseconds per run, and the skills
+/// the build resolved.
+struct BuildTimes {
+    floors: Vec<f64>,
+    checked_floors: Vec<f64>,
+    calls_floors: Vec<f64>,
+    parsing_floors: Vec<f64>,
+    builds: Vec<f64>,
+    skills: usize,
+}
+
+/// Times the floor, its checked variant, the floor with the index's calls (reading, then
+/// parsing) and the index build over `root`, interleaved, `n_runs` rounds (after a warm-up).
+fn build_times(root: &Path, depth: usize, n_runs: usize) -> BuildTimes {
+    const STEPS: usize = 5;
+    let _ = floor(root, depth);
+    drop(build(root, depth));
+    let mut t = BuildTimes {
+        floors: Vec::new(),
+        checked_floors: Vec::new(),
+        calls_floors: Vec::new(),
+        parsing_floors: Vec::new(),
+        builds: Vec::new(),
+        skills: 0,
+    };
+    for run in 0..n_runs {
+        // Interleaved, so all see the same noise, in an order that changes run by run.
+        for step in row::order(run, STEPS) {
+            let started = Instant::now();
+            match step {
+                0 => {
+                    std::hint::black_box(floor(root, depth));
+                    t.floors.push(ms(started.elapsed()));
+                }
+                1 => {
+                    std::hint::black_box(plain_floor::floor_with(
+                        root,
+                        depth,
+                        plain_floor::Checks::Stat,
+                    ));
+                    t.checked_floors.push(ms(started.elapsed()));
+                }
+                2 | 3 => {
+                    let (work, times) = if step == 2 {
+                        (plain_floor::Work::Read, &mut t.calls_floors)
+                    } else {
+                        (plain_floor::Work::Parse, &mut t.parsing_floors)
+                    };
+                    std::hint::black_box(plain_floor::least(root, depth, work));
+                    times.push(ms(started.elapsed()));
+                    plain_floor::release();
+                }
+                _ => {
+                    let index = build(root, depth);
+                    t.builds.push(ms(started.elapsed()));
+                    t.skills = index.snapshot().len();
+                }
+            }
+        }
     }
+    t
+}
+
+/// The index build's metrics for one corpus, against each floor.
+fn build_metrics(label: &str, t: BuildTimes, metrics: &mut Vec<Value>) {
+    let skills = t.skills;
+    let (floor_ms, checked_ms) = (median(t.floors), median(t.checked_floors));
+    // What SECURITY.md promise 20's two calls cost a plain program.
+    metrics.push(metric(
+        &format!("checked floor, {label} skills"),
+        "ms",
+        checked_ms,
+        Some(floor_ms),
+        "the floor with a stat before each open and an fstat after it (promise 20: no device is opened), both by whole path; the index opens relative to a handle on the root and skips the stat where discovery's lstat saw the file; reported, not gated",
+    ));
+    metrics.push(metric(
+        &format!("index build against the checked floor, {label} skills"),
+        "ms",
+        median(t.builds.clone()),
+        Some(checked_ms),
+        "checked floor = the floor with a stat before each open and an fstat after it (the index never opens a device); reported, not gated",
+    ));
+    let (calls_ms, parsing_ms) = (median(t.calls_floors), median(t.parsing_floors));
+    metrics.push(metric(
+        &format!("floor with the index's calls, {label} skills"),
+        "ms",
+        calls_ms,
+        Some(floor_ms),
+        "the floor's reads made with the index's calls: relative to a handle on the root, a stat before each open, an fstat after it, one read of the size it gives (benches/support/plain_floor.rs, least); reported, not gated",
+    ));
+    metrics.push(metric(
+        &format!("floor with the index's calls and its parser, {label} skills"),
+        "ms",
+        parsing_ms,
+        Some(floor_ms),
+        "the row above with each frontmatter parsed by this project's parser as the index parses it, and nothing else (no records, no map, no precedence): an estimate from above of the least an index build keeping promise 20 with this parser does; reported, not gated",
+    ));
+    metrics.push(metric(
+        &format!("index build against the floor with the index's calls and its parser, {label} skills"),
+        "ms",
+        median(t.builds.clone()),
+        Some(parsing_ms),
+        "what the index's own work (records, map, precedence, its reading threads) adds to the least an index build with this parser does; reported, not gated",
+    ));
+    metrics.push(metric(
+        &format!("index build, {label} skills"),
+        "ms",
+        median(t.builds),
+        Some(floor_ms),
+        &format!(
+            "{skills} skills resolved; floor = list the root + read the same 8 KiB prefix of every SKILL.md in parallel, standard library only"
+        ),
+    ));
+}
+
+/// Heap held by the index over `root`: per skill beyond description text, in all, and its
+/// live allocations per skill.
+fn heap(label: &str, root: &Path, depth: usize, metrics: &mut Vec<Value>) {
+    drop(build(root, depth));
+    let region = Region::new(GLOBAL);
     let index = build(root, depth);
-    let mut row = metric(
-        &format!("search index build, {label} skills"),
+    let stats = region.change();
+    let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
+    let snap = index.snapshot();
+    let descriptions: usize = snap.records().iter().map(|r| r.description.len()).sum();
+    let per_skill = (held - descriptions as f64) / snap.records().len().max(1) as f64;
+    metrics.push(metric(
+        &format!("heap per skill beyond description, {label} skills"),
+        "bytes",
+        per_skill,
+        None,
+        &format!("{held:.0} bytes held by the index, {descriptions} of them description text"),
+    ));
+    // All of it: what `skillctl list`'s peak RSS is held against.
+    metrics.push(metric(
+        &format!("index heap, {label} skills"),
+        "bytes",
+        held,
+        None,
+        "every byte the index holds, descriptions included",
+    ));
+    // Each live allocation costs the system allocator a header and padding (about
+    // 16 bytes with glibc) that the bytes above do not count but RSS does.
+    let live = stats.allocations as f64 - stats.deallocations as f64;
+    metrics.push(metric(
+        &format!("live allocations per skill, {label} skills"),
+        "allocations",
+        live / snap.records().len().max(1) as f64,
+        None,
+        "what the index holds, in allocations",
+    ));
+}
+
+/// The measures over the 1,000-skill index: reloads, reads, activation, rendering
+/// `<available_skills>`, a watched edit.
+fn at_1000(root: &Path, index: SkillIndex, quick: bool, runs: usize, metrics: &mut Vec<Value>) {
+    let index = Arc::new(index);
+    let snap = index.snapshot();
+    let names: Vec<String> = snap.skills().map(|r| r.name.to_string()).collect();
+    reload(
+        "1000",
+        root,
+        &index,
+        &names,
+        if quick { 20 } else { 100 },
+        metrics,
+    );
+    reads(&index, &names, metrics);
+    activation(&index, &names, metrics);
+    let records: Vec<&SkillRecord> = snap.skills().map(|r| &**r).collect();
+    let mut times = Vec::new();
+    for _ in 0..runs {
+        let t = Instant::now();
+        std::hint::black_box(skills_executor::available_skills(&records));
+        times.push(ms(t.elapsed()));
+    }
+    metrics.push(metric(
+        "render <available_skills>, 1000 skills",
         "ms",
         median(times),
-        Some(median(builds)),
-        "built on a snapshot's first search; floor = the index build just before it; \
-         ratio = the median of the pairs' ratios",
-    );
-    row["ratio"] = json!(median(ratios));
-    metrics.push(row);
+        None,
+        "",
+    ));
+    watched_edit(root, &names, if quick { 5 } else { 15 }, metrics);
+}
+
+/// `skills_search` at this size: the search index's build beside the index build (its
+/// floor here: the search index is built on top of it), its heap per skill, and the
+/// latency of queries made from the skills' own descriptions (median and p99), a session's
+/// first searches, and edits published with the search index followed.
+fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
+    search_index_build(label, root, depth, runs, metrics);
+    let index = build(root, depth);
     let snap = index.snapshot();
     let region = Region::new(GLOBAL);
     let search = snap.search_index();
@@ -359,6 +368,76 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
                 .join(" ")
         })
         .collect();
+    search_latency(label, &search, &queries, metrics);
+    first_searches(label, root, depth, &snap, &queries, metrics);
+    // Searched once, the index keeps its search index current: each edit's publication
+    // builds the next one by following this one (it reads only the edited record).
+    let names: Vec<String> = snap
+        .skills()
+        .step_by(997)
+        .map(|r| r.name.to_string())
+        .collect();
+    if label != "1000" {
+        // The same edits without a search index, beside it (1,000 skills: in `main`).
+        let plain = build(root, depth);
+        reload(label, root, &plain, &names, runs, metrics);
+    }
+    let times = edits(root, &index, &names, runs);
+    metrics.push(metric(
+        &format!("edit published with its search index followed, {label} skills"),
+        "ms",
+        median(times),
+        None,
+        "as the edit row, once the index has been searched: the next search index shares the \
+         last one's postings and reads the edited record",
+    ));
+}
+
+/// The search index's build, each set against the index build just before it.
+fn search_index_build(
+    label: &str,
+    root: &Path,
+    depth: usize,
+    runs: usize,
+    metrics: &mut Vec<Value>,
+) {
+    let mut times = Vec::new();
+    let mut builds = Vec::new();
+    let mut ratios = Vec::new();
+    for _ in 0..runs.min(15) {
+        // A new index each time (its snapshot has no search index until searched), timed:
+        // each search index build is set against the index build just before it, so a
+        // pair sees the same moment of a noisy machine.
+        let t = Instant::now();
+        let index = build(root, depth);
+        let built = ms(t.elapsed());
+        let snap = index.snapshot();
+        let t = Instant::now();
+        std::hint::black_box(snap.search_index());
+        let searched = ms(t.elapsed());
+        times.push(searched);
+        builds.push(built);
+        ratios.push(searched / built);
+    }
+    let mut row = metric(
+        &format!("search index build, {label} skills"),
+        "ms",
+        median(times),
+        Some(median(builds)),
+        "built on a snapshot's first search; floor = the index build just before it; \
+         ratio = the median of the pairs' ratios",
+    );
+    row["ratio"] = json!(median(ratios));
+    metrics.push(row);
+}
+
+/// The search index's own latency over `queries`, median and p99.
+fn search_latency(
+    label: &str,
+    search: &skills_index::SearchIndex,
+    queries: &[String],
+    metrics: &mut Vec<Value>,
+) {
     // Five rounds over the queries; the p99 is each round's, and the median of those: a
     // burst of noise from another process spoils one round, not the figure.
     let mut latencies = Vec::new();
@@ -393,11 +472,21 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
         None,
         &format!("{} queries of three description words", queries.len() * 5),
     ));
-    // A session's search is for what it may see: worked out once per search index and
-    // remembered by the session. The worst case, each query a fresh session's first (as
-    // the first after a publication is), through `Session::search`, over the corpus and a
-    // personal root holding another tenant's skill of the first skill's name, ranked above
-    // it: the session resolves that name to the corpus's skill.
+}
+
+/// A session's search is for what it may see: worked out once per search index and
+/// remembered by the session. The worst case, each query a fresh session's first (as the
+/// first after a publication is), through `Session::search`, over the corpus and a personal
+/// root holding another tenant's skill of the first skill's name, ranked above it: the
+/// session resolves that name to the corpus's skill.
+fn first_searches(
+    label: &str,
+    root: &Path,
+    depth: usize,
+    snap: &skills_index::Snapshot,
+    queries: &[String],
+    metrics: &mut Vec<Value>,
+) {
     let other = tempfile::tempdir().expect("a temporary folder");
     let first = snap.skills().next().expect("a skill").name.to_string();
     let folder = other.path().join("theirs");
@@ -418,7 +507,7 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
     let executor = Executor::builder(Arc::new(shadowed)).build();
     let mut firsts = Vec::new();
     for _ in 0..5 {
-        for q in &queries {
+        for q in queries {
             let session = executor.session(
                 SessionContext::builder()
                     .id("bench")
@@ -446,27 +535,6 @@ fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec
              it sees worked out afresh), with one name also held by another tenant's skill",
             queries.len() * 5
         ),
-    ));
-    // Searched once, the index keeps its search index current: each edit's publication
-    // builds the next one by following this one (it reads only the edited record).
-    let names: Vec<String> = snap
-        .skills()
-        .step_by(997)
-        .map(|r| r.name.to_string())
-        .collect();
-    if label != "1000" {
-        // The same edits without a search index, beside it (1,000 skills: in `main`).
-        let plain = build(root, depth);
-        reload(label, root, &plain, &names, runs, metrics);
-    }
-    let times = edits(root, &index, &names, runs);
-    metrics.push(metric(
-        &format!("edit published with its search index followed, {label} skills"),
-        "ms",
-        median(times),
-        None,
-        "as the edit row, once the index has been searched: the next search index shares the \
-         last one's postings and reads the edited record",
     ));
 }
 

@@ -252,25 +252,48 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
     let write_doc = args.iter().any(|a| a == "--write-doc");
     if let Some(from) = crate::flag(args, "--from") {
-        // The document again from a saved run, without running anything.
-        let results: Value = serde_json::from_str(&std::fs::read_to_string(from)?)
-            .with_context(|| format!("reading {from}"))?;
-        let metrics = results["metrics"].as_array().cloned().unwrap_or_default();
-        let quick = results["quick"].as_bool().unwrap_or(false);
-        let (table, failed) = table(&metrics, quick);
-        let machine = Machine::from_results(&results).unwrap_or_else(Machine::this);
-        let stamp = results["timestamp"].as_u64().unwrap_or(0);
-        if !write_doc {
-            bail!("--from FILE writes the document again: give --write-doc too");
-        }
-        let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
-        println!("bench: wrote {}", path.display());
-        return Ok(ExitCode::SUCCESS);
+        return doc_from_saved(from, write_doc);
     }
     let quick = args.iter().any(|a| a == "--quick");
-    let root = crate::workspace_root();
-    let target = crate::target_dir();
-    let corpus_dir = target.join("bench-corpus");
+    let corpora = bench_corpora(args, quick)?;
+    let mut metrics = gates_bench(&corpora, quick)?;
+    process_metrics(&mut metrics, &corpora, quick)?;
+    let (table, failed) = table(&metrics, quick);
+    print!("{table}");
+    let (machine, stamp) = save_results(&metrics, quick)?;
+    if write_doc {
+        let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
+        println!("bench: wrote {}", path.display());
+    }
+    if failed > 0 {
+        println!("bench: {failed} gate(s) failed");
+        return Ok(ExitCode::FAILURE);
+    }
+    println!("bench: every gate passed");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--write-doc --from FILE`: the document again from a saved run, without running anything.
+fn doc_from_saved(from: &str, write_doc: bool) -> Result<ExitCode> {
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(from)?)
+        .with_context(|| format!("reading {from}"))?;
+    let metrics = results["metrics"].as_array().cloned().unwrap_or_default();
+    let quick = results["quick"].as_bool().unwrap_or(false);
+    let (table, failed) = table(&metrics, quick);
+    let machine = Machine::from_results(&results).unwrap_or_else(Machine::this);
+    let stamp = results["timestamp"].as_u64().unwrap_or(0);
+    if !write_doc {
+        bail!("--from FILE writes the document again: give --write-doc too");
+    }
+    let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
+    println!("bench: wrote {}", path.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The corpora measured, labelled by size: generated once each under the target directory
+/// (seed 1), and the real-world skills when the shared folder holds them.
+fn bench_corpora(args: &[String], quick: bool) -> Result<Vec<(String, PathBuf)>> {
+    let corpus_dir = crate::target_dir().join("bench-corpus");
     let mut corpora = Vec::new();
     // 100,000 skills only in a full run: generating them takes minutes and 500 MB.
     let counts: &[usize] = if quick {
@@ -301,14 +324,20 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     if real.is_dir() {
         corpora.push(("real".to_owned(), real));
     }
+    Ok(corpora)
+}
+
+/// The in-process gates: `cargo bench --bench gates` over `corpora`, its metrics read from
+/// the last JSON line it prints.
+fn gates_bench(corpora: &[(String, PathBuf)], quick: bool) -> Result<Vec<Value>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
-    cmd.current_dir(&root)
+    cmd.current_dir(crate::workspace_root())
         .args(["bench", "--quiet", "--bench", "gates", "--"]);
     if quick {
         cmd.arg("--quick");
     }
-    for (label, dir) in &corpora {
+    for (label, dir) in corpora {
         cmd.arg("--corpus")
             .arg(format!("{label}={}", dir.display()));
     }
@@ -326,7 +355,16 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         .find(|l| l.starts_with('{'))
         .context("no JSON from the benchmark")?;
     let doc: Value = serde_json::from_str(line)?;
-    let mut metrics = doc["metrics"].as_array().cloned().unwrap_or_default();
+    Ok(doc["metrics"].as_array().cloned().unwrap_or_default())
+}
+
+/// The measures through the release `skillctl`, added to `metrics`: the round trips, the
+/// whole process beside the floor, peak RSS, the session's throughput, the cold cache.
+fn process_metrics(
+    metrics: &mut Vec<Value>,
+    corpora: &[(String, PathBuf)],
+    quick: bool,
+) -> Result<()> {
     // The round trip a host meets, through the release binary: MCP beside JSON lines.
     let skillctl = crate::build_skillctl(true)?;
     let (mcp, lines) = crate::mcp_interop::round_trips(&skillctl)?;
@@ -342,7 +380,6 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             "",
         ));
     }
-    // Whole process, as a user meets it: skillctl list beside the floor process.
     let floor = crate::whole::build_floor()?;
     let whole: Vec<Corpus> = corpora
         .iter()
@@ -353,44 +390,8 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             depth: if label == "real" { 6 } else { 1 },
         })
         .collect();
-    for corpus in &whole {
-        let runs = match (quick, corpus.label.as_str()) {
-            (_, "100000") => 5,
-            (true, _) => 7,
-            (false, _) => 15,
-        };
-        metrics.extend(crate::whole::list_vs_floor(
-            &skillctl,
-            &floor,
-            std::slice::from_ref(corpus),
-            runs,
-        )?);
-    }
-    // Peak RSS of list at the largest generated size, beyond the index's own heap.
-    if let Some(largest) = whole.iter().rev().find(|c| c.label != "real") {
-        let rss = crate::whole::list_peak_rss(&skillctl, largest, if quick { 3 } else { 5 })?;
-        let heap_metric = format!("index heap, {} skills", largest.label);
-        let heap = metrics
-            .iter()
-            .find(|m| m["metric"].as_str() == Some(heap_metric.as_str()))
-            .and_then(|m| m["median"].as_f64());
-        if let Some(heap) = heap {
-            metrics.push(crate::whole::metric(
-                &format!(
-                    "peak RSS of list beyond the index heap, {} skills",
-                    largest.label
-                ),
-                "MiB",
-                (rss - heap) / 1_048_576.0,
-                None,
-                &format!(
-                    "peak RSS {:.1} MiB, index heap {:.1} MiB",
-                    rss / 1_048_576.0,
-                    heap / 1_048_576.0
-                ),
-            ));
-        }
-    }
+    whole_process(metrics, &skillctl, &floor, &whole, quick)?;
+    peak_rss(metrics, &skillctl, &whole, quick)?;
     // The session's throughput, as a host that pipelines meets it.
     metrics.extend(crate::whole::check_tool_throughput(
         &skillctl,
@@ -405,10 +406,74 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             if quick { 3 } else { 7 },
         )?);
     }
-    let (table, failed) = table(&metrics, quick);
-    print!("{table}");
+    Ok(())
+}
+
+/// Whole process, as a user meets it: `skillctl list` beside the floor process, per corpus.
+fn whole_process(
+    metrics: &mut Vec<Value>,
+    skillctl: &Path,
+    floor: &Path,
+    whole: &[Corpus],
+    quick: bool,
+) -> Result<()> {
+    for corpus in whole {
+        let runs = match (quick, corpus.label.as_str()) {
+            (_, "100000") => 5,
+            (true, _) => 7,
+            (false, _) => 15,
+        };
+        metrics.extend(crate::whole::list_vs_floor(
+            skillctl,
+            floor,
+            std::slice::from_ref(corpus),
+            runs,
+        )?);
+    }
+    Ok(())
+}
+
+/// Peak RSS of list at the largest generated size, beyond the index's own heap (when the
+/// gates bench measured that heap).
+fn peak_rss(
+    metrics: &mut Vec<Value>,
+    skillctl: &Path,
+    whole: &[Corpus],
+    quick: bool,
+) -> Result<()> {
+    let Some(largest) = whole.iter().rev().find(|c| c.label != "real") else {
+        return Ok(());
+    };
+    let rss = crate::whole::list_peak_rss(skillctl, largest, if quick { 3 } else { 5 })?;
+    let heap_metric = format!("index heap, {} skills", largest.label);
+    let heap = metrics
+        .iter()
+        .find(|m| m["metric"].as_str() == Some(heap_metric.as_str()))
+        .and_then(|m| m["median"].as_f64());
+    if let Some(heap) = heap {
+        metrics.push(crate::whole::metric(
+            &format!(
+                "peak RSS of list beyond the index heap, {} skills",
+                largest.label
+            ),
+            "MiB",
+            (rss - heap) / 1_048_576.0,
+            None,
+            &format!(
+                "peak RSS {:.1} MiB, index heap {:.1} MiB",
+                rss / 1_048_576.0,
+                heap / 1_048_576.0
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// Saves the run as JSON under the target directory (with the commit, the cores and the
+/// machine) and says where; returns the machine and the run's time stamp.
+fn save_results(metrics: &[Value], quick: bool) -> Result<(Machine, u64)> {
     let commit = Command::new("git")
-        .current_dir(&root)
+        .current_dir(crate::workspace_root())
         .args(["rev-parse", "--short", "HEAD"])
         .output()
         .ok()
@@ -420,7 +485,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         .map_or(0, |d| d.as_secs());
     let machine = Machine::this();
     let results = json!({"commit": commit, "cores": cores, "quick": quick, "timestamp": stamp, "machine": machine.to_json(), "metrics": metrics});
-    let out_dir = target.join("bench-results");
+    let out_dir = crate::target_dir().join("bench-results");
     std::fs::create_dir_all(&out_dir)?;
     let out = out_dir.join(format!("{stamp}-{commit}.json"));
     std::fs::write(&out, serde_json::to_string_pretty(&results)?)?;
@@ -428,16 +493,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         "results: {} ({cores} cores, commit {commit})",
         out.display()
     );
-    if write_doc {
-        let path = write_performance_doc(&table, failed, &machine, stamp, quick)?;
-        println!("bench: wrote {}", path.display());
-    }
-    if failed > 0 {
-        println!("bench: {failed} gate(s) failed");
-        return Ok(ExitCode::FAILURE);
-    }
-    println!("bench: every gate passed");
-    Ok(ExitCode::SUCCESS)
+    Ok((machine, stamp))
 }
 
 /// The machine a run was measured on, as the performance document names it.

@@ -25,6 +25,9 @@ const LINT_RULES: [Rule; 6] = [
     Rule::GotchasPresent,
 ];
 
+/// Per source (top-level folder): the number of skills, then per rule the skills it fires on.
+type Totals = BTreeMap<String, (usize, BTreeMap<&'static str, usize>)>;
+
 pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     let corpus = crate::corpus_dir(args)?;
     let list = crate::flag(args, "--list");
@@ -32,11 +35,22 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     if files.is_empty() {
         bail!("no SKILL.md under {}", corpus.display());
     }
+    let (totals, unreadable) = tally(&corpus, &files, list);
+    if list.is_some() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    print_rates(&corpus, &totals, unreadable);
+    print_per_source(&totals);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Lints every file: the totals per source, and how many files could not be read. With
+/// `list`, prints each finding of that rule as it goes.
+fn tally(corpus: &Path, files: &[std::path::PathBuf], list: Option<&str>) -> (Totals, usize) {
     let parser = SkillParser::builder().lint(true).build();
-    // Per source (top-level folder): the number of skills, then per rule the skills it fires on.
-    let mut totals: BTreeMap<String, (usize, BTreeMap<&'static str, usize>)> = BTreeMap::new();
+    let mut totals = Totals::new();
     let mut unreadable = 0;
-    for path in &files {
+    for path in files {
         let Ok(source) = std::fs::read(path) else {
             unreadable += 1;
             continue;
@@ -49,7 +63,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         let input = ParseInput::new(&source, &dir_name)
             .with_references_dir(dir.join("references").is_dir());
         let parsed = parser.parse(&input);
-        let rel = path.strip_prefix(&corpus).unwrap_or(path);
+        let rel = path.strip_prefix(corpus).unwrap_or(path);
         let group = rel
             .components()
             .next()
@@ -71,10 +85,11 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             }
         }
     }
-    if list.is_some() {
-        return Ok(ExitCode::SUCCESS);
-    }
+    (totals, unreadable)
+}
 
+/// Each rule's rate over the whole corpus.
+fn print_rates(corpus: &Path, totals: &Totals, unreadable: usize) {
     let total: usize = totals.values().map(|(n, _)| n).sum();
     println!(
         "lint rates over {} ({total} skills{}):",
@@ -97,6 +112,10 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             percent(fires, total)
         );
     }
+}
+
+/// Per source: the skills each rule fires on, beside the source's skills.
+fn print_per_source(totals: &Totals) {
     println!();
     println!("per source (skills it fires on / skills):");
     let width = totals.keys().map(String::len).max().unwrap_or(6).max(6);
@@ -107,7 +126,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         "total",
         header.join(" ")
     );
-    for (group, (n, per)) in &totals {
+    for (group, (n, per)) in totals {
         let cells: Vec<String> = LINT_RULES
             .iter()
             .map(|r| {
@@ -117,7 +136,6 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             .collect();
         println!("  {group:<width$} {n:>5}  {}", cells.join(" "));
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// A column header for a rule: its id's first word.

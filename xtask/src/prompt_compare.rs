@@ -53,9 +53,15 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
         all.len(),
         corpus.display()
     );
+    let accepted = accepted_by(&reference, &tried)?;
+    let singles = compare_each(&accepted);
+    let batch_same = compare_batch(&reference, &accepted, &singles.records)?;
+    Ok(report(&singles, accepted.len(), batch_same))
+}
 
-    // Each folder alone: keep those the reference accepts, with its output for each.
-    let singles = reference.each(&tried);
+/// Each folder alone: those the reference accepts, with its output for each.
+fn accepted_by(reference: &Reference, tried: &[PathBuf]) -> Result<Vec<(PathBuf, Vec<u8>)>> {
+    let singles = reference.each(tried);
     let mut accepted = Vec::new();
     let mut refused = Vec::new();
     for (dir, single) in tried.iter().zip(singles) {
@@ -75,39 +81,59 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     if accepted.is_empty() {
         bail!("the reference accepted no folder");
     }
+    Ok(accepted)
+}
 
-    // Ours, skill by skill.
+/// Ours beside the reference's, skill by skill: the records we read, how many render
+/// identically, and the differences (in rendering, or in what the parsers read).
+struct Singles {
+    records: Vec<SkillRecord>,
+    identical: usize,
+    rendering: Vec<String>,
+    parsing: Vec<String>,
+}
+
+fn compare_each(accepted: &[(PathBuf, Vec<u8>)]) -> Singles {
     let parser = SkillParser::default();
-    let mut records = Vec::new();
-    let mut identical = 0;
-    let mut rendering = Vec::new();
-    let mut parsing = Vec::new();
-    for (dir, theirs) in &accepted {
+    let mut out = Singles {
+        records: Vec::new(),
+        identical: 0,
+        rendering: Vec::new(),
+        parsing: Vec::new(),
+    };
+    for (dir, theirs) in accepted {
         let record = match our_record(&parser, dir) {
             Ok(record) => record,
             Err(why) => {
-                parsing.push(format!("{}: {why}", dir.display()));
+                out.parsing.push(format!("{}: {why}", dir.display()));
                 continue;
             }
         };
         let ours = skills_executor::available_skills(&[&record]);
         if ours.as_bytes() == theirs.as_slice() {
-            identical += 1;
+            out.identical += 1;
         } else {
             let theirs = String::from_utf8_lossy(theirs);
             match field_difference(&record, &theirs) {
-                Some(what) => parsing.push(format!("{}: {what}", dir.display())),
-                None => rendering.push(format!(
+                Some(what) => out.parsing.push(format!("{}: {what}", dir.display())),
+                None => out.rendering.push(format!(
                     "{}: {}",
                     dir.display(),
                     first_difference(&ours, &theirs)
                 )),
             }
         }
-        records.push(record);
+        out.records.push(record);
     }
+    out
+}
 
-    // All of them in one call, in the same order.
+/// All of them in one call, in the same order: whether ours is identical (said either way).
+fn compare_batch(
+    reference: &Reference,
+    accepted: &[(PathBuf, Vec<u8>)],
+    records: &[SkillRecord],
+) -> Result<bool> {
     let theirs = reference.to_prompt(accepted.iter().map(|(d, _)| d.as_path()))?;
     let refs: Vec<&SkillRecord> = records.iter().collect();
     let ours = skills_executor::available_skills(&refs);
@@ -125,7 +151,17 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             first_difference(&ours, &String::from_utf8_lossy(&theirs))
         );
     }
+    Ok(batch_same)
+}
 
+/// Prints the differences and the count; success only when nothing differs.
+fn report(singles: &Singles, accepted: usize, batch_same: bool) -> ExitCode {
+    let Singles {
+        identical,
+        rendering,
+        parsing,
+        ..
+    } = singles;
     if !rendering.is_empty() {
         println!(
             "prompt-compare: {} rendering differences; the first:\n  {}",
@@ -138,18 +174,16 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             "prompt-compare: {} differences in what the parsers read (YAML, not rendering):",
             parsing.len()
         );
-        for line in &parsing {
+        for line in parsing {
             println!("  {line}");
         }
     }
-    println!("prompt-compare: {identical}/{} identical", accepted.len());
-    Ok(
-        if batch_same && rendering.is_empty() && parsing.is_empty() {
-            ExitCode::SUCCESS
-        } else {
-            ExitCode::FAILURE
-        },
-    )
+    println!("prompt-compare: {identical}/{accepted} identical");
+    if batch_same && rendering.is_empty() && parsing.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
 }
 
 /// How to run the reference tool: `agentskills`, or `python3 -m skills_ref.cli` when pip

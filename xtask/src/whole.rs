@@ -115,57 +115,106 @@ pub(crate) fn list_vs_floor(
     };
     let mut metrics = Vec::new();
     for corpus in corpora {
-        // Warm the page cache and both binaries.
-        timed(floor_cmd(floor, corpus, None))?;
-        timed(list_cmd(skillctl, corpus))?;
-        let commands: [&dyn Fn() -> Command; 7] = [
-            &|| floor_cmd(floor, corpus, None),
-            &|| floor_as_cmd(floor, corpus, "checked"),
-            &|| floor_as_cmd(floor, corpus, "parse"),
-            &|| list_cmd(skillctl, corpus),
-            &|| bare_list_cmd(skillctl, corpus),
-            &|| list_cmd(skillctl, &empty),
-            &|| floor_cmd(floor, &empty, None),
-        ];
-        let mut times: [Vec<f64>; 7] = Default::default();
-        for run in 0..runs {
-            for i in row::order(run, commands.len()) {
-                times[i].push(timed(commands[i]())?);
-            }
+        let times = list_times(skillctl, floor, corpus, &empty, runs)?;
+        metrics.extend(floor_metrics(&corpus.label, &times));
+    }
+    Ok(metrics)
+}
+
+/// The medians of list and the floor process over one corpus, and of both on an empty
+/// folder, in milliseconds.
+struct ListTimes {
+    floor: f64,
+    checked: f64,
+    parsing: f64,
+    list: f64,
+    bare: f64,
+    empty_list: f64,
+    empty_floor: f64,
+}
+
+/// Times list and the floor process's variants over `corpus`, alternated, `runs` rounds.
+fn list_times(
+    skillctl: &Path,
+    floor: &Path,
+    corpus: &Corpus,
+    empty: &Corpus,
+    runs: usize,
+) -> Result<ListTimes> {
+    // Warm the page cache and both binaries.
+    timed(floor_cmd(floor, corpus, None))?;
+    timed(list_cmd(skillctl, corpus))?;
+    let commands: [&dyn Fn() -> Command; 7] = [
+        &|| floor_cmd(floor, corpus, None),
+        &|| floor_as_cmd(floor, corpus, "checked"),
+        &|| floor_as_cmd(floor, corpus, "parse"),
+        &|| list_cmd(skillctl, corpus),
+        &|| bare_list_cmd(skillctl, corpus),
+        &|| list_cmd(skillctl, empty),
+        &|| floor_cmd(floor, empty, None),
+    ];
+    let mut times: [Vec<f64>; 7] = Default::default();
+    for run in 0..runs {
+        for i in row::order(run, commands.len()) {
+            times[i].push(timed(commands[i]())?);
         }
-        let [floor, checked, parsing, list, bare, empty_list, empty_floor] = times.map(median);
-        let label = &corpus.label;
-        metrics.push(metric(
+    }
+    let [floor, checked, parsing, list, bare, empty_list, empty_floor] = times.map(median);
+    Ok(ListTimes {
+        floor,
+        checked,
+        parsing,
+        list,
+        bare,
+        empty_list,
+        empty_floor,
+    })
+}
+
+/// The metrics of one corpus's times: list against the floor, and what list pays apart
+/// from its index's work.
+fn floor_metrics(label: &str, t: &ListTimes) -> Vec<Value> {
+    let ListTimes {
+        floor,
+        checked,
+        parsing,
+        list,
+        bare,
+        empty_list,
+        empty_floor,
+    } = *t;
+    let output = list - bare;
+    let start = empty_list - empty_floor;
+    vec![
+        metric(
             &format!("floor process with the index's calls and its parser, {label} skills"),
             "ms",
             parsing,
             Some(floor),
             "the floor process reading with the index's calls (relative to a handle on the root, a stat before each open, an fstat after it) and parsing each frontmatter with this project's parser, nothing else, nothing written: an estimate from above of the least a list keeping promise 20 with this parser does before its output; reported, not gated",
-        ));
-        metrics.push(metric(
+        ),
+        metric(
             &format!("whole-process list against the checked floor process, {label} skills"),
             "ms",
             list,
             Some(checked),
             "checked floor process = the floor process with a stat before each open and an fstat after it (the index never opens a device); reported, not gated",
-        ));
-        metrics.push(metric(
+        ),
+        metric(
             &format!("whole-process list, {label} skills"),
             "ms",
             list,
             Some(floor),
             "skillctl list --format json > /dev/null; floor = examples/floor (list + read the same prefix, in parallel), alternated",
-        ));
-        let output = list - bare;
-        let start = empty_list - empty_floor;
-        metrics.push(metric(
+        ),
+        metric(
             &format!("whole-process list without its records' output, {label} skills"),
             "ms",
             bare,
             Some(floor),
             "list with a --tag no skill has (the records are indexed, not written); reported, not gated",
-        ));
-        metrics.push(metric(
+        ),
+        metric(
             &format!("checked floor process with list's output and start, {label} skills"),
             "ms",
             checked + output + start,
@@ -173,8 +222,8 @@ pub(crate) fn list_vs_floor(
             &format!(
                 "checked floor process {checked:.2} ms + the records' output {output:.2} ms (list - the row above) + process start beyond the floor's {start:.2} ms (list {empty_list:.2} ms and floor {empty_floor:.2} ms on an empty folder): what list pays apart from its index's work; reported, not gated"
             ),
-        ));
-        metrics.push(metric(
+        ),
+        metric(
             &format!("floor process with the index's calls and its parser, list's output and start, {label} skills"),
             "ms",
             parsing + output + start,
@@ -182,9 +231,8 @@ pub(crate) fn list_vs_floor(
             &format!(
                 "floor process with the index's calls and its parser {parsing:.2} ms + the records' output {output:.2} ms + process start beyond the floor's {start:.2} ms: what remains above it is the index's own work (records, map, precedence, its threads); reported, not gated"
             ),
-        ));
-    }
-    Ok(metrics)
+        ),
+    ]
 }
 
 /// Peak resident memory of `skillctl list --format json` over `corpus`, in bytes: the

@@ -5,21 +5,20 @@
 use serde_json::Value;
 
 use crate::audit::AuditKind;
+use crate::state::SessionState;
 use skills_policy::{not_plain, shown_tool, tool_key, Fallback, PathAccess};
 
 use crate::active::Active;
 use crate::policy::PathTool;
-use crate::{Decision, Session, SkillWrites};
+use crate::{Decision, SkillWrites};
 
 /// The longest path a path tool may be given (Linux's `PATH_MAX`): checking is linear in
 /// the path, and the cap bounds it.
 pub(crate) const PATH_MAX: usize = 4096;
 
-impl Session {
-    /// The bare decision for a host tool call, without its audit event: for measuring and
-    /// for hosts that want to preview a call. A call that will run goes through
-    /// [`check_tool`](Session::check_tool), which records the decision.
-    pub fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
+impl SessionState {
+    /// The work of [`Session::decide`](crate::Session::decide).
+    pub(crate) fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
         let Some(key) = tool_key(tool) else {
             return Decision::refused(not_plain(tool));
         };
@@ -147,12 +146,8 @@ impl Session {
         self.decide_on(stack, tool, None, pt.access)
     }
 
-    /// Decides a host tool call and audits the decision. `input` is the call's input; its
-    /// primary argument is found by the policy (`command` for `Bash`, `file_path` or `path`
-    /// for `Read`, `Write`, `Edit`), and when it holds several of those fields each is
-    /// decided, the call allowed only if all are. If the audit cannot be written, the call
-    /// is denied.
-    pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
+    /// The work of [`Session::check_tool`](crate::Session::check_tool).
+    pub(crate) fn check_tool(&self, tool: &str, input: &Value) -> Decision {
         let stack = self.stack.lock();
         let key = tool_key(tool);
         let decision = match key

@@ -9,7 +9,8 @@ use base64::Engine as _;
 
 use crate::active::Active;
 use crate::audit::AuditKind;
-use crate::{Encoding, ExecError, FileContent, Session};
+use crate::state::SessionState;
+use crate::{Encoding, ExecError, FileContent};
 use skills_model::{RelPath, SkillFile};
 use skills_storage::{BeneathError, ReadError, SkillDir};
 
@@ -68,7 +69,7 @@ struct Served {
     skill_md: bool,
 }
 
-/// What [`Session::serve`] reads within: the skill folder as it resolved at the load (an
+/// What `SessionState::serve` reads within: the skill folder as it resolved at the load (an
 /// active skill's), or as it resolves now (`None`); and the identities of the skill's
 /// scripts, none of which is served by any name.
 #[derive(Clone, Copy)]
@@ -137,10 +138,9 @@ fn beneath_error(path: &str, limit: u64, e: BeneathError) -> ExecError {
     }
 }
 
-impl Session {
-    /// `skills_read`: a file of an active skill (a reference, an asset, its `SKILL.md`),
-    /// as text or base64. Files under `scripts/` are refused: scripts are run, not read.
-    pub fn read(&self, skill: Option<&str>, path: &str) -> Result<FileContent, ExecError> {
+impl SessionState {
+    /// The work of [`Session::read`](crate::Session::read).
+    pub(crate) fn read(&self, skill: Option<&str>, path: &str) -> Result<FileContent, ExecError> {
         let started = Instant::now();
         let target = self.target(skill);
         let result = match &target {
@@ -168,11 +168,8 @@ impl Session {
         result
     }
 
-    /// A file of a visible skill, without activating it (MCP resources): `SKILL.md`,
-    /// `references/...` or `assets/...`, with the containment and size rules of
-    /// [`read`](Session::read); never a script. Audited as `skill_file_read` with the
-    /// `via` the transport names (`resources/read`).
-    pub fn read_unloaded(
+    /// The work of [`Session::read_unloaded`](crate::Session::read_unloaded).
+    pub(crate) fn read_unloaded(
         &self,
         skill: &str,
         path: &str,
@@ -196,12 +193,8 @@ impl Session {
         result
     }
 
-    /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside
-    /// its `SKILL.md`, as they are now: under `references/` or `assets/`, regular files
-    /// within the read limit, and for a skill on disk resolving inside its folder but not
-    /// into its `scripts/`. What a client is offered to read (MCP's `resources/list`), so
-    /// that nothing is offered that a read refuses; the read still judges what it opens.
-    pub fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+    /// The work of [`Session::servable_files`](crate::Session::servable_files).
+    pub(crate) fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
         let limit = self.exec.policy.read_limit;
         let record = &skill.record;
         let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();

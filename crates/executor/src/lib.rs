@@ -27,6 +27,7 @@ mod script_call;
 mod search;
 mod session;
 mod stack;
+mod state;
 mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
@@ -47,10 +48,11 @@ pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 /// The JSON value tool inputs are given as ([`Session::check_tool`], `skills_protocol::call`),
 /// re-exported so a host uses the same `serde_json` version as the executor.
 pub use serde_json::Value;
-pub use session::{HeldDecisions, Session};
+pub use session::Session;
 pub use skills_policy::{is_plain_tool_name, AllowedToolsMode, Decision, DefaultDecision};
 pub use skills_runner::{
     cancellation, interpreter_for, run_script, supervise, Cancellation, Canceller, ScriptError,
     ScriptOutput, ScriptRequest, STOPPED, SUPERVISE_ARG,
 };
 pub use stack::{LoadMode, TaskGuard};
+pub use state::HeldDecisions;

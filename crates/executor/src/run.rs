@@ -5,14 +5,13 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use crate::active::{Activation, Active};
+use crate::active::{hook_allowed, Activation, Active};
 use crate::audit::AuditKind;
 use crate::files::{inside, relative_parts};
 use crate::pin::{script_digest, ScriptPin, SCRIPTS_BUDGET, SCRIPT_LIMIT};
-use crate::stack::hook_allowed;
-use crate::{
-    ExecError, HookRun, HookStage, ScriptCall, ScriptOutput, ScriptRequest, ScriptRun, Session,
-};
+
+use crate::state::SessionState;
+use crate::{ExecError, HookRun, HookStage, ScriptCall, ScriptOutput, ScriptRequest, ScriptRun};
 use skills_runner::Cancellation;
 
 /// How a checked script is started.
@@ -25,10 +24,9 @@ struct Launch<'a> {
     cancel: Option<&'a Cancellation>,
 }
 
-impl Session {
-    /// `skills_run_script`: runs a file under an active skill's `scripts/`, if its bytes
-    /// are the ones pinned when the skill was loaded.
-    pub fn run_script(&self, call: &ScriptCall) -> Result<ScriptRun, ExecError> {
+impl SessionState {
+    /// The work of [`Session::run_script`](crate::Session::run_script).
+    pub(crate) fn run_script(&self, call: &ScriptCall) -> Result<ScriptRun, ExecError> {
         let started = Instant::now();
         let target = self.target(call.skill.as_deref());
         let result = match &target {

@@ -11,7 +11,8 @@ use skills_index::SearchHit;
 use skills_model::SkillRecord;
 
 use crate::audit::AuditKind;
-use crate::{ExecError, SearchResult, SearchResults, Session};
+use crate::state::SessionState;
+use crate::{ExecError, SearchResult, SearchResults};
 
 /// The most results one query returns.
 pub const MAX_SEARCH_LIMIT: usize = 50;
@@ -73,10 +74,9 @@ impl std::hash::Hasher for AddressHasher {
     }
 }
 
-impl Session {
-    /// Searches the skills the model may see (see [`skills_index::SearchIndex`] for the
-    /// ranking), best first; audited as `skills_searched`.
-    pub fn search(&self, q: &SearchQuery) -> Result<SearchResults, ExecError> {
+impl SessionState {
+    /// The work of [`Session::search`](crate::Session::search).
+    pub(crate) fn search(&self, q: &SearchQuery) -> Result<SearchResults, ExecError> {
         let started = Instant::now();
         let limit = q.limit.unwrap_or(DEFAULT_SEARCH_LIMIT);
         if limit == 0 || limit > MAX_SEARCH_LIMIT {

@@ -1,20 +1,24 @@
-//! The `Session`: one agent's conversation over an [`Executor`](crate::Executor). This
-//! module holds what every operation shares: the audit events, what the session may see,
-//! and how it follows the index (outdated active skills, plugins that left). The
-//! operations live beside it: the stack in `stack.rs`, file reads in `files.rs`, scripts
-//! and hooks in `run.rs`, decisions in `check.rs`.
+//! The `Session`: one agent's conversation over an [`Executor`](crate::Executor), and the
+//! public face of every operation. Each public method is one line calling into the module
+//! that does the work: the stack in `stack.rs`, file reads in `files.rs`, scripts and hooks
+//! in `run.rs`, decisions in `check.rs`, search in `search.rs`, and what they all share
+//! (the audit events, what the session may see, what changed on disk) in `state.rs`. Those
+//! modules work on the `SessionState` this type wraps, and none of them names `Session`.
+//! Their layers, each using only those below it (by path or by method): `state.rs` and
+//! `active.rs`; `check.rs`, `search.rs`, `files.rs`; `run.rs`; `stack.rs` (its loads and
+//! unloads run hooks).
 
-use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-use skills_model::{Skill, SkillRecord};
+use serde_json::Value;
+use skills_model::{Skill, SkillFile, SkillRecord};
 
-use crate::active::Active;
-use crate::audit::{AuditEvent, AuditKind};
-use crate::executor::Inner;
-use crate::{Delivery, ExecError, Instructions, Outdated, SessionContext};
+use crate::state::SessionState;
+use crate::{
+    Decision, ExecError, FileContent, HeldDecisions, Instructions, LoadMode, LoadReceipt, Outdated,
+    ScriptCall, ScriptRun, SearchQuery, SearchResults, SessionContext, SkillContent, SkillList,
+    TaskGuard, UnloadReceipt,
+};
 
 impl crate::Executor {
     /// Opens a session.
@@ -27,142 +31,190 @@ impl crate::Executor {
                 NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
             )
         });
-        Session::new(Arc::clone(self.inner()), id, context)
+        Session {
+            state: SessionState::new(Arc::clone(self.inner()), id, context),
+        }
     }
 }
 
 /// One agent's conversation: a stack of active skills, most recent last.
 #[derive(Debug)]
 pub struct Session {
-    pub(crate) exec: Arc<Inner>,
-    pub(crate) id: String,
-    pub(crate) context: SessionContext,
-    pub(crate) stack: Mutex<Vec<Active>>,
-    /// The index generation this session last followed.
-    seen_generation: AtomicU64,
-    /// Qualified name → the on-disk digest last reported outdated (reported once each).
-    reported: Mutex<HashMap<String, Option<String>>>,
-    /// The events of `check_tool` decisions held for a batch ([`Session::hold_decisions`]):
-    /// this session's own, and only for the thread that holds them.
-    held: Mutex<Vec<HeldBatch>>,
-    /// What this session sees of the search index it last searched: its searches are
-    /// scored over the skills it may see ([`Session::search`]).
-    pub(crate) audience: skills_index::AudienceMemo,
+    state: SessionState,
 }
-
-/// Events held for a batch: the holding thread, the events in call order (with their
-/// JSON), their size, and how many decisions have been held in all.
-#[derive(Debug)]
-struct HeldBatch {
-    thread: std::thread::ThreadId,
-    events: Vec<(AuditEvent, String)>,
-    bytes: usize,
-    count: u64,
-}
-
-/// Held events past this size are written at once rather than at the release.
-const MAX_HELD: usize = 1 << 20;
 
 impl Session {
-    pub(crate) fn new(exec: Arc<Inner>, id: String, context: SessionContext) -> Session {
-        let generation = exec.index.snapshot().generation();
-        Session {
-            exec,
-            id,
-            context,
-            stack: Mutex::new(Vec::new()),
-            seen_generation: AtomicU64::new(generation),
-            reported: Mutex::new(HashMap::new()),
-            held: Mutex::new(Vec::new()),
-            audience: skills_index::AudienceMemo::default(),
-        }
-    }
-
     /// The session id.
     pub fn id(&self) -> &str {
-        &self.id
+        &self.state.id
     }
 
     /// The context.
     pub fn context(&self) -> &SessionContext {
-        &self.context
+        &self.state.context
     }
 
-    pub(crate) fn event(&self, kind: AuditKind) -> AuditEvent {
-        let mut e = AuditEvent::now(kind, &self.id);
-        e.correlation_id.clone_from(&self.context.correlation_id);
-        e.agent_id.clone_from(&self.context.agent);
-        e.task_id.clone_from(&self.context.task_id);
-        e.tenant_id.clone_from(&self.context.tenant);
-        e
+    /// Rescans every root (`reload`) and returns once the new snapshot is published.
+    pub fn reload(&self) -> crate::Reloaded {
+        self.executor().reload()
     }
 
-    /// Records an event: `tracing` first, then the sink. A sink failure is an error, so the
-    /// caller fails closed.
-    pub(crate) fn emit(&self, event: &AuditEvent) -> Result<(), ExecError> {
-        let event = &*event.bounded();
-        // A call made while this thread holds decisions: their events go first, so the
-        // trail keeps the order of the calls. If they cannot be written, this call fails;
-        // they stay held, for the release to write or refuse.
-        let me = std::thread::current().id();
-        if let Some(batch) = self.held.lock().iter_mut().find(|b| b.thread == me) {
-            if !batch.events.is_empty() {
-                self.exec
-                    .sink
-                    .record_batch(&batch.events)
-                    .map_err(ExecError::Audit)?;
-                batch.events.clear();
-                batch.bytes = 0;
-            }
-        }
-        // Serialised once, and only when `tracing` takes it; the sink reuses those bytes.
-        if tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO) {
-            match serde_json::to_string(event) {
-                Ok(json) => {
-                    tracing::info!(target: "agent_skills::audit", "{json}");
-                    return self
-                        .exec
-                        .sink
-                        .record_json(event, &json)
-                        .map_err(ExecError::Audit);
-                }
-                Err(e) => {
-                    tracing::warn!(target: "agent_skills::audit", error = %e, "unserialisable audit event");
-                }
-            }
-        }
-        self.exec.sink.record(event).map_err(ExecError::Audit)
+    // The stack (`stack.rs`).
+
+    /// `skills_load`: activates `names` (and their required composition dependencies) for
+    /// the model. Returns the receipt.
+    pub fn load(&self, names: &[String], mode: LoadMode) -> Result<LoadReceipt, ExecError> {
+        self.state.load(names, mode)
     }
 
-    /// Records the event of a `check_tool` decision: held while this thread holds
-    /// decisions ([`hold_decisions`](Self::hold_decisions)), else as [`emit`](Self::emit).
-    pub(crate) fn emit_decision(&self, event: &AuditEvent) -> Result<(), ExecError> {
-        let event = &*event.bounded();
-        let me = std::thread::current().id();
-        let mut held = self.held.lock();
-        let Some(batch) = held.iter_mut().find(|b| b.thread == me) else {
-            drop(held);
-            return self.emit(event);
-        };
-        let json = serde_json::to_string(event).map_err(|e| ExecError::Audit(e.into()))?;
-        tracing::info!(target: "agent_skills::audit", "{json}");
-        batch.bytes += json.len() + 1;
-        batch.events.push((event.clone(), json));
-        batch.count += 1;
-        if batch.bytes > MAX_HELD {
-            // Too much to keep: write what is held now. On an error this decision is
-            // refused and its event dropped; the earlier ones stay held.
-            if let Err(e) = self.exec.sink.record_batch(&batch.events) {
-                if let Some((_, json)) = batch.events.pop() {
-                    batch.bytes -= json.len() + 1;
-                }
-                return Err(ExecError::Audit(e));
-            }
-            batch.events.clear();
-            batch.bytes = 0;
-        }
-        Ok(())
+    /// `host_activate`: activates `names` on a user's behalf and pins them for the task:
+    /// the model's `skills_load` (replace) and `skills_unload` cannot remove them.
+    pub fn host_activate(&self, names: &[String]) -> Result<LoadReceipt, ExecError> {
+        self.state.host_activate(names)
     }
+
+    /// `skills_unload`: removes the skills `names` stand for, wherever they are on the
+    /// stack; the rest keep their order. A name not active is reported in the receipt, not
+    /// refused. Refused: a skill the host pinned, and an unload that would take a required
+    /// composition dependency from a skill that stays.
+    pub fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
+        self.state.unload(names)
+    }
+
+    /// Deactivates every skill the model activated (`skills_unload {"all": true}`); the
+    /// host's stay.
+    pub fn unload_all(&self) -> Result<UnloadReceipt, ExecError> {
+        self.state.unload_all()
+    }
+
+    /// Ends the task: every skill leaves the stack, the host's included, audited, and their
+    /// post hooks run.
+    pub fn end_task(&self) -> Result<UnloadReceipt, ExecError> {
+        self.state.end_task()
+    }
+
+    /// Follows the index: when it has published since the last call, deactivates
+    /// (audited) the active skills of plugins that were unregistered. Cheap otherwise.
+    pub fn sync(&self) -> Result<(), ExecError> {
+        self.state.sync()
+    }
+
+    /// Unregisters a plugin registered over the protocol from the executor's index and
+    /// deactivates its skills in this session at once (audited). The host's own plugin
+    /// roots are its to remove ([`Executor::unregister_plugin`](crate::Executor::unregister_plugin)).
+    pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
+        self.state.unregister_plugin(id)
+    }
+
+    /// Registers a plugin root over the protocol (untrusted unless the policy trusts it).
+    pub fn register_plugin(
+        &self,
+        id: &str,
+        root: &std::path::Path,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        self.state.register_plugin(id, root)
+    }
+
+    /// A guard that deactivates everything when the task ends.
+    pub fn task(&self) -> TaskGuard<'_> {
+        self.state.task()
+    }
+
+    /// `skills_list`: the skills this session may see, and which are active.
+    pub fn list(&self) -> SkillList {
+        self.state.list()
+    }
+
+    /// A skill's instructions for a user's prompt (MCP `prompts/get`), read from its current
+    /// `SKILL.md` without activating it; audited as `skill_file_read` with the `via` the
+    /// transport names. Skills marked `user-invocable: false` are not offered.
+    pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
+        self.state.instructions_of(name, via)
+    }
+
+    /// The instructions of `record` itself, as [`instructions_of`](Session::instructions_of)
+    /// gives a name's: for a transport that listed this record as a prompt, since two
+    /// skills of one layer can share a qualified name.
+    pub fn instructions_of_record(
+        &self,
+        record: &Arc<SkillRecord>,
+        via: &str,
+    ) -> Result<SkillContent, ExecError> {
+        self.state.instructions_of_record(record, via)
+    }
+
+    /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
+    /// pinned instructions.
+    pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
+        self.state.skill(name)
+    }
+
+    // File reads (`files.rs`).
+
+    /// `skills_read`: a file of an active skill (a reference, an asset, its `SKILL.md`),
+    /// as text or base64. Files under `scripts/` are refused: scripts are run, not read.
+    pub fn read(&self, skill: Option<&str>, path: &str) -> Result<FileContent, ExecError> {
+        self.state.read(skill, path)
+    }
+
+    /// A file of a visible skill, without activating it (MCP resources): `SKILL.md`,
+    /// `references/...` or `assets/...`, with the containment and size rules of
+    /// [`read`](Session::read); never a script. Audited as `skill_file_read` with the
+    /// `via` the transport names (`resources/read`).
+    pub fn read_unloaded(
+        &self,
+        skill: &str,
+        path: &str,
+        via: &str,
+    ) -> Result<FileContent, ExecError> {
+        self.state.read_unloaded(skill, path, via)
+    }
+
+    /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside
+    /// its `SKILL.md`, as they are now: under `references/` or `assets/`, regular files
+    /// within the read limit, and for a skill on disk resolving inside its folder but not
+    /// into its `scripts/`. What a client is offered to read (MCP's `resources/list`), so
+    /// that nothing is offered that a read refuses; the read still judges what it opens.
+    pub fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+        self.state.servable_files(skill)
+    }
+
+    // Scripts (`run.rs`).
+
+    /// `skills_run_script`: runs a file under an active skill's `scripts/`, if its bytes
+    /// are the ones pinned when the skill was loaded.
+    pub fn run_script(&self, call: &ScriptCall) -> Result<ScriptRun, ExecError> {
+        self.state.run_script(call)
+    }
+
+    // Decisions on host tool calls (`check.rs`).
+
+    /// The bare decision for a host tool call, without its audit event: for measuring and
+    /// for hosts that want to preview a call. A call that will run goes through
+    /// [`check_tool`](Session::check_tool), which records the decision.
+    pub fn decide(&self, tool: &str, primary_arg: Option<&str>) -> Decision {
+        self.state.decide(tool, primary_arg)
+    }
+
+    /// Decides a host tool call and audits the decision. `input` is the call's input; its
+    /// primary argument is found by the policy (`command` for `Bash`, `file_path` or `path`
+    /// for `Read`, `Write`, `Edit`), and when it holds several of those fields each is
+    /// decided, the call allowed only if all are. If the audit cannot be written, the call
+    /// is denied.
+    pub fn check_tool(&self, tool: &str, input: &Value) -> Decision {
+        self.state.check_tool(tool, input)
+    }
+
+    // Search (`search.rs`).
+
+    /// Searches the skills the model may see (see [`skills_index::SearchIndex`] for the
+    /// ranking), best first; audited as `skills_searched`.
+    pub fn search(&self, q: &SearchQuery) -> Result<SearchResults, ExecError> {
+        self.state.search(q)
+    }
+
+    // What every operation shares (`state.rs`): visibility, instructions, what changed on disk,
+    // audit holds.
 
     /// Holds the events of `check_tool` decisions made on this thread until
     /// [`HeldDecisions::release`], which writes them at once. The caller must not let a
@@ -171,82 +223,37 @@ impl Session {
     /// not held. Transports that answer a batch of pipelined requests use it
     /// (`skills_protocol::respond_batch`).
     pub fn hold_decisions(&self) -> HeldDecisions<'_> {
-        let me = std::thread::current().id();
-        let mut held = self.held.lock();
-        // Held already on this thread: one batch, released by the outer release.
-        let nested = held.iter().any(|b| b.thread == me);
-        if !nested {
-            held.push(HeldBatch {
-                thread: me,
-                events: Vec::new(),
-                bytes: 0,
-                count: 0,
-            });
-        }
-        HeldDecisions {
-            session: self,
-            thread: me,
-            outer: !nested,
-        }
+        self.state.hold_decisions()
     }
 
     /// How many decisions this thread has held since [`hold_decisions`](Self::hold_decisions)
     /// (0 when it holds none).
     pub fn held_decisions(&self) -> u64 {
-        let me = std::thread::current().id();
-        self.held
-            .lock()
-            .iter()
-            .find(|b| b.thread == me)
-            .map_or(0, |b| b.count)
-    }
-
-    /// Whether anything takes audit events: a sink that keeps them, or a `tracing`
-    /// subscriber of `agent_skills::audit`. When nothing does, hot paths skip building them.
-    pub(crate) fn audited(&self) -> bool {
-        !self.exec.sink.discards()
-            || tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO)
+        self.state.held_decisions()
     }
 
     /// Whether the session's context may see `record` (its `scope`).
     pub fn can_see(&self, record: &SkillRecord) -> bool {
-        let c = &self.context;
-        record.frontmatter.scope.as_deref().is_none_or(|scope| {
-            scope.admits(
-                c.agent.as_deref(),
-                c.tenant.as_deref(),
-                c.environment.as_deref(),
-            )
-        })
+        self.state.can_see(record)
     }
 
     /// Whether the model may be offered `record` in this session: its scope admits the
     /// session, and it is not marked `disable-model-invocation`. (The listing and searches
     /// first resolve each name among what the scope admits, then keep what this admits.)
     pub fn offers_model(&self, record: &SkillRecord) -> bool {
-        self.can_see(record) && record.model_invocable()
+        self.state.offers_model(record)
     }
 
     /// The skills the model may be offered in this session, sorted by name: those its scope
     /// admits, less those marked `disable-model-invocation` (the host still activates
     /// those, with `host_activate`, on a user's request).
     pub fn visible(&self) -> Vec<Arc<SkillRecord>> {
-        let snapshot = self.exec.index.snapshot();
-        let sees = |r: &SkillRecord| self.can_see(r);
-        snapshot
-            .skills_for(&sees)
-            .filter(|r| r.model_invocable())
-            .cloned()
-            .collect()
+        self.state.visible()
     }
 
     /// The active skills, bottom of the stack first, each as pinned at its load.
     pub fn active(&self) -> Vec<Arc<Skill>> {
-        self.stack
-            .lock()
-            .iter()
-            .map(|a| Arc::clone(&a.skill))
-            .collect()
+        self.state.active()
     }
 
     /// The top-level instructions for the next model call: the base block, the available
@@ -254,187 +261,30 @@ impl Session {
     /// the bytes pinned when each was loaded. Active skills that changed on disk are listed
     /// in `outdated` (and said in the text).
     pub fn instructions(&self, budget: Option<usize>) -> Instructions {
-        let outdated = self.outdated();
-        let visible = self.visible();
-        let available: Vec<&SkillRecord> = visible.iter().map(|r| &**r).collect();
-        let active = self.active();
-        let active: Vec<&Skill> = if self.exec.policy.delivery == Delivery::TopLevel {
-            active.iter().map(|s| &**s).collect()
-        } else {
-            Vec::new()
-        };
-        let mut instructions = crate::instructions(&available, &active, budget);
-        for o in &outdated {
-            instructions.push_str(&format!(
-                "\nThe active skill {} changed on disk since it was loaded; its loaded version stays in force until it is loaded again.\n",
-                o.skill
-            ));
-        }
-        Instructions {
-            instructions,
-            outdated,
-        }
+        self.state.instructions(budget)
     }
 
     /// The active skills whose `SKILL.md` on disk differs from the bytes pinned at load.
     /// Reads each active skill's file: an edit the index kept its last good record for (one
     /// that no longer parses) leaves the indexed record as it was.
     pub fn outdated(&self) -> Vec<Outdated> {
-        let snapshot = self.exec.index.snapshot();
-        let stack = self.stack.lock();
-        let mut out = Vec::new();
-        for a in stack.iter() {
-            let qualified = a.skill.record.qualified_name();
-            let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
-                Some(r) if r.path == a.skill.record.path => {
-                    let digest = file_digest(&r.path);
-                    if digest.as_deref() == Some(a.skill.digest.as_str()) {
-                        continue;
-                    }
-                    digest
-                }
-                // The name stands for another skill now, one this session may not see
-                // (whose digest it is not told), or for none: only the loaded file's own
-                // change is reported, with no digest.
-                _ => {
-                    if file_digest(&a.skill.record.path).as_deref() == Some(&a.skill.digest) {
-                        continue;
-                    }
-                    None
-                }
-            };
-            out.push(Outdated {
-                skill: qualified,
-                pinned: a.skill.digest.clone(),
-                current,
-            });
-        }
-        out
-    }
-
-    /// Follows the index: when it has published since the last call, deactivates
-    /// (audited) the active skills of plugins that were unregistered. Cheap otherwise.
-    pub fn sync(&self) -> Result<(), ExecError> {
-        let generation = self.exec.index.snapshot().generation();
-        if self.seen_generation.swap(generation, Ordering::AcqRel) == generation {
-            return Ok(());
-        }
-        self.drop_unregistered_plugins()
+        self.state.outdated()
     }
 
     /// The active skills that became outdated since they were last reported (each
     /// reported once per version on disk).
     pub fn newly_outdated(&self) -> Vec<Outdated> {
-        let outdated = self.outdated();
-        let mut reported = self.reported.lock();
-        let fresh: Vec<Outdated> = outdated
-            .into_iter()
-            .filter(|o| reported.get(&o.skill) != Some(&o.current))
-            .collect();
-        for o in &fresh {
-            reported.insert(o.skill.clone(), o.current.clone());
-        }
-        fresh
+        self.state.newly_outdated()
     }
 
     /// The executor this session belongs to.
     pub fn executor(&self) -> crate::Executor {
-        crate::Executor::from_inner(Arc::clone(&self.exec))
-    }
-
-    /// Rescans every root (`reload`) and returns once the new snapshot is published.
-    pub fn reload(&self) -> crate::Reloaded {
-        self.executor().reload()
+        self.state.executor()
     }
 
     /// Records that an option loosening the defaults (`--trust`, `--allow-skill-writes`)
     /// is in force for this session (`policy_override`).
     pub fn audit_policy_override(&self, option: &str) -> Result<(), ExecError> {
-        let mut e = self.event(AuditKind::PolicyOverride);
-        e.option = Some(option.to_owned());
-        self.emit(&e)
-    }
-
-    pub(crate) fn forget_reported(&self, qualified: &str) {
-        self.reported.lock().remove(qualified);
-    }
-
-    /// Deactivates the active skills of a plugin that is no longer registered.
-    fn drop_unregistered_plugins(&self) -> Result<(), ExecError> {
-        let gone: Vec<String> = {
-            let stack = self.stack.lock();
-            if !stack.iter().any(|a| a.skill.record.plugin.is_some()) {
-                return Ok(());
-            }
-            let roots = self.exec.index.roots();
-            stack
-                .iter()
-                .filter_map(|a| a.skill.record.plugin.as_deref())
-                .filter(|id| !roots.iter().any(|r| r.plugin.as_deref() == Some(*id)))
-                .map(str::to_owned)
-                .collect()
-        };
-        for id in gone {
-            self.deactivate_plugin(&id)?;
-        }
-        Ok(())
-    }
-}
-
-/// `sha256:<hex>` of a file, read with the index's bound; `None` when it cannot be read.
-pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
-    let bytes = skills_storage::read_bounded(path, skills_index::DEFAULT_SKILL_FILE_LIMIT).ok()?;
-    Some(skills_index::skill_digest(&bytes))
-}
-
-/// Decisions held by [`Session::hold_decisions`]: released by writing their events.
-#[derive(Debug)]
-#[must_use = "held decisions must be released before they take effect"]
-pub struct HeldDecisions<'s> {
-    session: &'s Session,
-    /// The thread whose decisions are held.
-    thread: std::thread::ThreadId,
-    /// Whether this hold began the batch (a nested hold leaves it to the outer one).
-    outer: bool,
-}
-
-impl HeldDecisions<'_> {
-    /// This hold's events: the whole batch, taken out of the session, for the hold that
-    /// began it; the events held so far, with the batch kept open, for a nested one.
-    fn take(&self) -> Vec<(AuditEvent, String)> {
-        let mut held = self.session.held.lock();
-        let Some(at) = held.iter().position(|b| b.thread == self.thread) else {
-            return Vec::new();
-        };
-        if self.outer {
-            held.swap_remove(at).events
-        } else {
-            held[at].bytes = 0;
-            std::mem::take(&mut held[at].events)
-        }
-    }
-
-    /// Writes the held events in one batch. On an error none is recorded (for the JSON-lines
-    /// file), and every decision held since [`Session::hold_decisions`] must be refused.
-    pub fn release(self) -> Result<(), ExecError> {
-        let events = self.take();
-        if events.is_empty() {
-            return Ok(());
-        }
-        self.session
-            .exec
-            .sink
-            .record_batch(&events)
-            .map_err(ExecError::Audit)
-    }
-}
-
-impl Drop for HeldDecisions<'_> {
-    fn drop(&mut self) {
-        // Dropped without a release (a panic mid-batch): its decisions were never answered,
-        // and their events are not written. After a release there is nothing left.
-        if self.outer {
-            self.take();
-        }
+        self.state.audit_policy_override(option)
     }
 }

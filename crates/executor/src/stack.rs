@@ -3,20 +3,22 @@
 //! task guard that empties the stack whatever happens.
 
 use std::collections::HashSet;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 use serde_json::{json, Map, Value};
 use skills_model::{Hooks, Skill, SkillRecord};
 
-use crate::active::{Activation, Active};
+use crate::active::{hook_allowed, Activation, Active, StackKey};
 use crate::audit::{AuditEvent, AuditKind};
+use crate::state::SessionState;
 use crate::{
-    ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, Session, SkillContent,
-    SkillList, UnloadReceipt,
+    ActiveSkill, Delivery, ExecError, HookRun, ListedSkill, LoadReceipt, SkillContent, SkillList,
+    UnloadReceipt,
 };
 
 impl Active {
-    /// The skills that judge the post hooks of `leaving` (see [`Session::run_hooks`]): those
+    /// The skills that judge the post hooks of `leaving` (see `SessionState::run_hooks` (`run.rs`)): those
     /// the host pinned on `stack`, the stack they leave. A skill the model loaded does not:
     /// the model could load a restriction above a skill only to skip its cleanup, a post
     /// hook its load approved. Empty when none of `leaving` has a post hook the model's
@@ -45,31 +47,6 @@ impl Active {
     fn name(&self) -> String {
         self.skill.record.name.to_string()
     }
-
-    /// What identifies it on the stack ([`StackKey`]).
-    fn key(&self) -> StackKey {
-        StackKey::of(&self.skill.record)
-    }
-}
-
-/// What identifies a skill on the stack: its qualified name and its `SKILL.md`. Two skills
-/// of one bare name from different layers are different skills, and so are two folders of
-/// one layer that hold one name (the second, once it ranks first, is not a new version of
-/// the first: it neither takes the first's place, pin and restrictions nor skips their
-/// hooks: `attacks.rs::another_folder_of_the_same_name_never_replaces_an_active_skill`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct StackKey {
-    qualified: String,
-    path: std::path::PathBuf,
-}
-
-impl StackKey {
-    fn of(record: &SkillRecord) -> StackKey {
-        StackKey {
-            qualified: record.qualified_name(),
-            path: record.path.clone(),
-        }
-    }
 }
 
 /// How `skills_load` treats skills already active.
@@ -85,7 +62,7 @@ pub enum LoadMode {
 /// happened (a panic or an early return included).
 #[derive(Debug)]
 pub struct TaskGuard<'a> {
-    session: &'a Session,
+    session: &'a SessionState,
 }
 
 impl Drop for TaskGuard<'_> {
@@ -99,15 +76,14 @@ impl Drop for TaskGuard<'_> {
     }
 }
 
-impl Session {
-    /// `skills_load`: activates `names` (and their required composition dependencies) for
-    /// the model. Returns the receipt.
-    pub fn load(&self, names: &[String], mode: LoadMode) -> Result<LoadReceipt, ExecError> {
+impl SessionState {
+    /// The work of [`Session::load`](crate::Session::load).
+    pub(crate) fn load(&self, names: &[String], mode: LoadMode) -> Result<LoadReceipt, ExecError> {
         self.model_load(names, mode, "skills_load")
     }
 
     /// A model's load through runtime tool `tool`; a load a rule refuses is recorded
-    /// ([`Session::record_refusal`]).
+    /// (`record_refusal`).
     fn model_load(
         &self,
         names: &[String],
@@ -151,29 +127,9 @@ impl Session {
         self.emit(&e)
     }
 
-    /// `host_activate`: activates `names` on a user's behalf and pins them for the task:
-    /// the model's `skills_load` (replace) and `skills_unload` cannot remove them.
-    pub fn host_activate(&self, names: &[String]) -> Result<LoadReceipt, ExecError> {
+    /// The work of [`Session::host_activate`](crate::Session::host_activate).
+    pub(crate) fn host_activate(&self, names: &[String]) -> Result<LoadReceipt, ExecError> {
         self.activate(names, LoadMode::Add, Activation::Host)
-    }
-
-    /// Loads the skill `record` was resolved to, itself (not whichever skill now holds its
-    /// qualified name, which may be one this session may not see), as its file now reads.
-    /// Not found, with no suggestion, when it has left the index since it was resolved
-    /// (the index's answer to a name suggests one from every skill it holds, those this
-    /// session may not see included:
-    /// `regression_a_skill_gone_since_its_resolution_suggests_nothing`), or when the version
-    /// read no longer admits this session in its `scope` (the snapshot that resolved it
-    /// read an older one: `session.rs::a_scope_written_since_the_index_read_it_governs_the_load`).
-    pub(crate) fn load_resolved(&self, record: &SkillRecord) -> Result<Arc<Skill>, ExecError> {
-        let skill = self.exec.index.load_record(record).map_err(|e| match e {
-            skills_index::IndexError::NotFound { name, .. } => ExecError::not_found(name),
-            other => other.into(),
-        })?;
-        if !self.can_see(&skill.record) {
-            return Err(ExecError::not_found(record.qualified_name()));
-        }
-        Ok(skill)
     }
 
     /// A skill with hooks loads only where its layer (or plugin) is trusted to run them.
@@ -415,20 +371,6 @@ impl Session {
         }
     }
 
-    /// Whether the model may call runtime tool `tool` (on `target`) while the active skills
-    /// restrict tools: every skill with an `allowed-tools` must allow it, except the skill
-    /// `own` (its own scripts, loading itself again) needs no permission from itself: that
-    /// skill itself, not another of its name. Listing, reading the active skills' files and
-    /// unloading are never restricted.
-    pub(crate) fn runtime_allowed(
-        &self,
-        tool: &str,
-        target: &str,
-        own: Option<&SkillRecord>,
-    ) -> Result<(), ExecError> {
-        allowed_by(&self.stack.lock(), tool, target, own)
-    }
-
     /// Adds `name` and its dependencies to `plan` (dependencies first).
     fn plan(
         &self,
@@ -550,11 +492,8 @@ impl Session {
         e
     }
 
-    /// `skills_unload`: removes the skills `names` stand for, wherever they are on the
-    /// stack; the rest keep their order. A name not active is reported in the receipt, not
-    /// refused. Refused: a skill the host pinned, and an unload that would take a required
-    /// composition dependency from a skill that stays.
-    pub fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
+    /// The work of [`Session::unload`](crate::Session::unload).
+    pub(crate) fn unload(&self, names: &[String]) -> Result<UnloadReceipt, ExecError> {
         let result = self.unload_named(names);
         if let Err(err) = &result {
             self.record_refusal(
@@ -611,9 +550,8 @@ impl Session {
         }
     }
 
-    /// Deactivates every skill the model activated (`skills_unload {"all": true}`); the
-    /// host's stay.
-    pub fn unload_all(&self) -> Result<UnloadReceipt, ExecError> {
+    /// The work of [`Session::unload_all`](crate::Session::unload_all).
+    pub(crate) fn unload_all(&self) -> Result<UnloadReceipt, ExecError> {
         self.remove_where(|a| a.by == Activation::Model)
     }
 
@@ -631,10 +569,39 @@ impl Session {
         Ok(self.finish_unload(&removed, &before, remaining))
     }
 
-    /// Ends the task: every skill leaves the stack, the host's included, audited, and their
-    /// post hooks run.
-    pub fn end_task(&self) -> Result<UnloadReceipt, ExecError> {
+    /// The work of [`Session::end_task`](crate::Session::end_task).
+    pub(crate) fn end_task(&self) -> Result<UnloadReceipt, ExecError> {
         self.remove_where(|_| true)
+    }
+
+    /// The work of [`Session::sync`](crate::Session::sync).
+    pub(crate) fn sync(&self) -> Result<(), ExecError> {
+        let generation = self.exec.index.snapshot().generation();
+        if self.seen_generation.swap(generation, Ordering::AcqRel) == generation {
+            return Ok(());
+        }
+        self.drop_unregistered_plugins()
+    }
+
+    /// Deactivates the active skills of a plugin that is no longer registered.
+    fn drop_unregistered_plugins(&self) -> Result<(), ExecError> {
+        let gone: Vec<String> = {
+            let stack = self.stack.lock();
+            if !stack.iter().any(|a| a.skill.record.plugin.is_some()) {
+                return Ok(());
+            }
+            let roots = self.exec.index.roots();
+            stack
+                .iter()
+                .filter_map(|a| a.skill.record.plugin.as_deref())
+                .filter(|id| !roots.iter().any(|r| r.plugin.as_deref() == Some(*id)))
+                .map(str::to_owned)
+                .collect()
+        };
+        for id in gone {
+            self.deactivate_plugin(&id)?;
+        }
+        Ok(())
     }
 
     /// Deactivates the active skills of plugin `id` (audited).
@@ -642,10 +609,11 @@ impl Session {
         self.remove_where(|a| a.skill.record.plugin.as_deref() == Some(id))
     }
 
-    /// Unregisters a plugin registered over the protocol from the executor's index and
-    /// deactivates its skills in this session at once (audited). The host's own plugin
-    /// roots are its to remove ([`Executor::unregister_plugin`](crate::Executor::unregister_plugin)).
-    pub fn unregister_plugin(&self, id: &str) -> Result<crate::PluginUnregistered, ExecError> {
+    /// The work of [`Session::unregister_plugin`](crate::Session::unregister_plugin).
+    pub(crate) fn unregister_plugin(
+        &self,
+        id: &str,
+    ) -> Result<crate::PluginUnregistered, ExecError> {
         let executor = self.executor();
         let hosts = executor
             .index()
@@ -666,8 +634,8 @@ impl Session {
         Ok(out)
     }
 
-    /// Registers a plugin root over the protocol (untrusted unless the policy trusts it).
-    pub fn register_plugin(
+    /// The work of [`Session::register_plugin`](crate::Session::register_plugin).
+    pub(crate) fn register_plugin(
         &self,
         id: &str,
         root: &std::path::Path,
@@ -682,33 +650,13 @@ impl Session {
         Ok(out)
     }
 
-    /// A guard that deactivates everything when the task ends.
-    pub fn task(&self) -> TaskGuard<'_> {
+    /// The work of [`Session::task`](crate::Session::task).
+    pub(crate) fn task(&self) -> TaskGuard<'_> {
         TaskGuard { session: self }
     }
 
-    /// The active skill named `name`, or the most recent one.
-    pub(crate) fn target(&self, name: Option<&str>) -> Result<Active, ExecError> {
-        let stack = self.stack.lock();
-        match name {
-            Some(n) => stack
-                .iter()
-                .rev()
-                .find(|a| a.is_named(n))
-                .cloned()
-                .ok_or_else(|| {
-                    ExecError::NotActive(format!(
-                        "{n:?} is not active: load it first with skills_load"
-                    ))
-                }),
-            None => stack.last().cloned().ok_or_else(|| {
-                ExecError::NotActive("no skill is active: load one with skills_load first".into())
-            }),
-        }
-    }
-
-    /// `skills_list`: the skills this session may see, and which are active.
-    pub fn list(&self) -> SkillList {
+    /// The work of [`Session::list`](crate::Session::list).
+    pub(crate) fn list(&self) -> SkillList {
         let active: Vec<String> = self
             .stack
             .lock()
@@ -730,19 +678,15 @@ impl Session {
         }
     }
 
-    /// A skill's instructions for a user's prompt (MCP `prompts/get`), read from its current
-    /// `SKILL.md` without activating it; audited as `skill_file_read` with the `via` the
-    /// transport names. Skills marked `user-invocable: false` are not offered.
-    pub fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
+    /// The work of [`Session::instructions_of`](crate::Session::instructions_of).
+    pub(crate) fn instructions_of(&self, name: &str, via: &str) -> Result<SkillContent, ExecError> {
         let snapshot = self.exec.index.snapshot();
         let found = self.resolve(&snapshot, name, &SkillRecord::user_invocable);
         self.instructions_from(found, name, via)
     }
 
-    /// The instructions of `record` itself, as [`instructions_of`](Session::instructions_of)
-    /// gives a name's: for a transport that listed this record as a prompt, since two
-    /// skills of one layer can share a qualified name.
-    pub fn instructions_of_record(
+    /// The work of [`Session::instructions_of_record`](crate::Session::instructions_of_record).
+    pub(crate) fn instructions_of_record(
         &self,
         record: &Arc<SkillRecord>,
         via: &str,
@@ -787,9 +731,8 @@ impl Session {
         Ok(skill_content(&*result?))
     }
 
-    /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
-    /// pinned instructions.
-    pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
+    /// The work of [`Session::skill`](crate::Session::skill).
+    pub(crate) fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
         self.model_load(&[name.to_owned()], LoadMode::Add, "skill")?;
         Ok(skill_content(&self.target(Some(name))?.skill))
     }
@@ -1196,47 +1139,6 @@ fn stranded_dependency(remaining: &[Active], removed: &[Active]) -> Result<(), E
     Ok(())
 }
 
-/// Whether every skill of `stack` that restricts tools (`r` itself aside) allows running
-/// `r`'s hook `hook`, as it would have to allow running that script:
-/// `skills_run_script(NAME:scripts/HOOK)`. A load judges a skill's hooks so, and so does
-/// its end judge its post hooks.
-pub(crate) fn hook_allowed(stack: &[Active], r: &SkillRecord, hook: &str) -> Result<(), ExecError> {
-    allowed_by(
-        stack,
-        "skills_run_script",
-        &format!("{}:{hook}", r.name),
-        Some(r),
-    )
-}
-
-/// Whether every skill of `stack` that restricts tools allows runtime tool `tool` on
-/// `target`, but for `own` itself (see [`Session::runtime_allowed`]): by its [`StackKey`],
-/// so a skill of its name from another folder or layer is not its own
-/// (`attacks.rs::a_skill_of_the_same_name_is_not_a_restricting_skill_s_own`).
-pub(crate) fn allowed_by(
-    stack: &[Active],
-    tool: &str,
-    target: &str,
-    own: Option<&SkillRecord>,
-) -> Result<(), ExecError> {
-    let own = own.map(StackKey::of);
-    for a in stack {
-        let Some(allowed) = &a.rules.allowed else {
-            continue;
-        };
-        if own.as_ref().is_some_and(|own| a.key() == *own) {
-            continue;
-        }
-        if !allowed.any_matches(tool, Some(target)) {
-            return Err(ExecError::ToolNotAllowed(format!(
-                "{tool}({target}) is not in the allowed-tools of the active skill {:?}: a skill that restricts tools governs every call while it is active (list {tool} in its allowed-tools, or unload it first)",
-                a.skill.record.name.as_str()
-            )));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use std::sync::Arc;
@@ -1320,9 +1222,12 @@ mod tests {
         };
         assert_eq!(suggestion.as_deref(), Some("personal:secret-plan"));
         // ...the session does not pass it on.
-        let session = Executor::builder(index)
-            .build()
-            .session(SessionContext::builder().id("s").build());
+        let executor = Executor::builder(index).build();
+        let session = crate::state::SessionState::new(
+            Arc::clone(executor.inner()),
+            "s".to_owned(),
+            SessionContext::builder().id("s").build(),
+        );
         match session.load_resolved(&record) {
             Err(ExecError::NotFound(IndexError::NotFound { suggestion, .. })) => {
                 assert_eq!(suggestion, None);
