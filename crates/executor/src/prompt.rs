@@ -235,7 +235,8 @@ const RESOURCE_TAGS: &[&str] = &["skill_content", "skill_resources", "file"];
 pub fn skill_content(skill: &Skill) -> String {
     let record = &skill.record;
     let body = trim_body(&skill.body);
-    let mut out = String::with_capacity(body.len() + 256 + 40 * skill.files.len().min(100));
+    let mut out =
+        String::with_capacity(body.len() + 256 + 40 * skill.files.len().min(MAX_LISTED_RESOURCES));
     out.push_str("<skill_content name=\"");
     escape_into(&mut out, py_strip(record.name.as_str()), true);
     out.push_str("\">\n");
