@@ -36,7 +36,8 @@ pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuil
 pub use origin::PluginOrigin;
 pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
-    active_skills, available_skills, available_skills_within, instructions, skill_tool_description,
+    active_skills, available_skills, available_skills_within, instructions, skill_content,
+    skill_tool_description, MAX_LISTED_RESOURCES,
 };
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,

@@ -35,6 +35,38 @@
 //! for [`active_skills`] with nothing active); composite texts join their parts with one
 //! blank line.
 //!
+//! # `<skill_content>`
+//!
+//! [`skill_content`] wraps one loaded skill the way the agentskills.io client implementation
+//! guide shows a dedicated activation tool returning it: the body, the skill's folder, and a
+//! `<skill_resources>` list of its files (named, never read):
+//!
+//! ```text
+//! <skill_content name="pdf-tools">
+//! # PDF tools
+//! ...
+//!
+//! Skill directory: /skills/pdf-tools
+//! Relative paths in this skill are relative to the skill directory.
+//!
+//! <skill_resources>
+//!   <file>scripts/extract.py</file>
+//! </skill_resources>
+//! </skill_content>
+//! ```
+//!
+//! The model reads the body as its author wrote it: it is not XML-escaped (a command such
+//! as `make 2>&1` stays copyable). What could end or forge the wrapper is neutralised
+//! instead: in the body and the folder, a `<` that opens a `skill_content` or
+//! `skill_resources` tag (`</skill_content>`, `<skill_resources ...>`, any letter case)
+//! becomes `&lt;`; in a file's path, so does a `<` opening a `file` tag, and `&`, `<`, `>`
+//! of the path's own are not otherwise touched. So the text holds exactly one
+//! `</skill_content>`, its last line, and one `<skill_resources>` block, which a host can
+//! find when it compacts a conversation. The name is escaped as an attribute (`&` `<` `>`
+//! `"` `'`). At most [`MAX_LISTED_RESOURCES`] files are listed; past that a line inside the
+//! block says how many more there are and that the listing is incomplete. A skill with no
+//! files has no `<skill_resources>` block.
+//!
 //! # The budget
 //!
 //! [`skill_tool_description`] and [`instructions`] take a budget in characters (Unicode
@@ -186,6 +218,78 @@ pub fn active_skills(active: &[&Skill]) -> String {
     }
     out.push_str("</active_skills>\n");
     out
+}
+
+/// At most this many files are listed in a `<skill_resources>` block.
+pub const MAX_LISTED_RESOURCES: usize = 100;
+
+/// The tags [`skill_content`] writes around a body: a `<` that opens one inside a body or a
+/// folder is neutralised.
+const WRAPPER_TAGS: &[&str] = &["skill_content", "skill_resources"];
+
+/// The tags that a file's path must not open: the wrapper's and `file`.
+const RESOURCE_TAGS: &[&str] = &["skill_content", "skill_resources", "file"];
+
+/// One loaded skill wrapped as `<skill_content>` (see the module documentation): what a
+/// load receipt carries for the model and what the `skill` tool returns.
+pub fn skill_content(skill: &Skill) -> String {
+    let record = &skill.record;
+    let body = trim_body(&skill.body);
+    let mut out =
+        String::with_capacity(body.len() + 256 + 40 * skill.files.len().min(MAX_LISTED_RESOURCES));
+    out.push_str("<skill_content name=\"");
+    escape_into(&mut out, py_strip(record.name.as_str()), true);
+    out.push_str("\">\n");
+    if !body.is_empty() {
+        neutralise_into(&mut out, body, WRAPPER_TAGS);
+        out.push_str("\n\n");
+    }
+    out.push_str("Skill directory: ");
+    neutralise_into(&mut out, &record.dir().to_string_lossy(), WRAPPER_TAGS);
+    out.push_str("\nRelative paths in this skill are relative to the skill directory.\n");
+    if !skill.files.is_empty() {
+        out.push_str("\n<skill_resources>\n");
+        for file in skill.files.iter().take(MAX_LISTED_RESOURCES) {
+            out.push_str("  <file>");
+            neutralise_into(&mut out, &file.path, RESOURCE_TAGS);
+            out.push_str("</file>\n");
+        }
+        let left_out = skill.files.len().saturating_sub(MAX_LISTED_RESOURCES);
+        if left_out > 0 {
+            let files = if left_out == 1 { "file" } else { "files" };
+            out.push_str(&format!(
+                "  ({left_out} more {files} not listed: this listing is incomplete)\n"
+            ));
+        }
+        out.push_str("</skill_resources>\n");
+    }
+    out.push_str("</skill_content>\n");
+    out
+}
+
+/// `s` written into `out` with every `<` that opens (or closes) one of `tags` turned into
+/// `&lt;`: `<tag` or `</tag`, in any letter case, followed by `>`, `/`, white space or the
+/// end. Nothing else is changed.
+fn neutralise_into(out: &mut String, s: &str, tags: &[&str]) {
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, _) in s.match_indices('<') {
+        let rest = &bytes[i + 1..];
+        let rest = rest.strip_prefix(b"/").unwrap_or(rest);
+        let opens = tags.iter().any(|tag| {
+            rest.len() >= tag.len()
+                && rest[..tag.len()].eq_ignore_ascii_case(tag.as_bytes())
+                && rest
+                    .get(tag.len())
+                    .is_none_or(|b| matches!(b, b'>' | b'/') || b.is_ascii_whitespace())
+        });
+        if opens {
+            out.push_str(&s[start..i]);
+            out.push_str("&lt;");
+            start = i + 1;
+        }
+    }
+    out.push_str(&s[start..]);
 }
 
 /// The top-level instructions for the next model call: the base block, then

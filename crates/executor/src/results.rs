@@ -32,6 +32,13 @@ pub struct ActiveSkill {
     /// The instructions (see `base_path`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub body: Option<String>,
+    /// The skill as the model is given it (see `base_path`): the agentskills.io wrapped
+    /// form, `<skill_content name="...">` holding the body, a `Skill directory:` line and a
+    /// `<skill_resources>` list of the skill's files (named, not read; at most 100, then a
+    /// line saying the listing is incomplete). A `<` in the body that would open or close
+    /// `skill_content` or `skill_resources` is written `&lt;`; nothing else is escaped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub skill_content: Option<String>,
 }
 
 fn is_false(b: &bool) -> bool {
@@ -185,7 +192,10 @@ pub struct SearchResult {
 pub struct SkillContent {
     /// The skill's name.
     pub name: String,
-    /// Its instructions, from the bytes pinned at load.
+    /// Its instructions, from the bytes pinned at load: for the `skill` tool the wrapped
+    /// form a load receipt's `skill_content` has (`<skill_content name="...">` with the
+    /// body, the skill's folder and its `<skill_resources>`); for a prompt (MCP
+    /// `prompts/get`) the body alone.
     pub content: String,
     /// Its folder.
     pub base_path: String,

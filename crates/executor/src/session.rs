@@ -144,7 +144,8 @@ impl Session {
     }
 
     /// The single-skill `skill` tool: loads `name` (added to the stack) and returns its
-    /// pinned instructions.
+    /// pinned instructions, wrapped as `<skill_content>` (the agentskills.io form, as a
+    /// load receipt's `skill_content`).
     pub fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
         self.state.skill(name)
     }

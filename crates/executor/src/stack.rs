@@ -728,21 +728,23 @@ impl SessionState {
             e.error = Some(err.to_string());
         }
         self.emit(&e)?;
-        Ok(skill_content(&*result?))
+        let skill = result?;
+        Ok(skill_content(&skill, skill.body.clone()))
     }
 
     /// The work of [`Session::skill`](crate::Session::skill).
     pub(crate) fn skill(&self, name: &str) -> Result<SkillContent, ExecError> {
         self.model_load(&[name.to_owned()], LoadMode::Add, "skill")?;
-        Ok(skill_content(&self.target(Some(name))?.skill))
+        let skill = &self.target(Some(name))?.skill;
+        Ok(skill_content(skill, crate::prompt::skill_content(skill)))
     }
 }
 
-/// A skill's instructions as the `skill` tool and prompts give them.
-fn skill_content(skill: &Skill) -> SkillContent {
+/// A skill's instructions as the `skill` tool and prompts give them, with `content`.
+fn skill_content(skill: &Skill, content: String) -> SkillContent {
     SkillContent {
         name: skill.record.name.to_string(),
-        content: skill.body.clone(),
+        content,
         base_path: skill.record.dir().display().to_string(),
         allowed_tools: skill
             .record
@@ -785,6 +787,7 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
         pinned_by_host: a.by == Activation::Host,
         base_path: with_body.then(|| dir.clone()),
         body: with_body.then(|| a.skill.body.clone()),
+        skill_content: with_body.then(|| crate::prompt::skill_content(&a.skill)),
     }
 }
 

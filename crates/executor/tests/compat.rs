@@ -40,6 +40,25 @@ fn a_skill_the_model_may_not_invoke_is_hidden_from_it_and_host_activated() {
     assert_eq!(active(&session), ["deploy"]);
 }
 
+// Regression (issue 37): Claude Code reads `yes`/`no`/`on`/`off`/`1`/`0` as booleans;
+// `disable-model-invocation: yes` was ignored and the user-only skill offered to the model.
+#[test]
+fn claude_code_boolean_spellings_keep_a_user_only_skill_from_the_model() {
+    let env = Env::new();
+    env.skill("deploy", "disable-model-invocation: yes\n", "Deploy.\n");
+    env.skill("release", "disable-model-invocation: ON\n", "Release.\n");
+    env.skill("notes", "disable-model-invocation: 0\n", "Notes.\n");
+    let session = env.session();
+    let listed: Vec<String> = session.list().skills.into_iter().map(|s| s.name).collect();
+    assert_eq!(listed, ["notes"]);
+    let err = session
+        .load(&names(&["deploy"]), LoadMode::Add)
+        .unwrap_err();
+    assert_eq!(err.code(), "SKILL_MODEL_INVOCATION_DISABLED", "{err}");
+    session.host_activate(&names(&["deploy"])).unwrap();
+    assert_eq!(active(&session), ["deploy"]);
+}
+
 #[test]
 fn codex_allow_implicit_invocation_false_hides_a_skill_from_the_model() {
     let env = Env::new();

@@ -351,6 +351,38 @@ fn the_receipt_carries_location_digest_properties_body_and_base_path() {
     assert_eq!(entry["base_path"].as_str().unwrap(), dir.to_str().unwrap());
 }
 
+// Issue 37: the receipt's loaded entries carry the agentskills.io wrapped form, and the
+// `skill` tool returns it as its content.
+#[test]
+fn the_receipt_and_the_skill_tool_carry_the_wrapped_skill_content() {
+    let env = Env::new();
+    let dir = env.skill("pdf-tools", "", "# PDF tools\n\nRun scripts/extract.py.\n");
+    env.file("pdf-tools", "scripts/extract.py", "print(1)\n");
+    env.file("pdf-tools", "references/spec.md", "Spec.\n");
+    env.skill("notes", "", "Notes.\n");
+    let session = env.session();
+    let wrapped = format!(
+        "<skill_content name=\"pdf-tools\">\n# PDF tools\n\nRun scripts/extract.py.\n\nSkill directory: {}\nRelative paths in this skill are relative to the skill directory.\n\n<skill_resources>\n  <file>references/spec.md</file>\n  <file>scripts/extract.py</file>\n</skill_resources>\n</skill_content>\n",
+        dir.display()
+    );
+    let receipt = load(&session, &["pdf-tools"], LoadMode::Add).unwrap();
+    assert_eq!(receipt["active_skills"][0]["skill_content"], wrapped);
+    // Only the skills this call activated carry it.
+    let receipt = load(&session, &["notes"], LoadMode::Add).unwrap();
+    assert!(receipt["active_skills"][0].get("skill_content").is_none());
+    assert!(receipt["active_skills"][1]["skill_content"]
+        .as_str()
+        .unwrap()
+        .starts_with("<skill_content name=\"notes\">\nNotes.\n"));
+    let out = protocol::call(&session, "skill", json!({"name": "pdf-tools"})).unwrap();
+    assert_eq!(out["content"], wrapped);
+    // Delivered at top level, the receipt carries no instructions at all.
+    let executor = env.executor(Policy::builder().delivery(Delivery::TopLevel).build());
+    let top = executor.session(SessionContext::default());
+    let receipt = load(&top, &["pdf-tools"], LoadMode::Add).unwrap();
+    assert!(receipt["active_skills"][0].get("skill_content").is_none());
+}
+
 #[test]
 fn top_level_delivery_leaves_the_body_out_of_the_receipt_and_puts_it_in_instructions() {
     let env = Env::new();

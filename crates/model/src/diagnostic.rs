@@ -132,6 +132,10 @@ rules! {
     /// trailing blanks, a value holding `: `, a missing `name`), as Claude Code and Codex
     /// do; the strict verdict is unchanged.
     LoaderRepair = "loader.repair",
+    /// The lenient loader read a value as Claude Code reads it where YAML or this project
+    /// spell it otherwise: a boolean written `yes`, `no`, `on`, `off`, `1` or `0` (any
+    /// case), `${CLAUDE_SKILL_DIR}` for the skill's folder; the strict verdict is unchanged.
+    LoaderClaudeCode = "loader.claudeCode",
     /// A tool rule in `allowed-tools` or `disallowed-tools` cannot be read.
     ToolRuleSyntax = "tool-rule.syntax",
     /// Lint: the body is over 500 lines or about 5,000 tokens.

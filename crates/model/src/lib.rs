@@ -41,4 +41,4 @@ pub use name::{
 pub use rel_path::{RelPath, RelPathError};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};
-pub use tools::{Specifier, ToolRule, ToolRules};
+pub use tools::{Specifier, ToolRule, ToolRules, CLAUDE_SKILL_DIR_VAR, SKILL_DIR_VAR};

@@ -19,6 +19,12 @@ pub enum Specifier {
     Prefix(Box<str>),
 }
 
+/// The variable a tool rule names the skill's folder with.
+pub const SKILL_DIR_VAR: &str = "${SKILL_DIR}";
+
+/// Claude Code's name for the skill's folder, expanded as [`SKILL_DIR_VAR`] is.
+pub const CLAUDE_SKILL_DIR_VAR: &str = "${CLAUDE_SKILL_DIR}";
+
 /// One rule: `Tool` or `Tool(specifier)`.
 ///
 /// ```
@@ -80,11 +86,15 @@ impl ToolRule {
         }
     }
 
-    /// The rule with every `${SKILL_DIR}` in its specifier replaced by `skill_dir`.
+    /// The rule with every `${SKILL_DIR}` in its specifier replaced by `skill_dir`, and
+    /// every `${CLAUDE_SKILL_DIR}` (Claude Code's name for the same folder) too.
     #[must_use]
     pub fn expand_skill_dir(&self, skill_dir: &str) -> ToolRule {
-        const VAR: &str = "${SKILL_DIR}";
-        let expand = |text: &str| -> Box<str> { text.replace(VAR, skill_dir).into() };
+        let expand = |text: &str| -> Box<str> {
+            text.replace(SKILL_DIR_VAR, skill_dir)
+                .replace(CLAUDE_SKILL_DIR_VAR, skill_dir)
+                .into()
+        };
         let specifier = self.specifier.as_ref().map(|s| match s {
             Specifier::Exact(t) => Specifier::Exact(expand(t)),
             Specifier::Prefix(t) => Specifier::Prefix(expand(t)),
@@ -359,5 +369,9 @@ mod tests {
             .unwrap();
         let rule = rule.expand_skill_dir("/skills/pdf");
         assert!(rule.matches("Bash", Some("python /skills/pdf/scripts/run.py --x")));
+        // Issue 37: Claude Code's `${CLAUDE_SKILL_DIR}` names the same folder.
+        let rule: ToolRule = "Read(${CLAUDE_SKILL_DIR}/references/*)".parse().unwrap();
+        let rule = rule.expand_skill_dir("/skills/pdf");
+        assert!(rule.matches("Read", Some("/skills/pdf/references/a.md")));
     }
 }

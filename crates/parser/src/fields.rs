@@ -9,8 +9,8 @@ use std::borrow::Cow;
 use skills_model::{
     spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
     Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, Scope, Security, Severity,
-    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, EXTENSION_FIELDS,
-    MAX_NAME_LEN, SPEC_FIELDS,
+    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, CLAUDE_SKILL_DIR_VAR,
+    EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
 
 use crate::node::{Kind, Node, ScalarType};
@@ -83,6 +83,21 @@ fn parse_int(text: &str) -> Option<i64> {
 fn boolean(node: &Node<'_>) -> Option<bool> {
     match scalar(node)? {
         (t, ScalarType::Bool) => Some(t.eq_ignore_ascii_case("true")),
+        _ => None,
+    }
+}
+
+/// A boolean as Claude Code reads one (since 2.1.218) where YAML's core schema reads a
+/// string or a number: `true`, `yes`, `on`, `1` and `false`, `no`, `off`, `0`, in any
+/// letter case, quoted or not.
+fn claude_boolean(node: &Node<'_>) -> Option<bool> {
+    let (t, ty) = scalar(node)?;
+    if ty == ScalarType::Null || t.len() > 5 {
+        return None;
+    }
+    match t.to_ascii_lowercase().as_str() {
+        "true" | "yes" | "on" | "1" => Some(true),
+        "false" | "no" | "off" | "0" => Some(false),
         _ => None,
     }
 }
@@ -514,8 +529,33 @@ impl FieldReader<'_> {
                 let message = format!("`{field}`: {error}");
                 self.push(Rule::ToolRuleSyntax, Severity::Warning, message, piece);
             }
+            // Rare: one byte scan of the rules' text in the usual case.
+            if memchr::memchr(b'$', source.as_bytes()).is_some() {
+                self.claude_skill_dir(field, &source, piece);
+            }
         }
         Some(all.into_iter().collect())
+    }
+
+    /// A `loader.claudeCode` warning at each `${CLAUDE_SKILL_DIR}` in a tool rule's text:
+    /// at its own column in a plain one-line value, else at the value.
+    fn claude_skill_dir(&mut self, field: &str, source: &str, piece: &Node<'_>) {
+        let plain = matches!(&piece.kind, Kind::Scalar(s) if s.plain) && !source.contains('\n');
+        for (at, _) in source.match_indices(CLAUDE_SKILL_DIR_VAR) {
+            let column = if plain {
+                let before = u32::try_from(source[..at].chars().count()).unwrap_or(u32::MAX);
+                piece.col.saturating_add(before)
+            } else {
+                piece.col
+            };
+            let message = format!(
+                "`{field}`: `{CLAUDE_SKILL_DIR_VAR}` is read as the skill's folder, as Claude Code reads it (and as `{SKILL_DIR_VAR}` is)"
+            );
+            self.diagnostics.push(
+                Diagnostic::new(Rule::LoaderClaudeCode, Severity::Warning, message)
+                    .at(piece.line.saturating_add(self.line_offset), column),
+            );
+        }
     }
 
     fn allowed_tools(&mut self, value: &Node<'_>) -> Option<ToolRules> {
@@ -549,12 +589,23 @@ impl FieldReader<'_> {
         result
     }
 
+    /// A boolean extension field: `true` or `false`, or, with a `loader.claudeCode`
+    /// warning, another spelling Claude Code reads (`yes`, `off`, `1`...).
     fn ext_bool(&mut self, field: &str, value: &Node<'_>) -> Option<bool> {
-        let result = boolean(value);
-        if result.is_none() {
-            self.ext_warning(field, "true or false", value);
+        if let Some(b) = boolean(value) {
+            return Some(b);
         }
-        result
+        let Some(b) = claude_boolean(value) else {
+            self.ext_warning(field, "true or false", value);
+            return None;
+        };
+        let written = scalar(value).map_or("", |(t, _)| t);
+        let message = format!(
+            "`{field}: {written}` is read as `{b}`, as Claude Code reads it; YAML reads it as {}, so other agents may ignore it: write `{b}`",
+            shape(value)
+        );
+        self.push(Rule::LoaderClaudeCode, Severity::Warning, message, value);
+        Some(b)
     }
 
     fn ext_list(&mut self, field: &str, value: &Node<'_>) -> Vec<String> {
@@ -828,7 +879,9 @@ impl FieldReader<'_> {
                 }),
                 (_, Some(e)) => get(e, "tool").and_then(text).map(|tool| ToolDependency {
                     tool,
-                    required: get(e, "required").and_then(boolean).unwrap_or(true),
+                    required: get(e, "required")
+                        .and_then(|v| self.ext_bool("tool-binding.dependencies[].required", v))
+                        .unwrap_or(true),
                     purpose: get(e, "purpose").and_then(text),
                     min_version: get(e, "minVersion").and_then(text),
                 }),
@@ -870,7 +923,11 @@ impl FieldReader<'_> {
                                 SkillDependency {
                                     skill_name,
                                     reason: get(e, "reason").and_then(text),
-                                    optional: get(e, "optional").and_then(boolean).unwrap_or(false),
+                                    optional: get(e, "optional")
+                                        .and_then(|v| {
+                                            self.ext_bool("composition.dependencies[].optional", v)
+                                        })
+                                        .unwrap_or(false),
                                 }
                             }),
                             _ => None,

@@ -410,8 +410,8 @@ fn missing_name(fm: &Frontmatter, diagnostics: &[Diagnostic], dir_name: &str) ->
 
 impl SkillParser {
     /// The lenient values of a frontmatter the strict reading refused: `yaml` read as it
-    /// is, or with its `: ` values re-read as text (each a `loader.repair` warning pushed
-    /// to `diagnostics`). The reading's own diagnostics are dropped: the strict verdict is
+    /// is, or with its values that start with `@` or a backtick and its `: ` values re-read
+    /// as text (each a `loader.repair` warning pushed to `diagnostics`). The reading's own diagnostics are dropped: the strict verdict is
     /// already the error that led here, and a repaired text must not add findings to it.
     fn lenient_reading(
         &self,
@@ -436,12 +436,19 @@ impl SkillParser {
         if let Some(fm) = read(yaml) {
             return fm;
         }
-        let Some((fixed, lines)) = repair::quote_colon_values(yaml) else {
-            return Frontmatter::default();
+        let (yaml, reserved) = match repair::quote_reserved_starts(yaml) {
+            Some((fixed, warnings)) => (std::borrow::Cow::Owned(fixed), warnings),
+            None => (std::borrow::Cow::Borrowed(yaml), Vec::new()),
+        };
+        let (fixed, lines) = match repair::quote_colon_values(&yaml) {
+            Some(repaired) => repaired,
+            None if !reserved.is_empty() => (yaml.into_owned(), Vec::new()),
+            None => return Frontmatter::default(),
         };
         let Some(fm) = read(&fixed) else {
             return Frontmatter::default();
         };
+        diagnostics.extend(reserved);
         for (line, key) in lines {
             diagnostics.push(repair::warning(
                 format!("the value of `{key}` holds \": \", which YAML reads as another key; the loader reads the whole value as text, as Codex does (quote it: `{key}: \"...\"`)"),

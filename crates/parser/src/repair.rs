@@ -7,6 +7,9 @@
 //! - A plain value holding `: ` (`description: Use when: the user asks`), which YAML reads
 //!   as a second key, is re-read as text, with its continuation lines, never inside a block
 //!   scalar (`key: |` and the lines indented under it are left alone).
+//! - A value, a block list's item or an item of a one-line flow list (`tags: [next,
+//!   @supabase/ssr]`) that starts with `@` or a backtick, which YAML reserves, is re-read
+//!   as text (Codex quotes such values too), outside block scalars.
 //! - A missing `name` is the folder's name (see `lib.rs`).
 
 use skills_model::{Diagnostic, Rule, Severity};
@@ -129,6 +132,99 @@ pub(crate) fn quote_colon_values(yaml: &str) -> Option<(String, Vec<(u32, String
     (!repaired.is_empty()).then(|| (out.join("\n"), repaired))
 }
 
+/// YAML reserves these to start a plain scalar.
+const RESERVED: [char; 2] = ['@', '`'];
+
+/// `yaml` with every value that starts with a reserved indicator (`@`, a backtick) quoted,
+/// line for line: a plain value (`key: @x`), a block list's item (`- @x`), an item of a
+/// one-line flow list (`[next,@supabase/ssr]`, with no nested brackets or quotes); never
+/// inside a block scalar. With the `loader.repair` warning of each, placed in the file (the
+/// YAML's first line is the file's second). `None` when there is nothing to repair.
+pub(crate) fn quote_reserved_starts(yaml: &str) -> Option<(String, Vec<Diagnostic>)> {
+    let mut out: Vec<String> = Vec::new();
+    let mut warnings = Vec::new();
+    let mut block: Option<usize> = None;
+    for (i, raw) in yaml.split('\n').enumerate() {
+        let line = raw.trim_end_matches('\r');
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if block.is_some_and(|b| line.trim().is_empty() || indent > b) {
+            out.push(raw.to_owned());
+            continue;
+        }
+        block = None;
+        let file_line = u32::try_from(i + 2).unwrap_or(u32::MAX);
+        let value_start = match key_value(line) {
+            Some((_, start)) => Some(start),
+            None => line[indent..].starts_with("- ").then(|| {
+                let after = &line[indent + 2..];
+                indent + 2 + (after.len() - after.trim_start().len())
+            }),
+        };
+        let Some(start) = value_start else {
+            out.push(raw.to_owned());
+            continue;
+        };
+        let value = line[start..].trim_end();
+        if value.starts_with(['|', '>']) {
+            block = Some(indent);
+        }
+        let items = if value.starts_with(RESERVED) {
+            vec![(start, value.len())]
+        } else {
+            flow_items(value)
+                .into_iter()
+                .filter(|(at, len)| value[*at..*at + len].starts_with(RESERVED))
+                .map(|(at, len)| (start + at, len))
+                .collect()
+        };
+        if items.is_empty() {
+            out.push(raw.to_owned());
+            continue;
+        }
+        let mut fixed = String::with_capacity(raw.len() + 4 * items.len());
+        let mut copied = 0;
+        for (at, len) in items {
+            let text = &line[at..at + len];
+            fixed.push_str(&line[copied..at]);
+            fixed.push('"');
+            fixed.push_str(&text.replace('\\', "\\\\").replace('"', "\\\""));
+            fixed.push('"');
+            copied = at + len;
+            let column = u32::try_from(line[..at].chars().count() + 1).unwrap_or(u32::MAX);
+            warnings.push(warning(
+                format!("`{text}` starts with `{}`, which YAML reserves, so it cannot start an unquoted value; the loader reads it as text, as Codex does (quote it: `\"{text}\"`)", &text[..1]),
+                file_line,
+                column,
+            ));
+        }
+        fixed.push_str(&raw[copied..]);
+        out.push(fixed);
+    }
+    (!warnings.is_empty()).then(|| (out.join("\n"), warnings))
+}
+
+/// The items of a one-line flow list (`[a, b]`) as (offset, length) in `value`: none when
+/// `value` is not one, or holds quotes or nested brackets (left to the YAML parser).
+fn flow_items(value: &str) -> Vec<(usize, usize)> {
+    let Some(inner) = value.strip_prefix('[').and_then(|v| v.strip_suffix(']')) else {
+        return Vec::new();
+    };
+    if inner.contains(['[', ']', '{', '}', '"', '\'']) {
+        return Vec::new();
+    }
+    let mut items = Vec::new();
+    let mut offset = 1;
+    for item in inner.split(',') {
+        let lead = item.len() - item.trim_start().len();
+        let text = item.trim();
+        if !text.is_empty() {
+            items.push((offset + lead, text.len()));
+        }
+        offset += item.len() + 1;
+    }
+    items
+}
+
 /// Where a `key: value` line's key ends and its value starts, for a simple key (letters,
 /// digits, `_`, `-`, `.`, after an optional `- ` of a sequence entry).
 fn key_value(line: &str) -> Option<(usize, usize)> {
@@ -182,6 +278,28 @@ mod tests {
         assert_eq!(fixed, "notes: |\n  a: b\n  c: d\nwhen: \"Use when: x\"\n");
         assert_eq!(lines, [(4, "when".to_owned())]);
         assert!(quote_colon_values("a: \"b: c\"\nd: 'e: f'\n").is_none());
+    }
+
+    #[test]
+    fn values_starting_with_a_reserved_indicator_are_quoted_line_for_line() {
+        let yaml = "tags: [next,@supabase/ssr, `x`]\nhint: @file\nlist:\n  - @scope/pkg\n  - fine\nnotes: |\n  @kept\nok: [a, b]";
+        let (fixed, warnings) = quote_reserved_starts(yaml).unwrap();
+        assert_eq!(
+            fixed,
+            "tags: [next,\"@supabase/ssr\", \"`x`\"]\nhint: \"@file\"\nlist:\n  - \"@scope/pkg\"\n  - fine\nnotes: |\n  @kept\nok: [a, b]"
+        );
+        let places: Vec<(Option<u32>, Option<u32>)> =
+            warnings.iter().map(|d| (d.line, d.column)).collect();
+        assert_eq!(
+            places,
+            [
+                (Some(2), Some(13)),
+                (Some(2), Some(28)),
+                (Some(3), Some(7)),
+                (Some(5), Some(5))
+            ]
+        );
+        assert!(quote_reserved_starts("a: [\"@x\", b]\nc: 'd'\n").is_none());
     }
 
     #[test]
