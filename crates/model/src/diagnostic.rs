@@ -88,6 +88,9 @@ rules! {
     FrontmatterYamlSyntax = "frontmatter.yamlSyntax",
     /// The frontmatter is over a size, nesting or alias limit.
     FrontmatterTooLarge = "frontmatter.tooLarge",
+    /// A YAML merge key (`<<`): YAML 1.1 readers merge the mapping it names, this reader
+    /// does not, so the two would read different fields; the skill is not loaded.
+    FrontmatterMergeKey = "frontmatter.mergeKey",
     /// A field that the Agent Skills specification does not define.
     FrontmatterUnknownField = "frontmatter.unknownField",
     /// `name` is missing or empty.

@@ -138,6 +138,22 @@ fn entries<'n, 'a>(node: &'n Node<'a>) -> Option<&'n [(Node<'a>, Node<'a>)]> {
     }
 }
 
+/// The first merge key (`<<`, whatever its quoting or tag) of any mapping in `node`.
+fn merge_key<'n, 'a>(node: &'n Node<'a>) -> Option<&'n Node<'a>> {
+    match &node.kind {
+        Kind::Scalar(_) => None,
+        Kind::Seq(items) => items.iter().find_map(merge_key),
+        Kind::Map(entries) => entries.iter().find_map(|(k, v)| {
+            let merge = matches!(&k.kind, Kind::Scalar(s) if s.text == "<<");
+            if merge {
+                Some(k)
+            } else {
+                merge_key(k).or_else(|| merge_key(v))
+            }
+        }),
+    }
+}
+
 fn get<'n, 'a>(entries: &'n [(Node<'a>, Node<'a>)], key: &str) -> Option<&'n Node<'a>> {
     entries
         .iter()
@@ -174,6 +190,13 @@ impl FieldReader<'_> {
     /// Reads the root node. `root` is `None` for an empty frontmatter.
     pub(crate) fn read(&mut self, root: Option<&Node<'_>>) -> Frontmatter {
         let mut fm = Frontmatter::default();
+        // A merge key is refused before any field is read, and nothing of the frontmatter
+        // is kept: the lenient loader must not load what a YAML 1.1 reader reads otherwise.
+        if let Some(key) = root.and_then(merge_key) {
+            let message = "`<<` is a YAML merge key: YAML 1.1 readers (PyYAML) merge the mapping it names into this one and this reader does not, so the two would read different fields (`disable-model-invocation`, `allowed-tools`); write the fields out in full".to_owned();
+            self.error(Rule::FrontmatterMergeKey, message, key);
+            return fm;
+        }
         let Some(entries) = self.entries(root) else {
             return fm;
         };
