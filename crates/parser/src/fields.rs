@@ -69,6 +69,18 @@ fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
     }
 }
 
+/// The shape of a value that is not a string or a list of strings, for messages: a list
+/// names the shape of its first odd item.
+fn list_shape(node: &Node<'_>) -> String {
+    match &node.kind {
+        Kind::Seq(items) => match items.iter().find(|i| text(i).is_none()) {
+            Some(odd) => format!("a list holding {}", shape(odd)),
+            None => "a list".to_owned(),
+        },
+        _ => shape(node).to_owned(),
+    }
+}
+
 /// An integer in any core-schema form: decimal, `0x` hex or `0o` octal.
 fn parse_int(text: &str) -> Option<i64> {
     if let Some(hex) = text.strip_prefix("0x") {
@@ -777,25 +789,50 @@ impl FieldReader<'_> {
         }
     }
 
+    /// `scope`. One that cannot be read in full (not a mapping, a dimension this runtime
+    /// does not enforce, a dimension that is not a string or a list of strings: one odd
+    /// item spoils its list) is an error and [`Scope::unreadable`], which hides the skill
+    /// from every session: an unknown scope never reads as "everywhere" (issue 38).
     fn scope(&mut self, value: &Node<'_>) -> Scope {
         let Some(entries) = entries(value) else {
-            self.ext_warning(
-                "scope",
-                "a mapping of `agents`, `tenants`, `environments`",
-                value,
+            let why = format!(
+                "it should be a mapping of `agents`, `tenants`, `environments`, not {}",
+                shape(value)
             );
-            return Scope::default();
+            return self.unreadable_scope(&why, value);
         };
         let mut scope = Scope::default();
         for (k, v) in entries {
-            match &*key_text(k) {
-                "agents" => scope.agents = self.ext_list("scope.agents", v),
-                "tenants" => scope.tenants = self.ext_list("scope.tenants", v),
-                "environments" => scope.environments = self.ext_list("scope.environments", v),
-                other => self.ext_warning(&format!("scope.{other}"), "absent", v),
+            let key = key_text(k);
+            let list = match &*key {
+                "agents" => &mut scope.agents,
+                "tenants" => &mut scope.tenants,
+                "environments" => &mut scope.environments,
+                other => {
+                    let why = format!("`scope.{other}` is not one of `agents`, `tenants`, `environments`, so it cannot be enforced");
+                    return self.unreadable_scope(&why, k);
+                }
+            };
+            match string_list(v) {
+                Some(items) => *list = items,
+                None => {
+                    let why = format!(
+                        "`scope.{key}` should be a string or a list of strings, not {}",
+                        list_shape(v)
+                    );
+                    return self.unreadable_scope(&why, v);
+                }
             }
         }
         scope
+    }
+
+    fn unreadable_scope(&mut self, why: &str, node: &Node<'_>) -> Scope {
+        let message = format!(
+            "`scope` cannot be read: {why}; the skill is hidden from every session until it is fixed"
+        );
+        self.error(Rule::ScopeType, message, node);
+        Scope::unreadable()
     }
 
     fn security(&mut self, value: &Node<'_>) -> Option<Security> {
