@@ -684,39 +684,57 @@ fn load_of_a_skill_kept_at_its_last_good_version() {
 }
 
 // Regression: names that differ from a visible skill's only by case or by confusable
-// letters (Cyrillic `у`, a zero-width space) loaded from the project layer.
+// letters (Cyrillic `у`, a zero-width space) loaded from the project layer; and (issue 38)
+// the lookalikes a hand-written table missed, now judged by Unicode's confusables after
+// NFKC, and the invisible characters now refused in any name (a zero-width space was a
+// lookalike before: it is refused outright now, `name.format` saying why strictly).
 #[test]
 fn lookalike_names_are_not_indexed() {
-    // (layer, folder, name), then the qualified names that must be indexed.
-    type Case<'a> = (&'a [(Layer, &'a str, &'a str)], &'a [&'a str]);
-    let cases: &[Case<'_>] = &[
-        (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d1", "Deploy"),
-            ],
-            &["personal:deploy"],
-        ),
-        (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d2", "dеploy"),
-            ],
-            &["personal:deploy"],
-        ),
-        (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d3", "de\u{200B}ploy"),
-            ],
-            &["personal:deploy"],
-        ),
+    // (layer, folder, name), the qualified names that must be indexed, and the rule each
+    // other skill is reported under.
+    type Case<'a> = (&'a [(Layer, &'a str, &'a str)], &'a [&'a str], Rule);
+    let deploy_and = |name: &'static str| -> Vec<(Layer, &'static str, &'static str)> {
+        vec![
+            (Layer::Personal, "deploy", "deploy"),
+            (Layer::Project, "d", name),
+        ]
+    };
+    let confusable = [
+        "Deploy",
+        "dеploy",                                                 // Cyrillic е
+        "\u{1D41D}\u{1D41E}\u{1D429}\u{1D425}\u{1D428}\u{1D432}", // mathematical bold
+        "dep\u{2113}oy",                                          // script small l
+        "dep\u{217C}oy",                                          // small roman fifty
+        "ｄｅｐｌｏｙ",                                           // fullwidth
+    ]
+    .map(deploy_and);
+    let invisible = [
+        "de\u{200B}ploy",  // zero-width space
+        "deploy\u{FE0F}",  // variation selector
+        "deploy\u{E0064}", // tag character
+        "deploy\u{3164}",  // Hangul filler
+        "\u{202E}yolped",  // right-to-left override: displays as "deploy"
+    ]
+    .map(deploy_and);
+    let mut cases: Vec<Case<'_>> = Vec::new();
+    cases.extend(
+        confusable
+            .iter()
+            .map(|c| (c.as_slice(), &["personal:deploy"][..], Rule::NameLookalike)),
+    );
+    cases.extend(
+        invisible
+            .iter()
+            .map(|c| (c.as_slice(), &["personal:deploy"][..], Rule::NameFormat)),
+    );
+    cases.extend([
         (
             &[
                 (Layer::Project, "git", "git_helper"),
                 (Layer::Personal, "git-helper", "git-helper"),
-            ],
-            &["personal:git-helper"],
+            ][..],
+            &["personal:git-helper"][..],
+            Rule::NameLookalike,
         ),
         // Two names outside the specification: the higher layer's stays.
         (
@@ -725,6 +743,15 @@ fn lookalike_names_are_not_indexed() {
                 (Layer::Project, "b", "my_tool"),
             ],
             &["personal:My_Tool"],
+            Rule::NameLookalike,
+        ),
+        (
+            &[
+                (Layer::Personal, "a", "My_Tοol"), // Greek ο
+                (Layer::Project, "b", "my_tool"),
+            ],
+            &["personal:My_Tοol"],
+            Rule::NameLookalike,
         ),
         // Different skeletons are different skills.
         (
@@ -733,16 +760,44 @@ fn lookalike_names_are_not_indexed() {
                 (Layer::Project, "e", "Deployer"),
             ],
             &["personal:deploy", "project:Deployer"],
+            Rule::NameLookalike,
         ),
-    ];
-    for (skills, expected) in cases {
+        // ASCII names keep the ASCII rule: the confusables' `rn`/`m` and `0`/`O` do not
+        // fold two of them into one.
+        (
+            &[
+                (Layer::Personal, "modem", "modem"),
+                (Layer::Project, "modern", "modern"),
+                (Layer::Project, "c0de", "C0de"),
+                (Layer::Project, "code", "COde"),
+            ],
+            &[
+                "personal:modem",
+                "project:modern",
+                "project:C0de",
+                "project:COde",
+            ],
+            Rule::NameLookalike,
+        ),
+        // But a name outside ASCII is a lookalike of either.
+        (
+            &[
+                (Layer::Personal, "modem", "modem"),
+                (Layer::Personal, "modern", "modern"),
+                (Layer::Project, "m", "mod\u{0435}rn"),
+            ],
+            &["personal:modem", "personal:modern"],
+            Rule::NameLookalike,
+        ),
+    ]);
+    for (skills, expected, rule) in cases {
         let tmp = tempfile::tempdir().unwrap();
         let mut builder = SkillIndex::builder();
         for layer in [Layer::Personal, Layer::Project] {
             builder = builder.root(layer, tmp.path().join(layer.as_str()));
         }
         let mut lookalikes = Vec::new();
-        for (layer, dir, name) in *skills {
+        for (layer, dir, name) in skills {
             let path = write_skill(&tmp.path().join(layer.as_str()), dir, name, "");
             if !expected.iter().any(|e| *e == format!("{layer}:{name}")) {
                 lookalikes.push(path);
@@ -760,11 +815,7 @@ fn lookalike_names_are_not_indexed() {
         want.sort();
         assert_eq!(got, want, "{skills:?}");
         for path in lookalikes {
-            assert!(
-                has_rule(&index, &path, Rule::NameLookalike),
-                "{}",
-                path.display()
-            );
+            assert!(has_rule(&index, &path, rule), "{}", path.display());
         }
     }
 }
