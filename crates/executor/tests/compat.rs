@@ -104,6 +104,88 @@ fn codex_allow_implicit_invocation_false_hides_a_skill_from_the_model() {
     assert_eq!(plain.visible().len(), 2);
 }
 
+// Regression (issue 38): an `agents/openai.yaml` the loader could not read (over its
+// 64 KiB limit, not a regular file, not YAML, a policy of the wrong shape) was skipped
+// with a log line, so its `allow_implicit_invocation: false` was lost and the skill was
+// offered to the model. A policy that cannot be read keeps the skill from the model.
+#[test]
+fn a_codex_policy_file_that_cannot_be_read_keeps_the_skill_from_the_model() {
+    let long = format!(
+        "interface:\n  short_description: {}\npolicy:\n  allow_implicit_invocation: false\n",
+        "x".repeat(70 * 1024)
+    );
+    // (skill, what agents/openai.yaml is: contents, or None for a folder)
+    let cases: &[(&str, Option<&str>)] = &[
+        ("too-large", Some(&long)),
+        (
+            "not-yaml",
+            Some("policy: [\n  allow_implicit_invocation: false\n"),
+        ),
+        (
+            "not-utf8",
+            Some("policy:\n  allow_implicit_invocation: false # \u{0}"),
+        ),
+        (
+            "policy-a-list",
+            Some("policy: [allow_implicit_invocation]\n"),
+        ),
+        (
+            "not-a-boolean",
+            Some("policy:\n  allow_implicit_invocation: no\n"),
+        ),
+        ("a-folder", None),
+    ];
+    let env = Env::new();
+    env.skill("readable", "", "Readable.\n");
+    env.file(
+        "readable",
+        "agents/openai.yaml",
+        "policy:\n  allow_implicit_invocation: true\n",
+    );
+    env.skill("no-policy", "", "No policy.\n");
+    for (skill, contents) in cases {
+        env.skill(skill, "", "Hidden.\n");
+        match contents {
+            Some(text) if *skill == "not-utf8" => {
+                let mut bytes = text.as_bytes().to_vec();
+                bytes.extend([0xff, 0xfe, b'\n']);
+                env.file(skill, "agents/openai.yaml", bytes);
+            }
+            Some(text) => {
+                env.file(skill, "agents/openai.yaml", text);
+            }
+            None => {
+                std::fs::create_dir_all(env.root.join(skill).join("agents/openai.yaml")).unwrap()
+            }
+        }
+    }
+    let index = std::sync::Arc::new(
+        skills_index::SkillIndex::builder()
+            .root(Layer::Personal, &env.root)
+            .codex_metadata(true)
+            .build()
+            .unwrap(),
+    );
+    let session = skills_executor::Executor::builder(std::sync::Arc::clone(&index))
+        .build()
+        .session(SessionContext::builder().id("codex").build());
+    let mut seen: Vec<String> = session
+        .visible()
+        .iter()
+        .map(|r| r.name.to_string())
+        .collect();
+    seen.sort();
+    assert_eq!(seen, ["no-policy", "readable"]);
+    for (skill, _) in cases {
+        let err = session.load(&names(&[skill]), LoadMode::Add).unwrap_err();
+        assert_eq!(
+            err.code(),
+            "SKILL_MODEL_INVOCATION_DISABLED",
+            "{skill}: {err}"
+        );
+    }
+}
+
 #[test]
 fn when_to_use_joins_the_description_in_listings() {
     let env = Env::new();

@@ -921,6 +921,74 @@ fn a_scope_written_since_the_index_read_it_governs_the_load() {
     assert_eq!(active(&globex), ["deploy"]);
 }
 
+/// Regression (issue 38): a `scope` that could not be read counted as no scope, so a
+/// session of another tenant listed, loaded and read the skill's references (also as MCP
+/// prompts and resources), and `validate` only warned. Each shape now hides the skill from
+/// every session, the named tenant's included, and is an error.
+#[test]
+fn an_unreadable_scope_hides_the_skill_from_every_session() {
+    let shapes = [
+        "scope:\n  tenants: {acme: true}\n",
+        "scope:\n  tenants: [[acme]]\n",
+        "scope:\n  tenants: [acme, {team: x}]\n",
+        "scope: acme\n",
+        "scope: [{tenants: [acme]}]\n",
+    ];
+    for shape in shapes {
+        let env = Env::new();
+        env.skill("deploy", shape, "Acme's deploy.\n");
+        env.file("deploy", "references/secret.md", "Acme's secret.\n");
+        env.skill("notes", "", "Notes.\n");
+        let executor = env.executor(Policy::default());
+        for tenant in ["globex", "acme", ""] {
+            let mut context = SessionContext::builder().id(format!("s-{tenant}"));
+            if !tenant.is_empty() {
+                context = context.tenant(tenant);
+            }
+            let session = executor.session(context.build());
+            let seen: Vec<String> = session
+                .visible()
+                .iter()
+                .map(|r| r.name.to_string())
+                .collect();
+            assert_eq!(seen, ["notes"], "{shape} / {tenant:?}");
+            let listed: Vec<String> = session.list().skills.into_iter().map(|s| s.name).collect();
+            assert_eq!(listed, ["notes"], "{shape} / {tenant:?}");
+            let err = load(&session, &["deploy"], LoadMode::Add).unwrap_err();
+            assert_eq!(err.code(), "SKILL_NOT_FOUND", "{shape} / {tenant:?}: {err}");
+            let err = session
+                .instructions_of("deploy", "prompts/get")
+                .unwrap_err();
+            assert_eq!(err.code(), "SKILL_NOT_FOUND", "{shape} / {tenant:?}: {err}");
+            for path in ["SKILL.md", "references/secret.md"] {
+                let err = session
+                    .read_unloaded("deploy", path, "resources/read")
+                    .unwrap_err();
+                assert_eq!(
+                    err.code(),
+                    "SKILL_NOT_FOUND",
+                    "{shape} / {tenant:?} {path}: {err}"
+                );
+            }
+        }
+        // `validate` calls it an error (the index keeps the parser's diagnostics).
+        let snapshot = env.index().snapshot();
+        let record = snapshot
+            .records()
+            .iter()
+            .find(|r| r.name.as_str() == "deploy")
+            .expect("the lenient index holds it, hidden");
+        assert!(
+            record
+                .diagnostics
+                .iter()
+                .any(|d| d.is_error() && d.rule == skills_model::Rule::ScopeType),
+            "{shape}: {:?}",
+            record.diagnostics
+        );
+    }
+}
+
 /// Regression: once a skill this session may not see took the qualified name of an active
 /// skill (a higher `priority` in the same layer), the session was told the active skill
 /// changed on disk, with the digest of the hidden skill's `SKILL.md`.

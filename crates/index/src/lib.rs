@@ -34,6 +34,7 @@ mod error;
 mod events;
 mod index;
 mod load;
+mod lookalike;
 mod pool;
 mod search;
 mod snapshot;

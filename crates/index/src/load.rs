@@ -20,6 +20,9 @@ const CODEX_METADATA_LIMIT: u64 = 64 * 1024;
 /// With [`SkillIndexBuilder::codex_metadata`](crate::SkillIndexBuilder::codex_metadata),
 /// reads the skill folder's `agents/openai.yaml` and turns `allow_implicit_invocation:
 /// false` into `disable-model-invocation: true` unless the frontmatter sets that field.
+/// A policy file that is there but cannot be read (over the limit, not a regular file,
+/// not YAML, a policy of the wrong shape) keeps the skill from the model too: its policy
+/// is unknown, and the skill is offered only on proof (issue 38).
 /// The one home of this rule: the index's scans and stage-two loads both call it.
 pub(crate) fn apply_codex_policy(
     config: &Config,
@@ -35,19 +38,22 @@ pub(crate) fn apply_codex_policy(
     } else {
         format!("{dir}/agents/openai.yaml")
     };
-    match source.read(&path, CODEX_METADATA_LIMIT) {
+    let allowed = match source.read(&path, CODEX_METADATA_LIMIT) {
         Ok(bytes) => match skills_parser::read_codex_policy(&bytes) {
-            Ok(policy) => {
-                if policy.allow_implicit_invocation == Some(false) {
-                    frontmatter.disable_model_invocation = Some(true);
-                }
-            }
+            Ok(policy) => policy.allow_implicit_invocation != Some(false),
             Err(error) => {
-                tracing::warn!(path, %error, "agents/openai.yaml is not readable YAML; ignored")
+                tracing::warn!(path, %error, "agents/openai.yaml cannot be read as a policy; the skill is kept from the model");
+                false
             }
         },
-        Err(ReadError::NotFound) => {}
-        Err(error) => tracing::warn!(path, %error, "cannot read agents/openai.yaml; ignored"),
+        Err(ReadError::NotFound) => true,
+        Err(error) => {
+            tracing::warn!(path, %error, "cannot read agents/openai.yaml; the skill is kept from the model");
+            false
+        }
+    };
+    if !allowed {
+        frontmatter.disable_model_invocation = Some(true);
     }
 }
 

@@ -1,14 +1,13 @@
 //! Snapshots: one immutable, internally consistent view of every root, with precedence
 //! resolved. Readers hold an `Arc<Snapshot>`; nothing in it ever changes.
 
-use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
 use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
-use skills_model::{name_skeleton, Diagnostic, Layer, Rule, Severity, SkillRecord};
+use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
 use skills_storage::SkillSource;
 
 use crate::search::{SearchIndex, SearchOutcome};
@@ -164,12 +163,12 @@ fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize)
     records.retain(|_| keep.next().unwrap_or(true));
 }
 
-/// Removes the records whose name differs from another visible name only by case,
-/// separators, invisible characters or confusable letters ([`name_skeleton`]), with a
-/// `name.lookalike` diagnostic each: a lookalike can neither shadow a skill nor be taken for
-/// it. A specification name always wins its skeleton; among names outside the
-/// specification, the one of the highest-precedence record does. Two different
-/// specification names never share a skeleton, so a catalogue of specification names costs
+/// Removes the records whose name a reader could take for a kept one's (by case,
+/// separators or confusable letters: [`crate::lookalike`]), with a `name.lookalike`
+/// diagnostic each: a lookalike can neither shadow a skill nor be taken for it. A
+/// specification name is always kept; the others are judged in precedence order (layer,
+/// then `priority`, then path), each against the names kept before it. Two different
+/// specification names are never lookalikes, so a catalogue of specification names costs
 /// one pass.
 fn drop_lookalikes(
     records: &mut Vec<Arc<SkillRecord>>,
@@ -181,51 +180,39 @@ fn drop_lookalikes(
     if records.is_empty() || records.par_iter().all(|r| r.name.is_spec_valid()) {
         return;
     }
-    let spec: HashSet<&str> = records
-        .iter()
-        .filter(|r| r.name.is_spec_valid())
-        .map(|r| r.name.as_str())
-        .collect();
-    // The winning name of each skeleton that no specification name holds.
-    let mut winners: HashMap<String, (usize, i64, &Path, &str)> = HashMap::new();
-    for r in records.iter().filter(|r| !r.name.is_spec_valid()) {
-        let key = name_skeleton(r.name.as_str());
-        if spec.contains(key.as_str()) {
-            continue;
+    let any_non_ascii = records.iter().any(|r| !r.name.as_str().is_ascii());
+    // Each name's confusable form, made once (on every core) when one is needed.
+    let forms: Vec<Option<String>> = if any_non_ascii {
+        records
+            .par_iter()
+            .map(|r| Some(crate::lookalike::confusable_form(r.name.as_str())))
+            .collect()
+    } else {
+        vec![None; records.len()]
+    };
+    let mut kept = crate::lookalike::Kept::new(any_non_ascii);
+    for (r, form) in records.iter().zip(&forms) {
+        if r.name.is_spec_valid() {
+            kept.keep(r.name.as_str(), form.as_deref());
         }
-        let candidate = (
-            rank(r.layer),
-            -r.frontmatter.priority,
-            r.path.as_path(),
-            r.name.as_str(),
-        );
-        winners
-            .entry(key)
-            .and_modify(|w| {
-                if candidate < *w {
-                    *w = candidate;
-                }
-            })
-            .or_insert(candidate);
     }
-    let lookalike_of: Vec<Option<String>> = records
-        .iter()
-        .map(|r| {
-            if r.name.is_spec_valid() {
-                return None;
-            }
-            let key = name_skeleton(r.name.as_str());
-            if spec.contains(key.as_str()) {
-                return Some(key);
-            }
-            winners
-                .get(&key)
-                .filter(|w| w.3 != r.name.as_str())
-                .map(|w| w.3.to_owned())
-        })
+    let mut others: Vec<usize> = (0..records.len())
+        .filter(|i| !records[*i].name.is_spec_valid())
         .collect();
-    drop(winners);
-    drop(spec);
+    others.sort_by(|a, b| {
+        let key = |r: &SkillRecord| (rank(r.layer), -r.frontmatter.priority);
+        let (ra, rb) = (&records[*a], &records[*b]);
+        key(ra).cmp(&key(rb)).then_with(|| ra.path.cmp(&rb.path))
+    });
+    let mut lookalike_of: Vec<Option<String>> = vec![None; records.len()];
+    for i in others {
+        let (name, form) = (records[i].name.as_str(), forms[i].as_deref());
+        match kept.lookalike_of(name, form) {
+            Some(other) => lookalike_of[i] = Some(other.to_owned()),
+            None => kept.keep(name, form),
+        }
+    }
+    drop(kept);
     let mut like = lookalike_of.into_iter();
     records.retain(|r| match like.next().flatten() {
         None => true,
@@ -236,7 +223,7 @@ fn drop_lookalikes(
                     Rule::NameLookalike,
                     Severity::Warning,
                     format!(
-                        "the name {:?} looks like the skill {other:?} (it differs only by case, separators, invisible characters or lookalike letters), so it is not indexed: rename it",
+                        "the name {:?} looks like the skill {other:?} (it differs only by case, separators or lookalike letters), so it is not indexed: rename it",
                         r.name.as_str()
                     ),
                 ),

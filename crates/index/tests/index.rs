@@ -683,89 +683,148 @@ fn load_of_a_skill_kept_at_its_last_good_version() {
     assert!(err.to_string().contains("no longer parses"), "{err}");
 }
 
+/// (layer, folder, name) of each skill, the qualified names that must be indexed, and the
+/// rule each other skill is reported under.
+type LookalikeCase = (
+    Vec<(Layer, &'static str, &'static str)>,
+    Vec<&'static str>,
+    Rule,
+);
+
 // Regression: names that differ from a visible skill's only by case or by confusable
-// letters (Cyrillic `у`, a zero-width space) loaded from the project layer.
+// letters (Cyrillic `у`, a zero-width space) loaded from the project layer; and (issue 38)
+// the lookalikes a hand-written table missed, now judged by Unicode's confusables after
+// NFKC, and the invisible characters now refused in any name (a zero-width space was a
+// lookalike before: it is refused outright now, `name.format` saying why strictly).
 #[test]
 fn lookalike_names_are_not_indexed() {
-    // (layer, folder, name), then the qualified names that must be indexed.
-    type Case<'a> = (&'a [(Layer, &'a str, &'a str)], &'a [&'a str]);
-    let cases: &[Case<'_>] = &[
+    let deploy_and = |name: &'static str, rule: Rule| -> LookalikeCase {
+        let skills = vec![
+            (Layer::Personal, "deploy", "deploy"),
+            (Layer::Project, "d", name),
+        ];
+        (skills, vec!["personal:deploy"], rule)
+    };
+    let confusable = [
+        "Deploy",
+        "dеploy",                                                 // Cyrillic е
+        "\u{1D41D}\u{1D41E}\u{1D429}\u{1D425}\u{1D428}\u{1D432}", // mathematical bold
+        "dep\u{2113}oy",                                          // script small l
+        "dep\u{217C}oy",                                          // small roman fifty
+        "ｄｅｐｌｏｙ",                                           // fullwidth
+    ];
+    let invisible = [
+        "de\u{200B}ploy",  // zero-width space
+        "deploy\u{FE0F}",  // variation selector
+        "deploy\u{E0064}", // tag character
+        "deploy\u{3164}",  // Hangul filler
+        "\u{202E}yolped",  // right-to-left override: displays as "deploy"
+    ];
+    let mut cases: Vec<LookalikeCase> = Vec::new();
+    cases.extend(confusable.map(|n| deploy_and(n, Rule::NameLookalike)));
+    cases.extend(invisible.map(|n| deploy_and(n, Rule::NameFormat)));
+    cases.extend(more_lookalike_cases());
+    for (skills, expected, rule) in cases {
+        check_lookalike_case(&skills, &expected, rule);
+    }
+}
+
+/// The cases of separators, layers and ASCII pairs.
+fn more_lookalike_cases() -> Vec<LookalikeCase> {
+    let l = Rule::NameLookalike;
+    vec![
         (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d1", "Deploy"),
-            ],
-            &["personal:deploy"],
-        ),
-        (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d2", "dеploy"),
-            ],
-            &["personal:deploy"],
-        ),
-        (
-            &[
-                (Layer::Personal, "deploy", "deploy"),
-                (Layer::Project, "d3", "de\u{200B}ploy"),
-            ],
-            &["personal:deploy"],
-        ),
-        (
-            &[
+            vec![
                 (Layer::Project, "git", "git_helper"),
                 (Layer::Personal, "git-helper", "git-helper"),
             ],
-            &["personal:git-helper"],
+            vec!["personal:git-helper"],
+            l,
         ),
         // Two names outside the specification: the higher layer's stays.
         (
-            &[
+            vec![
                 (Layer::Personal, "a", "My_Tool"),
                 (Layer::Project, "b", "my_tool"),
             ],
-            &["personal:My_Tool"],
+            vec!["personal:My_Tool"],
+            l,
+        ),
+        (
+            vec![
+                (Layer::Personal, "a", "My_Tοol"),
+                (Layer::Project, "b", "my_tool"),
+            ], // Greek ο
+            vec!["personal:My_Tοol"],
+            l,
         ),
         // Different skeletons are different skills.
         (
-            &[
+            vec![
                 (Layer::Personal, "deploy", "deploy"),
                 (Layer::Project, "e", "Deployer"),
             ],
-            &["personal:deploy", "project:Deployer"],
+            vec!["personal:deploy", "project:Deployer"],
+            l,
         ),
-    ];
-    for (skills, expected) in cases {
-        let tmp = tempfile::tempdir().unwrap();
-        let mut builder = SkillIndex::builder();
-        for layer in [Layer::Personal, Layer::Project] {
-            builder = builder.root(layer, tmp.path().join(layer.as_str()));
+        // ASCII names keep the ASCII rule: the confusables' `rn`/`m` and `0`/`O` do not
+        // fold two of them into one.
+        (
+            vec![
+                (Layer::Personal, "modem", "modem"),
+                (Layer::Project, "modern", "modern"),
+                (Layer::Project, "c0de", "C0de"),
+                (Layer::Project, "code", "COde"),
+            ],
+            vec![
+                "personal:modem",
+                "project:modern",
+                "project:C0de",
+                "project:COde",
+            ],
+            l,
+        ),
+        // But a name outside ASCII is a lookalike of either.
+        (
+            vec![
+                (Layer::Personal, "modem", "modem"),
+                (Layer::Personal, "modern", "modern"),
+                (Layer::Project, "m", "mod\u{0435}rn"),
+            ],
+            vec!["personal:modem", "personal:modern"],
+            l,
+        ),
+    ]
+}
+
+/// Indexes `skills` and checks that `expected` alone are indexed, each other skill
+/// reported under `rule`.
+fn check_lookalike_case(skills: &[(Layer, &str, &str)], expected: &[&str], rule: Rule) {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut builder = SkillIndex::builder();
+    for layer in [Layer::Personal, Layer::Project] {
+        builder = builder.root(layer, tmp.path().join(layer.as_str()));
+    }
+    let mut lookalikes = Vec::new();
+    for (layer, dir, name) in skills {
+        let path = write_skill(&tmp.path().join(layer.as_str()), dir, name, "");
+        if !expected.iter().any(|e| *e == format!("{layer}:{name}")) {
+            lookalikes.push(path);
         }
-        let mut lookalikes = Vec::new();
-        for (layer, dir, name) in *skills {
-            let path = write_skill(&tmp.path().join(layer.as_str()), dir, name, "");
-            if !expected.iter().any(|e| *e == format!("{layer}:{name}")) {
-                lookalikes.push(path);
-            }
-        }
-        let index = builder.build().unwrap();
-        let snapshot = index.snapshot();
-        let mut got: Vec<String> = snapshot
-            .records()
-            .iter()
-            .map(|r| r.qualified_name())
-            .collect();
-        got.sort();
-        let mut want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
-        want.sort();
-        assert_eq!(got, want, "{skills:?}");
-        for path in lookalikes {
-            assert!(
-                has_rule(&index, &path, Rule::NameLookalike),
-                "{}",
-                path.display()
-            );
-        }
+    }
+    let index = builder.build().unwrap();
+    let snapshot = index.snapshot();
+    let mut got: Vec<String> = snapshot
+        .records()
+        .iter()
+        .map(|r| r.qualified_name())
+        .collect();
+    got.sort();
+    let mut want: Vec<String> = expected.iter().map(|s| (*s).to_owned()).collect();
+    want.sort();
+    assert_eq!(got, want, "{skills:?}");
+    for path in lookalikes {
+        assert!(has_rule(&index, &path, rule), "{}", path.display());
     }
 }
 

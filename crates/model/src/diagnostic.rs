@@ -88,6 +88,9 @@ rules! {
     FrontmatterYamlSyntax = "frontmatter.yamlSyntax",
     /// The frontmatter is over a size, nesting or alias limit.
     FrontmatterTooLarge = "frontmatter.tooLarge",
+    /// A YAML merge key (`<<`): YAML 1.1 readers merge the mapping it names, this reader
+    /// does not, so the two would read different fields; the skill is not loaded.
+    FrontmatterMergeKey = "frontmatter.mergeKey",
     /// A field that the Agent Skills specification does not define.
     FrontmatterUnknownField = "frontmatter.unknownField",
     /// `name` is missing or empty.
@@ -125,6 +128,10 @@ rules! {
     AllowedToolsType = "allowed-tools.type",
     /// An extension field (`priority`, `tags`, `hooks`, ...) has a value of the wrong shape.
     ExtensionType = "extension.type",
+    /// `scope` is present but cannot be read (not a mapping, an unknown dimension, a
+    /// dimension that is not a string or a list of strings): the skill is hidden from
+    /// every session.
+    ScopeType = "scope.type",
     /// A Claude Code hook entry that the executor does not run: a tool event, an event it
     /// has not, or a command that is not a single script under `scripts/`.
     HooksNotRun = "hooks.notRun",

@@ -170,6 +170,9 @@ impl Hooks {
 }
 
 /// Where a skill is available. An empty list means "everywhere" for that dimension.
+///
+/// A `scope` that is present but cannot be read is [`Scope::unreadable`]: it admits no
+/// session, so a skill whose scope is unknown is hidden from everyone, never shown to all.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Scope {
     /// Agent types that may see the skill.
@@ -178,16 +181,38 @@ pub struct Scope {
     pub tenants: Vec<String>,
     /// Environments (`production`, `staging`, ...) where the skill is available.
     pub environments: Vec<String>,
+    /// The `scope` could not be read (a dimension of the wrong shape, an unknown one):
+    /// no session may see the skill.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub unreadable: bool,
 }
 
 impl Scope {
-    /// Whether no dimension is restricted.
+    /// The scope of a skill whose `scope` could not be read: it admits no session.
+    ///
+    /// ```
+    /// let scope = skills_model::Scope::unreadable();
+    /// assert!(!scope.is_unrestricted());
+    /// assert!(!scope.admits(Some("agent"), Some("acme"), Some("production")));
+    /// ```
+    pub fn unreadable() -> Scope {
+        Scope {
+            unreadable: true,
+            ..Scope::default()
+        }
+    }
+
+    /// Whether no dimension is restricted (and the scope could be read).
     pub fn is_unrestricted(&self) -> bool {
-        self.agents.is_empty() && self.tenants.is_empty() && self.environments.is_empty()
+        !self.unreadable
+            && self.agents.is_empty()
+            && self.tenants.is_empty()
+            && self.environments.is_empty()
     }
 
     /// Whether a session with this agent, tenant and environment may see the skill. A
-    /// restricted dimension needs the session to name a listed value.
+    /// restricted dimension needs the session to name a listed value; an unreadable scope
+    /// admits no session.
     pub fn admits(
         &self,
         agent: Option<&str>,
@@ -197,7 +222,10 @@ impl Scope {
         fn ok(list: &[String], value: Option<&str>) -> bool {
             list.is_empty() || value.is_some_and(|v| list.iter().any(|item| item == v))
         }
-        ok(&self.agents, agent) && ok(&self.tenants, tenant) && ok(&self.environments, environment)
+        !self.unreadable
+            && ok(&self.agents, agent)
+            && ok(&self.tenants, tenant)
+            && ok(&self.environments, environment)
     }
 }
 

@@ -36,7 +36,7 @@ pub use frontmatter::{
 };
 pub use layer::Layer;
 pub use name::{
-    closest_name, name_skeleton, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
+    closest_name, is_default_ignorable, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
 pub use rel_path::{RelPath, RelPathError};
 pub use skill::{Skill, SkillFile, SkillRecord};

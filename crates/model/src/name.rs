@@ -20,7 +20,9 @@ const MAX_LENIENT_NAME_LEN: usize = 256;
 ///   ASCII letters and digits in groups joined by single hyphens (`^[a-z0-9]+(-[a-z0-9]+)*$`).
 /// - [`SkillName::lenient`] accepts what real loaders accept (`PDF-Processing`, `my_skill`), and
 ///   refuses only what would break lookups: empty text, surrounding whitespace, control
-///   characters, `:` (it separates a qualified name's layer), `/` and `\`.
+///   characters, `:` (it separates a qualified name's layer), `/` and `\`, and the
+///   characters a reader cannot see (Unicode's default-ignorable code points, the
+///   bidirectional controls among them), which would make two names that display alike.
 ///
 /// ```
 /// use skills_model::SkillName;
@@ -58,6 +60,8 @@ impl SkillName {
             .any(|c| c.is_control() || matches!(c, ':' | '/' | '\\'))
         {
             Some("it holds a control character, ':', '/' or '\\'")
+        } else if !name.is_ascii() && name.chars().any(is_default_ignorable) {
+            Some("it holds an invisible or bidirectional control character (a zero-width or joining character, a variation selector, a tag character, a filler, a direction override)")
         } else {
             None
         };
@@ -113,57 +117,54 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
     None
 }
 
-/// The form two names share when a reader could take one for the other: lower case,
-/// `_` and spaces read as `-`, invisible characters (zero-width spaces and joiners, soft
-/// hyphens, byte-order marks) dropped, fullwidth ASCII made ASCII, and the Cyrillic and
-/// Greek letters that look like Latin ones made Latin. Two different names with the same
-/// skeleton are lookalikes.
+/// Unicode's `Default_Ignorable_Code_Point` property (DerivedCoreProperties.txt, Unicode
+/// 16.0): characters a reader does not see, such as zero-width spaces and joiners, the
+/// bidirectional controls (U+061C, U+200E, U+200F, U+202A to U+202E, U+2066 to U+2069),
+/// variation selectors, tag characters and the Hangul fillers.
+const DEFAULT_IGNORABLE: [(char, char); 17] = [
+    ('\u{00AD}', '\u{00AD}'),
+    ('\u{034F}', '\u{034F}'),
+    ('\u{061C}', '\u{061C}'),
+    ('\u{115F}', '\u{1160}'),
+    ('\u{17B4}', '\u{17B5}'),
+    ('\u{180B}', '\u{180F}'),
+    ('\u{200B}', '\u{200F}'),
+    ('\u{202A}', '\u{202E}'),
+    ('\u{2060}', '\u{206F}'),
+    ('\u{3164}', '\u{3164}'),
+    ('\u{FE00}', '\u{FE0F}'),
+    ('\u{FEFF}', '\u{FEFF}'),
+    ('\u{FFA0}', '\u{FFA0}'),
+    ('\u{FFF0}', '\u{FFF8}'),
+    ('\u{1BCA0}', '\u{1BCA3}'),
+    ('\u{1D173}', '\u{1D17A}'),
+    ('\u{E0000}', '\u{E0FFF}'),
+];
+
+/// Whether `c` is a character a reader does not see ([`DEFAULT_IGNORABLE`]): a name
+/// holding one is refused, so no two names display alike by it.
 ///
 /// ```
-/// use skills_model::name_skeleton;
-/// assert_eq!(name_skeleton("Deploy"), name_skeleton("deploy"));
-/// assert_eq!(name_skeleton("d\u{0435}ploy"), "deploy"); // Cyrillic е
-/// assert_eq!(name_skeleton("de\u{200B}ploy"), "deploy"); // zero-width space
-/// assert_ne!(name_skeleton("deploy"), name_skeleton("deploys"));
+/// use skills_model::is_default_ignorable;
+/// assert!(is_default_ignorable('\u{200B}')); // zero-width space
+/// assert!(is_default_ignorable('\u{202E}')); // right-to-left override
+/// assert!(is_default_ignorable('\u{FE0F}')); // variation selector 16
+/// assert!(is_default_ignorable('\u{E0064}')); // tag letter d
+/// assert!(is_default_ignorable('\u{3164}')); // Hangul filler
+/// assert!(!is_default_ignorable('-'));
 /// ```
-pub fn name_skeleton(name: &str) -> String {
-    let mut out = String::with_capacity(name.len());
-    for c in name.chars() {
-        let c = match c {
-            '\u{00AD}' | '\u{200B}'..='\u{200F}' | '\u{2060}'..='\u{2064}' | '\u{FEFF}' => continue,
-            '_' | ' ' | '\u{2010}'..='\u{2015}' | '\u{2212}' => '-',
-            '\u{FF01}'..='\u{FF5E}' => char::from_u32(c as u32 - 0xFF01 + 0x21).unwrap_or(c),
-            _ => c,
-        };
-        for lower in c.to_lowercase() {
-            out.push(match lower {
-                'а' | 'α' => 'a',
-                'в' | 'β' => 'b',
-                'с' | 'ϲ' => 'c',
-                'ԁ' => 'd',
-                'е' | 'ε' => 'e',
-                'һ' => 'h',
-                'і' | 'ι' | 'ӏ' => 'i',
-                'ј' => 'j',
-                'к' | 'κ' => 'k',
-                'м' => 'm',
-                'п' | 'η' => 'n',
-                'о' | 'ο' | 'σ' => 'o',
-                'р' | 'ρ' => 'p',
-                'ԛ' => 'q',
-                'ѕ' => 's',
-                'т' | 'τ' => 't',
-                'υ' | 'ս' => 'u',
-                'ν' | 'ѵ' => 'v',
-                'ԝ' | 'ω' => 'w',
-                'х' | 'χ' => 'x',
-                'у' | 'γ' => 'y',
-                'ᴢ' => 'z',
-                other => other,
-            });
-        }
-    }
-    out
+pub fn is_default_ignorable(c: char) -> bool {
+    DEFAULT_IGNORABLE
+        .binary_search_by(|&(lo, hi)| {
+            if hi < c {
+                std::cmp::Ordering::Less
+            } else if lo > c {
+                std::cmp::Ordering::Greater
+            } else {
+                std::cmp::Ordering::Equal
+            }
+        })
+        .is_ok()
 }
 
 /// The closest of `names` to `wanted` by edit distance, when it is close enough to suggest
@@ -275,7 +276,20 @@ mod tests {
     fn lenient_names_refuse_only_what_breaks_lookups() {
         assert!(SkillName::lenient("PDF Processing").is_ok());
         assert!(SkillName::lenient("技能").is_ok());
-        for bad in ["", " x", "x ", "a:b", "a/b", "a\\b", "a\nb"] {
+        for bad in [
+            "",
+            " x",
+            "x ",
+            "a:b",
+            "a/b",
+            "a\\b",
+            "a\nb",
+            "de\u{200B}ploy",
+            "deploy\u{FE0F}",
+            "deploy\u{E0064}",
+            "deploy\u{3164}",
+            "\u{202E}yolped",
+        ] {
             assert!(SkillName::lenient(bad).is_err(), "{bad:?}");
         }
     }

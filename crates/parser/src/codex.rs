@@ -14,8 +14,9 @@ pub struct CodexPolicy {
 }
 
 /// Reads `agents/openai.yaml`. A file that is not UTF-8 or not YAML is an error with its
-/// place; a missing or non-boolean `allow_implicit_invocation` is `None` (Codex's default
-/// is to allow).
+/// place, and so is a `policy` that is not a mapping or an `allow_implicit_invocation`
+/// that is not a boolean (a policy that cannot be read must not read as "allowed"); a
+/// missing `allow_implicit_invocation` is `None` (Codex's default is to allow).
 ///
 /// ```
 /// use skills_parser::read_codex_policy;
@@ -24,6 +25,7 @@ pub struct CodexPolicy {
 /// assert_eq!(policy.allow_implicit_invocation, Some(false));
 /// assert_eq!(read_codex_policy(b"interface:\n  display_name: X\n").unwrap().allow_implicit_invocation, None);
 /// assert!(read_codex_policy(b"policy: [\n").is_err());
+/// assert!(read_codex_policy(b"policy:\n  allow_implicit_invocation: no\n").is_err());
 /// ```
 pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
     let text = std::str::from_utf8(bytes).map_err(|e| format!("not UTF-8: {e}"))?;
@@ -33,16 +35,31 @@ pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
     };
     let root = yaml::parse_full(text, limits)
         .map_err(|e| format!("{}:{}: {}", e.line, e.col, e.message))?;
-    let allow = root
-        .as_ref()
-        .and_then(|r| get(r, "policy"))
-        .and_then(|p| get(p, "allow_implicit_invocation"))
-        .and_then(|v| match &v.kind {
+    let Some(policy) = root.as_ref().and_then(|r| get(r, "policy")) else {
+        return Ok(CodexPolicy::default());
+    };
+    let wrong = |what: &str, node: &Node<'_>| format!("{}:{}: {what}", node.line, node.col);
+    let empty = matches!(&policy.kind, Kind::Scalar(s) if s.resolve() == ScalarType::Null);
+    if empty {
+        return Ok(CodexPolicy::default());
+    }
+    if !matches!(policy.kind, Kind::Map(_)) {
+        return Err(wrong("`policy` is not a mapping", policy));
+    }
+    let allow = match get(policy, "allow_implicit_invocation") {
+        None => None,
+        Some(v) => match &v.kind {
             Kind::Scalar(s) if s.resolve() == ScalarType::Bool => {
                 Some(s.text.eq_ignore_ascii_case("true"))
             }
-            _ => None,
-        });
+            _ => {
+                return Err(wrong(
+                    "`policy.allow_implicit_invocation` is not true or false",
+                    v,
+                ))
+            }
+        },
+    };
     Ok(CodexPolicy {
         allow_implicit_invocation: allow,
     })

@@ -69,6 +69,18 @@ fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
     }
 }
 
+/// The shape of a value that is not a string or a list of strings, for messages: a list
+/// names the shape of its first odd item.
+fn list_shape(node: &Node<'_>) -> String {
+    match &node.kind {
+        Kind::Seq(items) => match items.iter().find(|i| text(i).is_none()) {
+            Some(odd) => format!("a list holding {}", shape(odd)),
+            None => "a list".to_owned(),
+        },
+        _ => shape(node).to_owned(),
+    }
+}
+
 /// An integer in any core-schema form: decimal, `0x` hex or `0o` octal.
 fn parse_int(text: &str) -> Option<i64> {
     if let Some(hex) = text.strip_prefix("0x") {
@@ -153,6 +165,22 @@ fn entries<'n, 'a>(node: &'n Node<'a>) -> Option<&'n [(Node<'a>, Node<'a>)]> {
     }
 }
 
+/// The first merge key (`<<`, whatever its quoting or tag) of any mapping in `node`.
+fn merge_key<'n, 'a>(node: &'n Node<'a>) -> Option<&'n Node<'a>> {
+    match &node.kind {
+        Kind::Scalar(_) => None,
+        Kind::Seq(items) => items.iter().find_map(merge_key),
+        Kind::Map(entries) => entries.iter().find_map(|(k, v)| {
+            let merge = matches!(&k.kind, Kind::Scalar(s) if s.text == "<<");
+            if merge {
+                Some(k)
+            } else {
+                merge_key(k).or_else(|| merge_key(v))
+            }
+        }),
+    }
+}
+
 fn get<'n, 'a>(entries: &'n [(Node<'a>, Node<'a>)], key: &str) -> Option<&'n Node<'a>> {
     entries
         .iter()
@@ -189,6 +217,13 @@ impl FieldReader<'_> {
     /// Reads the root node. `root` is `None` for an empty frontmatter.
     pub(crate) fn read(&mut self, root: Option<&Node<'_>>) -> Frontmatter {
         let mut fm = Frontmatter::default();
+        // A merge key is refused before any field is read, and nothing of the frontmatter
+        // is kept: the lenient loader must not load what a YAML 1.1 reader reads otherwise.
+        if let Some(key) = root.and_then(merge_key) {
+            let message = "`<<` is a YAML merge key: YAML 1.1 readers (PyYAML) merge the mapping it names into this one and this reader does not, so the two would read different fields (`disable-model-invocation`, `allowed-tools`); write the fields out in full".to_owned();
+            self.error(Rule::FrontmatterMergeKey, message, key);
+            return fm;
+        }
         let Some(entries) = self.entries(root) else {
             return fm;
         };
@@ -805,25 +840,50 @@ impl FieldReader<'_> {
         }
     }
 
+    /// `scope`. One that cannot be read in full (not a mapping, a dimension this runtime
+    /// does not enforce, a dimension that is not a string or a list of strings: one odd
+    /// item spoils its list) is an error and [`Scope::unreadable`], which hides the skill
+    /// from every session: an unknown scope never reads as "everywhere" (issue 38).
     fn scope(&mut self, value: &Node<'_>) -> Scope {
         let Some(entries) = entries(value) else {
-            self.ext_warning(
-                "scope",
-                "a mapping of `agents`, `tenants`, `environments`",
-                value,
+            let why = format!(
+                "it should be a mapping of `agents`, `tenants`, `environments`, not {}",
+                shape(value)
             );
-            return Scope::default();
+            return self.unreadable_scope(&why, value);
         };
         let mut scope = Scope::default();
         for (k, v) in entries {
-            match &*key_text(k) {
-                "agents" => scope.agents = self.ext_list("scope.agents", v),
-                "tenants" => scope.tenants = self.ext_list("scope.tenants", v),
-                "environments" => scope.environments = self.ext_list("scope.environments", v),
-                other => self.ext_warning(&format!("scope.{other}"), "absent", v),
+            let key = key_text(k);
+            let list = match &*key {
+                "agents" => &mut scope.agents,
+                "tenants" => &mut scope.tenants,
+                "environments" => &mut scope.environments,
+                other => {
+                    let why = format!("`scope.{other}` is not one of `agents`, `tenants`, `environments`, so it cannot be enforced");
+                    return self.unreadable_scope(&why, k);
+                }
+            };
+            match string_list(v) {
+                Some(items) => *list = items,
+                None => {
+                    let why = format!(
+                        "`scope.{key}` should be a string or a list of strings, not {}",
+                        list_shape(v)
+                    );
+                    return self.unreadable_scope(&why, v);
+                }
             }
         }
         scope
+    }
+
+    fn unreadable_scope(&mut self, why: &str, node: &Node<'_>) -> Scope {
+        let message = format!(
+            "`scope` cannot be read: {why}; the skill is hidden from every session until it is fixed"
+        );
+        self.error(Rule::ScopeType, message, node);
+        Scope::unreadable()
     }
 
     fn security(&mut self, value: &Node<'_>) -> Option<Security> {

@@ -423,7 +423,9 @@ impl SkillParser {
             max_depth: self.max_depth,
             max_nodes: self.max_nodes,
         };
-        let read = |text: &str| -> Option<Frontmatter> {
+        // A merge key's refusal is the one finding of this reading kept: it says why the
+        // loader loads nothing.
+        let mut read = |text: &str| -> Option<Frontmatter> {
             let root = yaml::parse(text, limits).ok()?;
             let mut dropped = Vec::new();
             let mut reader = fields::FieldReader {
@@ -431,7 +433,13 @@ impl SkillParser {
                 line_offset: 1,
                 dir_name: input.dir_name,
             };
-            Some(reader.read(root.as_ref()))
+            let fm = reader.read(root.as_ref());
+            diagnostics.extend(
+                dropped
+                    .into_iter()
+                    .filter(|d| d.rule == Rule::FrontmatterMergeKey),
+            );
+            Some(fm)
         };
         if let Some(fm) = read(yaml) {
             return fm;
