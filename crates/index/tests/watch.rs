@@ -391,6 +391,10 @@ fn a_reference_file_change_invalidates_the_loaded_skill() {
         (before.files[0].path.as_str(), before.files[0].size),
         ("references/guide.md", 5)
     );
+    // Issue 38 changed this test: the watcher sets its watches after `build` returns, and a
+    // change made before then is told by the rescan that follows as an empty batch (no
+    // record changed), not as `Changed alpha`. So the test waits for the watches first.
+    assert!(index.watched_folders(DEADLINE).is_some());
     let generation = index.snapshot().generation();
     let rx = index.subscribe();
 
@@ -684,4 +688,28 @@ fn a_root_link_retargeted_is_followed() {
     // And the new target is watched.
     write_skill(&v2, "gamma", "Gamma.");
     appears(&index, "gamma", "gamma in the new target");
+}
+
+// Regression (issue 38, first round): a root renamed away and replaced by a link to the
+// moved folder kept only the skills added after the swap until a restart. The watcher
+// rescans a root whose path now resolves elsewhere.
+#[cfg(unix)]
+#[test]
+fn a_root_replaced_by_a_link_to_itself_keeps_its_skills() {
+    let w = World::new();
+    let root = w.root.clone();
+    write_skill(&root, "alpha", "Alpha.");
+    let index = watched(&root);
+    assert!(index.snapshot().get("alpha").is_some());
+    let moved = w.tmp.path().join("moved");
+    fs::rename(&root, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &root).unwrap();
+    write_skill(&moved, "beta", "Beta.");
+    wait_until(&index, DEADLINE, "alpha and beta through the link", |s| {
+        s.get("alpha").is_some() && s.get("beta").is_some()
+    });
+    // And the moved folder is watched through the link.
+    write_skill(&root, "gamma", "Gamma.");
+    let snap = appears(&index, "gamma", "gamma through the link");
+    assert!(snap.get("alpha").is_some() && snap.get("beta").is_some());
 }
