@@ -713,3 +713,59 @@ fn a_root_replaced_by_a_link_to_itself_keeps_its_skills() {
     let snap = appears(&index, "gamma", "gamma through the link");
     assert!(snap.get("alpha").is_some() && snap.get("beta").is_some());
 }
+
+/// The inotify watches this process holds, as the kernel lists them.
+#[cfg(target_os = "linux")]
+fn inotify_watches() -> usize {
+    let mut count = 0;
+    for fd in fs::read_dir("/proc/self/fd").unwrap().flatten() {
+        let is_inotify = fs::read_link(fd.path())
+            .is_ok_and(|t| t.to_string_lossy().contains("inotify"));
+        if is_inotify {
+            let info = fs::read_to_string(Path::new("/proc/self/fdinfo").join(fd.file_name()))
+                .unwrap_or_default();
+            count += info.lines().filter(|l| l.starts_with("inotify wd:")).count();
+        }
+    }
+    count
+}
+
+// Regression (issue 38): the watcher watched each root recursively, and a recursive watch
+// follows every link below it, so one link to `/` in a project root stalled every session
+// for minutes and a chain of linked folders fanned out. It now watches what a scan visits:
+// each real folder once, within the depth. Counted as the kernel's watches, not as time.
+#[cfg(target_os = "linux")]
+#[test]
+fn links_to_a_big_tree_and_loops_cost_the_watcher_no_more_than_the_scan() {
+    let _alone = EXCLUSIVE.write().unwrap_or_else(PoisonError::into_inner);
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    write_skill(&root, "alpha", "Alpha.");
+    fs::create_dir_all(root.join("alpha/references")).unwrap();
+    // A tree of 20 x 20 folders, reached through a link and a chain of two more.
+    let big = tmp.path().join("big");
+    for i in 0..20 {
+        for j in 0..20 {
+            fs::create_dir_all(big.join(format!("d{i}/e{j}"))).unwrap();
+        }
+    }
+    let chain = tmp.path().join("chain");
+    fs::create_dir_all(&chain).unwrap();
+    std::os::unix::fs::symlink(&big, chain.join("big")).unwrap();
+    std::os::unix::fs::symlink(&big, root.join("big")).unwrap();
+    std::os::unix::fs::symlink(&chain, root.join("chain")).unwrap();
+    std::os::unix::fs::symlink(&root, root.join("loop")).unwrap();
+    std::os::unix::fs::symlink(&root, root.join("alpha/loop")).unwrap();
+    let before = inotify_watches();
+    let index = watched(&root);
+    let folders = index.watched_folders(DEADLINE).expect("the watches are set");
+    // The root, alpha and its references, and the two linked folders (asked about
+    // `SKILL.md` at depth 1, as the scan does); the loops are not followed.
+    assert_eq!(folders, 5);
+    assert_eq!(inotify_watches() - before, folders);
+    // Still watched: a skill added in the root, and one in the linked folder.
+    write_skill(&root, "beta", "Beta.");
+    appears(&index, "beta", "beta");
+    fs::write(big.join("SKILL.md"), skill_text("big", "Big.")).unwrap();
+    appears(&index, "big", "the linked folder's skill");
+}
