@@ -552,6 +552,11 @@ impl SkillIndex {
             .collect()
     }
 
+    /// Whether the index watches its roots (built with [`watch`](SkillIndexBuilder::watch)).
+    pub fn watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
     /// The folder roots that do not exist (yet): a typo in a path shows here, and the
     /// watcher (when on) picks such a root up when it appears. Takes the writer lock.
     pub fn missing_roots(&self) -> Vec<SkillRoot> {
