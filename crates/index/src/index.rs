@@ -142,7 +142,10 @@ impl SkillIndexBuilder {
     /// Calls `hook` on the watcher's thread before it sets its first watch (tests hold the
     /// setup with it, to show the index answers meanwhile).
     #[doc(hidden)]
-    pub fn watch_setup_hook(mut self, hook: impl Fn() + Send + Sync + 'static) -> SkillIndexBuilder {
+    pub fn watch_setup_hook(
+        mut self,
+        hook: impl Fn() + Send + Sync + 'static,
+    ) -> SkillIndexBuilder {
         self.watch_hook = crate::watch::SetupHook(Some(Arc::new(hook)));
         self
     }

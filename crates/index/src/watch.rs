@@ -8,9 +8,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use parking_lot::{Condvar, Mutex};
 use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::IndexError;
@@ -46,7 +46,11 @@ pub(crate) struct SetupHook(pub(crate) Option<Arc<dyn Fn() + Send + Sync>>);
 
 impl std::fmt::Debug for SetupHook {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.0.is_some() { "SetupHook(set)" } else { "SetupHook(none)" })
+        f.write_str(if self.0.is_some() {
+            "SetupHook(set)"
+        } else {
+            "SetupHook(none)"
+        })
     }
 }
 

@@ -719,12 +719,15 @@ fn a_root_replaced_by_a_link_to_itself_keeps_its_skills() {
 fn inotify_watches() -> usize {
     let mut count = 0;
     for fd in fs::read_dir("/proc/self/fd").unwrap().flatten() {
-        let is_inotify = fs::read_link(fd.path())
-            .is_ok_and(|t| t.to_string_lossy().contains("inotify"));
+        let is_inotify =
+            fs::read_link(fd.path()).is_ok_and(|t| t.to_string_lossy().contains("inotify"));
         if is_inotify {
             let info = fs::read_to_string(Path::new("/proc/self/fdinfo").join(fd.file_name()))
                 .unwrap_or_default();
-            count += info.lines().filter(|l| l.starts_with("inotify wd:")).count();
+            count += info
+                .lines()
+                .filter(|l| l.starts_with("inotify wd:"))
+                .count();
         }
     }
     count
@@ -758,7 +761,9 @@ fn links_to_a_big_tree_and_loops_cost_the_watcher_no_more_than_the_scan() {
     std::os::unix::fs::symlink(&root, root.join("alpha/loop")).unwrap();
     let before = inotify_watches();
     let index = watched(&root);
-    let folders = index.watched_folders(DEADLINE).expect("the watches are set");
+    let folders = index
+        .watched_folders(DEADLINE)
+        .expect("the watches are set");
     // The root, alpha and its references, and the two linked folders (asked about
     // `SKILL.md` at depth 1, as the scan does); the loops are not followed.
     assert_eq!(folders, 5);
