@@ -133,6 +133,7 @@ impl Executor {
             .count();
         Ok(crate::PluginRegistered {
             id: id.to_owned(),
+            warnings: root_warnings(&root, self.inner.index.watching()),
             root: root.display().to_string(),
             skills,
         })
@@ -310,4 +311,16 @@ impl SessionContextBuilder {
     pub fn build(self) -> SessionContext {
         self.context
     }
+}
+
+/// What a registered plugin's caller should hear of its root: that it does not exist, or
+/// is not a folder (no skills are read from it), as the CLI's `--root` warns.
+fn root_warnings(root: &std::path::Path, watching: bool) -> Vec<String> {
+    let problem = match std::fs::metadata(root) {
+        Ok(meta) if meta.is_dir() => return Vec::new(),
+        Ok(_) => "is not a folder; no skills are read from it",
+        Err(_) if watching => "does not exist; it is watched for and read when it appears",
+        Err(_) => "does not exist; no skills are read from it",
+    };
+    vec![format!("the plugin root {} {problem}", root.display())]
 }

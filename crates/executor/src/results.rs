@@ -282,6 +282,10 @@ pub struct PluginRegistered {
     pub root: String,
     /// How many skills it brought.
     pub skills: usize,
+    /// Advice: its root does not exist (a typo, most likely; it is read once it appears
+    /// only when the index watches), or is not a folder.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// What `unregister_plugin` returns, once the new snapshot is published.

@@ -387,3 +387,29 @@ fn regression_skill_md_by_another_name_is_served_only_as_judged_or_loaded() {
         assert_eq!(leaked, None, "loaded: {loaded}");
     }
 }
+
+// Regression (issue 38): `register_plugin` with a root that does not exist answered `ok`
+// with no hint, where the CLI's `--root` warns. The answer now says so in `warnings`; a
+// root that exists draws none.
+#[test]
+fn regression_a_plugin_root_that_does_not_exist_is_named_in_the_answer() {
+    let env = Env::new();
+    let exec = env.executor(Policy::default());
+    let host = exec.session(SessionContext::builder().id("host").build());
+    let missing = env.outside("plugins").join("typo");
+    let answer = host.register_plugin("typo", &missing).expect("ok");
+    assert_eq!(answer.skills, 0);
+    assert_eq!(answer.warnings.len(), 1, "{:?}", answer.warnings);
+    assert!(
+        answer.warnings[0].contains("does not exist")
+            && answer.warnings[0].contains(&missing.display().to_string()),
+        "{:?}",
+        answer.warnings
+    );
+    let wire = wire_plugin(&env, "run.sh", "echo ok");
+    let answer = host.register_plugin("acme", &wire).expect("ok");
+    assert!(answer.warnings.is_empty(), "{:?}", answer.warnings);
+    // On the wire: a `warnings` field, absent when empty.
+    let line = serde_json::to_value(&answer).expect("JSON");
+    assert!(line.get("warnings").is_none(), "{line}");
+}

@@ -1143,3 +1143,53 @@ fn change_events_are_the_same_with_and_without_hidden_skills() {
     );
     assert_eq!(told(true), without);
 }
+
+// Regression (issue 38): `build` set the watcher's watches before it returned, walking every
+// path through every link, so a session over a watched project with a link to `/` answered
+// nothing, `hello` included, for minutes. The watches are set on the watcher's thread: here
+// that setup is held until the session has answered.
+#[test]
+fn a_session_answers_hello_while_its_watcher_is_being_set_up() {
+    let env = Env::new();
+    env.skill("alpha", "", "Body.\n");
+    let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(0);
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+    let root = env.root.clone();
+    let (built_tx, built_rx) = crossbeam_channel::bounded(1);
+    // Built on its own thread: before the fix `build` waited for the held setup.
+    std::thread::spawn(move || {
+        let index = skills_index::SkillIndex::builder()
+            .root(Layer::Personal, &root)
+            .watch(true)
+            .watch_setup_hook(move || {
+                let _ = held_tx.send(());
+                let _ = release_rx.recv();
+            })
+            .build()
+            .expect("build index");
+        let _ = built_tx.send(index);
+    });
+    held_rx.recv().expect("the watcher's setup starts");
+    let index = built_rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the index is built while its watcher's setup is held");
+    let index = Arc::new(index);
+    let session = Executor::builder(Arc::clone(&index))
+        .build()
+        .session(SessionContext::builder().id("held").build());
+    let answer: Value = serde_json::from_str(&protocol::respond_line(
+        &session,
+        r#"{"id":1,"tool":"hello","input":{}}"#,
+    ))
+    .expect("JSON");
+    assert_eq!(answer["ok"], true, "{answer}");
+    assert_eq!(
+        index.watched_folders(std::time::Duration::ZERO),
+        None,
+        "the setup is still held"
+    );
+    release_tx.send(()).expect("release the setup");
+    assert!(index
+        .watched_folders(std::time::Duration::from_secs(30))
+        .is_some());
+}

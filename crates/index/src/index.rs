@@ -30,6 +30,7 @@ pub struct SkillIndexBuilder {
     roots: Vec<SkillRoot>,
     config: Config,
     watch: bool,
+    watch_hook: crate::watch::SetupHook,
 }
 
 impl SkillIndexBuilder {
@@ -138,7 +139,19 @@ impl SkillIndexBuilder {
         self
     }
 
-    /// Builds the index: scans every root in parallel and publishes generation 1.
+    /// Calls `hook` on the watcher's thread before it sets its first watch (tests hold the
+    /// setup with it, to show the index answers meanwhile).
+    #[doc(hidden)]
+    pub fn watch_setup_hook(
+        mut self,
+        hook: impl Fn() + Send + Sync + 'static,
+    ) -> SkillIndexBuilder {
+        self.watch_hook = crate::watch::SetupHook(Some(Arc::new(hook)));
+        self
+    }
+
+    /// Builds the index: scans every root in parallel and publishes generation 1. The
+    /// watcher (when on) sets its watches on its own thread: `build` does not wait for it.
     pub fn build(self) -> Result<SkillIndex, IndexError> {
         let mut ids = std::collections::HashSet::new();
         for id in self.roots.iter().filter_map(|r| r.plugin.as_deref()) {
@@ -164,16 +177,10 @@ impl SkillIndexBuilder {
         for root in self.roots {
             writer.roots.push(RootState::new(root, shared.config.depth));
         }
-        // Watch first, then scan: a change made in between is then read twice, never missed.
-        // The watcher thread waits for the writer lock before it publishes anything.
+        // The watcher sets its watches on its thread once this scan has let the writer go,
+        // then rescans every root: a change made before its folder was watched is read.
         let watcher = if self.watch {
-            let roots: Vec<PathBuf> = writer
-                .roots
-                .iter()
-                .filter(|r| r.watched())
-                .map(|r| r.base.clone())
-                .collect();
-            Some(crate::watch::start(Arc::clone(&shared), &roots)?)
+            Some(crate::watch::start(Arc::clone(&shared), self.watch_hook)?)
         } else {
             None
         };
@@ -450,6 +457,7 @@ impl SkillIndex {
                 codex_metadata: false,
             },
             watch: false,
+            watch_hook: crate::watch::SetupHook::default(),
         }
     }
 
@@ -547,6 +555,11 @@ impl SkillIndex {
             .collect()
     }
 
+    /// Whether the index watches its roots (built with [`watch`](SkillIndexBuilder::watch)).
+    pub fn watching(&self) -> bool {
+        self.watcher.is_some()
+    }
+
     /// The folder roots that do not exist (yet): a typo in a path shows here, and the
     /// watcher (when on) picks such a root up when it appears. Takes the writer lock.
     pub fn missing_roots(&self) -> Vec<SkillRoot> {
@@ -614,6 +627,13 @@ impl SkillIndex {
     #[doc(hidden)]
     pub fn apply_changed_paths(&self, paths: &[PathBuf]) {
         crate::watch::apply_paths(self.shared.as_ref(), paths);
+    }
+
+    /// Waits at most `wait` for the watcher to set its watches, and returns how many folders
+    /// it watches (`None` without a watcher, or still setting up). Tests count the work.
+    #[doc(hidden)]
+    pub fn watched_folders(&self, wait: Duration) -> Option<usize> {
+        self.watcher.as_ref()?.setup.wait(wait)
     }
 
     /// Feeds the watcher an event as if the file system had sent it (tests use this to
@@ -1026,10 +1046,14 @@ impl crate::watch::Rebuild for Shared {
             .collect()
     }
 
+    fn reading(&self, f: &mut (dyn FnMut() + Send)) {
+        self.reading(f);
+    }
+
     fn rebuild(&self, plan: Plan) {
         let mut writer = self.writer.lock();
         if plan.full {
-            tracing::info!("event queue overflow or watch error: full rescan");
+            tracing::info!("watches set, event queue overflow or watch error: full rescan");
             self.rescan_all(&mut writer);
             return;
         }

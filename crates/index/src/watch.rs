@@ -8,8 +8,9 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use notify::event::{AccessKind, AccessMode};
+use notify::event::{AccessKind, AccessMode, ModifyKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
+use parking_lot::{Condvar, Mutex};
 
 use crate::config::Config;
 use crate::IndexError;
@@ -24,6 +25,9 @@ pub(crate) trait Rebuild: Send + Sync + 'static {
     fn watched_roots(&self) -> Vec<PathBuf>;
     /// Does a plan's work under the writer lock and publishes the result.
     fn rebuild(&self, plan: Plan);
+    /// Runs `f` (which works in parallel: the walks of the roots) on the index's reading
+    /// threads, never on a pool of the watcher's own making.
+    fn reading(&self, f: &mut (dyn FnMut() + Send));
 }
 
 /// Longest a burst of events may delay a reload.
@@ -35,11 +39,54 @@ enum Msg {
     Stop,
 }
 
+/// A hold on the watcher's setup (tests): called on the watcher thread before it sets any
+/// watch.
+#[derive(Clone, Default)]
+pub(crate) struct SetupHook(pub(crate) Option<Arc<dyn Fn() + Send + Sync>>);
+
+impl std::fmt::Debug for SetupHook {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "SetupHook(set)"
+        } else {
+            "SetupHook(none)"
+        })
+    }
+}
+
+/// How far the watcher's setup has come: `None` while it runs, then the number of folders
+/// watched when it ended.
+#[derive(Debug, Default)]
+pub(crate) struct Setup {
+    done: Mutex<Option<usize>>,
+    ready: Condvar,
+}
+
+impl Setup {
+    fn finish(&self, folders: usize) {
+        *self.done.lock() = Some(folders);
+        self.ready.notify_all();
+    }
+
+    /// The number of folders watched once the setup has ended, waiting at most `wait`.
+    pub(crate) fn wait(&self, wait: Duration) -> Option<usize> {
+        let mut done = self.done.lock();
+        let end = Instant::now() + wait;
+        while done.is_none() {
+            if self.ready.wait_until(&mut done, end).timed_out() {
+                break;
+            }
+        }
+        *done
+    }
+}
+
 /// Owns the watcher thread.
 #[derive(Debug)]
 pub(crate) struct WatchHandle {
     tx: Sender<Msg>,
     thread: Option<JoinHandle<()>>,
+    pub(crate) setup: Arc<Setup>,
 }
 
 impl std::fmt::Debug for Msg {
@@ -65,11 +112,14 @@ impl WatchHandle {
     }
 }
 
-/// Starts watching `roots` (before this returns, so a scan made after it misses nothing)
-/// and the thread that applies what the watches report.
+/// Starts the thread that watches the roots and applies what the watches report, and
+/// returns at once: setting the watches walks every root (a host answers meanwhile). Events
+/// wait in the channel until the setup ends; then every root is rescanned, as after an
+/// event-queue overflow, so a change made before its folder was watched is read all the
+/// same (an edit no record shows, of a reference say, is told as an empty batch).
 pub(crate) fn start<S: Rebuild>(
     shared: Arc<S>,
-    roots: &[PathBuf],
+    hook: SetupHook,
 ) -> Result<WatchHandle, IndexError> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let fs_tx = tx.clone();
@@ -77,105 +127,189 @@ pub(crate) fn start<S: Rebuild>(
         let _ = fs_tx.send(Msg::Fs(event));
     })
     .map_err(|e| IndexError::Watch(e.to_string()))?;
-    let mut watches = Watches {
-        watched: BTreeMap::new(),
-    };
-    watches.sync(&mut watcher, roots, &BTreeSet::new());
+    let setup = Arc::new(Setup::default());
+    let done = Arc::clone(&setup);
     let thread = std::thread::Builder::new()
         .name("skills-watch".into())
-        .spawn(move || run(shared.as_ref(), watcher, watches, &rx))
+        .spawn(move || {
+            if let Some(hook) = hook.0 {
+                hook();
+            }
+            let roots = shared.watched_roots();
+            let mut watches = Watches::default();
+            let changes = Changes {
+                rewalk: roots.iter().cloned().collect(),
+                ..Changes::default()
+            };
+            let depth = shared.config().depth;
+            shared.reading(&mut || {
+                watches.sync(&mut watcher, &roots, depth, &changes);
+            });
+            shared.rebuild(Plan {
+                full: true,
+                ..Plan::default()
+            });
+            done.finish(watches.watched.len());
+            run(shared.as_ref(), watcher, watches, &rx);
+        })
         .map_err(|e| IndexError::Watch(e.to_string()))?;
     Ok(WatchHandle {
         tx,
         thread: Some(thread),
+        setup,
     })
 }
 
-/// What each root is watched through: itself (recursively), or its nearest existing
-/// ancestor (non-recursively) until it exists.
+/// What a batch asks of the watches: roots to walk again, skill folders whose own folders
+/// to list again, and paths deleted or renamed (their watches, and their folders', go).
+#[derive(Debug, Default)]
+struct Changes {
+    rewalk: BTreeSet<PathBuf>,
+    relist: BTreeSet<PathBuf>,
+    gone: BTreeSet<PathBuf>,
+}
+
+/// The folders watched (each on its own, never recursively: a recursive watch follows
+/// every link below it), by the roots that want them.
+#[derive(Default)]
 struct Watches {
-    watched: BTreeMap<PathBuf, RecursiveMode>,
+    /// Every folder watched.
+    watched: BTreeSet<PathBuf>,
+    /// Each root's folders, and its path resolved when they were walked.
+    roots: BTreeMap<PathBuf, RootWatch>,
+    /// The folders below each skill folder, as last listed.
+    interiors: BTreeMap<PathBuf, Vec<PathBuf>>,
+}
+
+#[derive(Default)]
+struct RootWatch {
+    resolved: Option<PathBuf>,
+    folders: BTreeSet<PathBuf>,
 }
 
 impl Watches {
-    /// Brings the watches in line with the roots as they are on disk now. Returns the roots
-    /// that just became watched recursively: changes made in them before the watch began were
-    /// not reported, so the caller rescans them.
-    ///
-    /// `stale` roots (the root or an ancestor was created, deleted or renamed) are watched
-    /// anew even if they seem watched: a deleted folder's watch goes with it, and a folder
-    /// recreated under the same path is another folder.
+    /// Brings the watches in line with the roots as they are on disk now, walking again the
+    /// roots `changes` names (and any not walked yet). Returns the roots whose own folder
+    /// just became watched: changes made in them before were not reported, so the caller
+    /// rescans them.
     fn sync(
         &mut self,
         watcher: &mut RecommendedWatcher,
         roots: &[PathBuf],
-        stale: &BTreeSet<PathBuf>,
+        depth: usize,
+        changes: &Changes,
     ) -> BTreeSet<PathBuf> {
-        let old: Vec<PathBuf> = self
-            .watched
-            .keys()
-            .filter(|w| stale.iter().any(|root| root.starts_with(w)))
-            .cloned()
-            .collect();
-        for path in old {
-            self.watched.remove(&path);
-            let _ = watcher.unwatch(&path);
+        self.roots.retain(|root, _| roots.contains(root));
+        for gone in &changes.gone {
+            let mut below: Vec<PathBuf> = self
+                .watched
+                .range(gone.clone()..)
+                .take_while(|w| w.starts_with(gone))
+                .cloned()
+                .collect();
+            // A root (or an ancestor) gone: every watch it set goes, its ancestor's too.
+            let roots_below: Vec<PathBuf> = self
+                .roots
+                .keys()
+                .filter(|r| r.starts_with(gone))
+                .cloned()
+                .collect();
+            for root in roots_below {
+                below.extend(self.roots.remove(&root).into_iter().flat_map(|r| r.folders));
+            }
+            for path in below {
+                let _ = watcher.unwatch(&path);
+                self.watched.remove(&path);
+            }
+            self.interiors.retain(|dir, _| !dir.starts_with(gone));
+        }
+        for dir in &changes.relist {
+            self.interiors.remove(dir);
         }
         let mut fresh = BTreeSet::new();
-        let mut wanted = wanted_watches(roots);
-        // A root (or an ancestor) may appear or vanish while its watch is being set up, unseen
-        // by the watch being replaced: look again until the wanted watches stop moving.
+        // A folder may appear or vanish while its watch is being set up, unseen by the
+        // watches being replaced: walk again until the wanted watches stop moving.
         for _ in 0..8 {
-            for (path, mode) in &self.watched {
-                if wanted.get(path) != Some(mode) {
-                    let _ = watcher.unwatch(path);
+            let mut moved = false;
+            for root in roots {
+                let walk = changes.rewalk.contains(root) || !self.roots.contains_key(root);
+                if walk || moved_root(root, self.roots.get(root)) {
+                    let folders = self.root_folders(root, depth);
+                    let old = self.roots.insert(root.clone(), folders);
+                    moved |= old.is_none_or(|o| o.folders != self.roots[root].folders);
                 }
             }
-            let mut now = BTreeMap::new();
-            for (path, mode) in &wanted {
-                let had = self.watched.get(path) == Some(mode);
-                if had || watcher.watch(path, *mode).is_ok() {
-                    now.insert(path.clone(), *mode);
-                    if !had && *mode == RecursiveMode::Recursive {
+            let wanted: BTreeSet<PathBuf> = self
+                .roots
+                .values()
+                .flat_map(|r| r.folders.iter().cloned())
+                .collect();
+            for path in self.watched.difference(&wanted) {
+                let _ = watcher.unwatch(path);
+            }
+            self.watched.retain(|p| wanted.contains(p));
+            for path in wanted {
+                if !self.watched.contains(&path)
+                    && watcher.watch(&path, RecursiveMode::NonRecursive).is_ok()
+                {
+                    if roots.contains(&path) {
                         fresh.insert(path.clone());
                     }
+                    self.watched.insert(path);
                 }
             }
-            self.watched = now;
-            let again = wanted_watches(roots);
-            if again == wanted {
+            if !moved {
                 break;
             }
-            wanted = again;
         }
         fresh
     }
-}
 
-/// Each root itself (recursively) if it exists, else its nearest existing ancestor
-/// (non-recursively), to see it appear. A root that is a link is also watched through its
-/// parent (non-recursively): a watch follows the link to the folder it names when it is
-/// set, so retargeting the link (`current -> releases/v2`) is seen only there.
-fn wanted_watches(roots: &[PathBuf]) -> BTreeMap<PathBuf, RecursiveMode> {
-    let mut wanted: BTreeMap<PathBuf, RecursiveMode> = BTreeMap::new();
-    for root in roots {
+    /// Whether `root` now resolves to another folder than when it was walked.
+    fn moved(&self, root: &Path) -> bool {
+        moved_root(root, self.roots.get(root))
+    }
+
+    /// The folders that watch `root`: the folders a scan visits, each skill folder's own
+    /// folders, and, for a root that is a link, its parent (a watch follows the link to the
+    /// folder it names when it is set, so retargeting the link is seen only there). A root
+    /// that does not exist is watched through its nearest existing ancestor, to see it
+    /// appear.
+    fn root_folders(&mut self, root: &Path, depth: usize) -> RootWatch {
+        let mut folders = BTreeSet::new();
         let is_link = std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink());
         if is_link {
             if let Some(parent) = root.parent().filter(|p| p.is_dir()) {
-                wanted
-                    .entry(parent.to_path_buf())
-                    .or_insert(RecursiveMode::NonRecursive);
+                folders.insert(parent.to_path_buf());
             }
         }
         if root.is_dir() {
-            wanted.insert(root.clone(), RecursiveMode::Recursive);
+            let options = skills_storage::DiscoveryOptions::roots().with_max_depth(depth);
+            for folder in skills_storage::folders_to_watch(root, &options) {
+                if folder.skill {
+                    let inside = self
+                        .interiors
+                        .entry(folder.dir.clone())
+                        .or_insert_with(|| skills_storage::skill_folders(&folder.dir));
+                    folders.extend(inside.iter().cloned());
+                }
+                folders.insert(folder.dir);
+            }
         } else if let Some(anc) = root.ancestors().skip(1).find(|a| a.is_dir()) {
-            wanted
-                .entry(anc.to_path_buf())
-                .or_insert(RecursiveMode::NonRecursive);
+            folders.insert(anc.to_path_buf());
+        }
+        RootWatch {
+            resolved: std::fs::canonicalize(root).ok(),
+            folders,
         }
     }
-    wanted
+}
+
+/// Whether `root` now resolves to another folder than when it was walked (it, or a folder
+/// on its path, was replaced by a link, or a link was retargeted): its watches then watch
+/// the old folder.
+fn moved_root(root: &Path, walked: Option<&RootWatch>) -> bool {
+    walked.is_some_and(|w| w.resolved != std::fs::canonicalize(root).ok())
 }
 
 fn run<S: Rebuild>(
@@ -208,14 +342,46 @@ fn run<S: Rebuild>(
         }
         let roots = shared.watched_roots();
         let mut plan = plan(&roots, shared.config().depth, &batch);
+        // A root whose path now resolves elsewhere (replaced by a link, say) is read anew.
+        plan.root_rescans
+            .extend(roots.iter().filter(|r| watches.moved(r)).cloned());
+        let changes = changes(&roots, &plan, &batch);
         // Watches first, then the reads: what changes in between is reported, not lost.
-        let stale = if plan.full {
-            roots.iter().cloned().collect()
-        } else {
-            plan.root_rescans.clone()
-        };
-        plan.newly_watched = watches.sync(&mut watcher, &roots, &stale);
+        let depth = shared.config().depth;
+        shared.reading(&mut || {
+            plan.newly_watched = watches.sync(&mut watcher, &roots, depth, &changes);
+        });
         shared.rebuild(plan);
+    }
+}
+
+/// What a batch and its plan ask of the watches. A root rescanned (created, deleted or
+/// renamed, or an ancestor was) is watched anew even if it seems watched: a deleted
+/// folder's watch goes with it, and a folder recreated under the same path is another
+/// folder. So is every path deleted or renamed, and what is below it.
+fn changes(roots: &[PathBuf], plan: &Plan, batch: &[Msg]) -> Changes {
+    let stale: BTreeSet<PathBuf> = if plan.full {
+        roots.iter().cloned().collect()
+    } else {
+        plan.root_rescans.clone()
+    };
+    let mut gone = stale.clone();
+    for msg in batch {
+        if let Msg::Fs(Ok(event)) = msg {
+            if matches!(
+                event.kind,
+                EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
+            ) {
+                gone.extend(event.paths.iter().cloned());
+            }
+        }
+    }
+    let mut rewalk = stale;
+    rewalk.extend(plan.dirs.keys().cloned());
+    Changes {
+        rewalk,
+        relist: plan.dirs.values().flatten().cloned().collect(),
+        gone,
     }
 }
 

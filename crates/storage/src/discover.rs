@@ -36,6 +36,8 @@ pub struct DiscoveryOptions {
     descend_into_skills: bool,
     skip_names: Vec<String>,
     leaf_files: LeafFiles,
+    /// Whether the walk records every folder it visits ([`folders_to_watch`] asks).
+    record_visits: bool,
 }
 
 /// How a walk learns that a folder at its last level holds `SKILL.md`.
@@ -62,6 +64,7 @@ impl DiscoveryOptions {
             descend_into_skills: false,
             skip_names: SKIPPED_NAMES.iter().map(|n| (*n).into()).collect(),
             leaf_files: LeafFiles::Checked,
+            record_visits: false,
         }
     }
 
@@ -76,6 +79,7 @@ impl DiscoveryOptions {
             descend_into_skills: true,
             skip_names: vec!["node_modules".into(), ".git".into()],
             leaf_files: LeafFiles::Checked,
+            record_visits: false,
         }
     }
 
@@ -139,6 +143,40 @@ pub struct Discovery {
     pub candidates: Vec<Candidate>,
     /// Directories that could not be listed, and why.
     pub problems: Vec<(PathBuf, std::io::Error)>,
+}
+
+/// A folder a watcher of a root follows ([`folders_to_watch`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WatchFolder {
+    /// The folder, as reached from the root (links not resolved).
+    pub dir: PathBuf,
+    /// Whether it is a skill folder: its files matter too ([`skill_folders`](crate::skill_folders)).
+    pub skill: bool,
+}
+
+/// The folders a watcher of `root` must follow to see every change a scan with `options`
+/// would find: exactly the folders the walk visits (listed, or asked about `SKILL.md`),
+/// links followed by the walk's rules, each real folder once, within the depth. A link to
+/// `/` or a chain of linked folders costs no more than the scan does.
+pub fn folders_to_watch(root: &Path, options: &DiscoveryOptions) -> Vec<WatchFolder> {
+    let mut options = options.clone().with_leaf_files(LeafFiles::Checked);
+    options.record_visits = true;
+    let walked = walk(root, &options);
+    let skills: std::collections::HashSet<&Path> = walked
+        .candidates
+        .iter()
+        .map(|c| c.resolved.as_path())
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    walked
+        .visited
+        .iter()
+        .filter(|(_, resolved)| seen.insert(resolved.as_path()))
+        .map(|(dir, resolved)| WatchFolder {
+            dir: dir.clone(),
+            skill: skills.contains(resolved.as_path()),
+        })
+        .collect()
 }
 
 /// Walks `root` for skill directories.
@@ -232,6 +270,8 @@ pub(crate) struct Walked {
     pub(crate) problems: Vec<(PathBuf, std::io::Error)>,
     /// Whether a link was followed: then one folder may have been reached twice.
     pub(crate) links_followed: bool,
+    /// Every folder visited (as reached, resolved), when the options ask for them.
+    pub(crate) visited: Vec<(PathBuf, PathBuf)>,
 }
 
 impl Walked {
@@ -291,6 +331,7 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
         expected: Level::default(),
         problems: Vec::new(),
         links_followed: false,
+        visited: Vec::new(),
     };
     let canonical_root = match std::fs::canonicalize(root) {
         Ok(p) => p,
@@ -323,6 +364,9 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
             break;
         }
         let folders = level.into_paths();
+        if options.record_visits {
+            found.visited.extend(folders.iter().cloned());
+        }
         let visit_one = |(dir, resolved)| visit(dir, resolved, depth, options, &at);
         let visits: Vec<Visit> = if folders.len() < 2 {
             folders.into_iter().map(visit_one).collect()

@@ -27,8 +27,8 @@ mod skill_dir;
 mod source;
 
 pub use discover::{
-    discover, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles, MAX_ROOT_DEPTH,
-    SKILL_FILE, SKIPPED_NAMES,
+    discover, folders_to_watch, skipped_folder, Candidate, Discovery, DiscoveryOptions, LeafFiles,
+    WatchFolder, MAX_ROOT_DEPTH, SKILL_FILE, SKIPPED_NAMES,
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
@@ -42,6 +42,6 @@ pub use skill_dir::{
     SkillDir,
 };
 pub use source::{
-    CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource, SourceCandidate,
-    MAX_LISTED_FILES,
+    skill_folders, CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource,
+    SourceCandidate, MAX_LISTED_FILES,
 };

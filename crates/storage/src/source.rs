@@ -736,6 +736,34 @@ fn list_files(base: &Path, out: &mut Vec<(String, u64)>) {
     }
 }
 
+/// The folders below a skill folder whose files a listing ([`SkillSource::files`]) names,
+/// by the same rule: hidden folders and `node_modules` left out, links to folders not
+/// followed, at most 32 levels, at most [`MAX_LISTED_FILES`] folders. A watcher follows
+/// these (and the skill folder itself) to see a script or reference change.
+pub fn skill_folders(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![(dir.to_path_buf(), 0usize)];
+    while let Some((folder, depth)) = stack.pop() {
+        if depth >= MAX_FILE_DEPTH {
+            continue;
+        }
+        let Ok(listing) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in listing.filter_map(Result::ok) {
+            let listed = entry.file_name().to_str().is_some_and(listed_name);
+            if listed && entry.file_type().is_ok_and(|t| t.is_dir()) {
+                if out.len() >= MAX_LISTED_FILES {
+                    return out;
+                }
+                out.push(entry.path());
+                stack.push((entry.path(), depth + 1));
+            }
+        }
+    }
+    out
+}
+
 // What memory and embedded sources share: a map from normalized path to contents.
 
 fn map_skill_dirs<B>(map: &BTreeMap<String, B>) -> Vec<String> {
