@@ -643,3 +643,51 @@ pub const EXTENSION_FIELDS: [&str; 20] = [
     "paths",
     "shell",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::{ClaudeHook, HookEvent, Hooks};
+
+    /// Regression (issue 37): hooks serialised as `{pre, post, claude_code: [{event,
+    /// runs_at, ...}]}`, keys no author writes, with the scripts taken from Claude Code's
+    /// entries in `pre` as if written there. They come out as written: `pre` as listed,
+    /// each Claude Code event under its own key, a group for each run of one matcher.
+    #[test]
+    fn hooks_serialise_as_written() {
+        let hook =
+            |event: &str, matcher: Option<&str>, command: &str, script: Option<&str>| ClaudeHook {
+                event: event.into(),
+                matcher: matcher.map(Into::into),
+                command: command.into(),
+                runs_at: script.map(|_| HookEvent::Activation),
+                script: script.map(Into::into),
+            };
+        let hooks = Hooks {
+            pre: vec!["scripts/start.sh".into(), "scripts/own.sh".into()],
+            post: Vec::new(),
+            claude_code: vec![
+                hook(
+                    "SessionStart",
+                    None,
+                    "${CLAUDE_SKILL_DIR}/scripts/start.sh",
+                    Some("scripts/start.sh"),
+                ),
+                hook("PreToolUse", Some("Bash"), "scripts/check.sh", None),
+                hook("PreToolUse", Some("Bash"), "echo hi", None),
+                hook("PreToolUse", Some("Edit"), "scripts/lint.sh", None),
+            ],
+        };
+        let command = |c: &str| serde_json::json!({"type": "command", "command": c});
+        assert_eq!(
+            serde_json::to_value(&hooks).unwrap(),
+            serde_json::json!({
+                "pre": ["scripts/own.sh"],
+                "SessionStart": [{"hooks": [command("${CLAUDE_SKILL_DIR}/scripts/start.sh")]}],
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [command("scripts/check.sh"), command("echo hi")]},
+                    {"matcher": "Edit", "hooks": [command("scripts/lint.sh")]}
+                ]
+            })
+        );
+    }
+}
