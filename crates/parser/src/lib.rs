@@ -589,14 +589,19 @@ fn indented_under_a_value(
         .next()
         .filter(|(_, l)| lead_of(l) < lead)?;
     let key = simple_key(source_line)?;
-    let (parent_key, value) = parent.trim().split_once(": ")?;
+    // In a list entry (`- tool: git`) the field starts after the dash.
+    let (entry, parent_key) = match parent.trim().strip_prefix("- ") {
+        Some(rest) => (2, rest),
+        None => (0, parent.trim()),
+    };
+    let (parent_key, value) = parent_key.split_once(": ")?;
     let value = value.trim();
     if value.is_empty() || value.starts_with(['|', '>']) {
         return None;
     }
     // The fix moves `key` to `parent_key`'s column: the first one for a top-level field,
     // else the one that keeps `key` in the mapping both are in.
-    let fix = match lead_of(parent) {
+    let fix = match lead_of(parent) + entry {
         0 => format!("fields start at the first column; remove the indentation before `{key}`"),
         n => format!(
             "align `{key}` with `{parent_key}` ({n} space{} of indentation, not {lead})",
