@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
-use serde_json::Value;
 use skills_index::{check_candidate, DEFAULT_SKILL_FILE_LIMIT};
 use skills_model::{Layer, SkillRecord};
 use skills_parser::SkillParser;
@@ -152,40 +151,10 @@ pub(crate) fn read_properties(args: &ReadPropertiesArgs) -> Result<ExitCode> {
         .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_default();
     let parsed = SkillParser::default().parse(&skills_parser::ParseInput::new(&bytes, &name));
-    let mut doc = serde_json::to_value(&parsed.frontmatter)?;
-    // Only the fields the file sets, under the names it sets them with, as the reference
-    // prints them.
-    if let Value::Object(map) = &mut doc {
-        let extra = map.remove("extra");
-        map.retain(|k, v| match v {
-            Value::Null => false,
-            Value::Array(a) => !a.is_empty(),
-            Value::Object(o) => !o.is_empty(),
-            Value::Number(n) => !(k == "priority" && n.as_i64() == Some(0)),
-            _ => true,
-        });
-        let renamed: serde_json::Map<String, Value> = std::mem::take(map)
-            .into_iter()
-            .map(|(k, v)| {
-                let key = if k == "when_to_use" {
-                    k
-                } else {
-                    k.replace('_', "-")
-                };
-                (key, v)
-            })
-            .collect();
-        *map = renamed;
-        if let Some(Value::Array(pairs)) = extra {
-            for pair in pairs {
-                if let Some([Value::String(k), v]) = pair.as_array().map(Vec::as_slice) {
-                    map.insert(k.clone(), v.clone());
-                }
-            }
-        }
-    }
+    // Only the fields the file sets, each under the key it has there, mappings as objects,
+    // as the reference prints them: the frontmatter's own serialisation.
     let mut out = crate::stdout();
-    serde_json::to_writer_pretty(&mut out, &doc)?;
+    serde_json::to_writer_pretty(&mut out, &parsed.frontmatter)?;
     writeln!(out)?;
     out.flush()?;
     // What kept the frontmatter from being read, placed in the file, on standard error.

@@ -169,12 +169,8 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     let text = String::from_utf8_lossy(&report.source);
     let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
     if let Some(source_line) = lines(text).nth(line.saturating_sub(1) as usize) {
-        let shown: String = source_line.chars().take(200).collect();
+        let (shown, before) = quoted(source_line, column.saturating_sub(1) as usize);
         // Under the column as shown: an escaped character before it takes its escape's width.
-        let before: String = shown
-            .chars()
-            .take(column.saturating_sub(1) as usize)
-            .collect();
         let pad: String = crate::out::visible(&before)
             .chars()
             .map(|c| if c == '\t' { '\t' } else { ' ' })
@@ -185,6 +181,35 @@ fn render(out: &mut String, report: &SkillReport, d: &Diagnostic, colour: bool) 
     }
     out.push('\n');
 }
+
+/// At most [`QUOTED`] characters of `line` around the 0-based character `column`, with `…`
+/// where the line is cut (a line cut mid-word read as if the word ended there), and what is
+/// shown before the column.
+fn quoted(line: &str, column: usize) -> (String, String) {
+    let chars: Vec<char> = line.chars().collect();
+    let start = if column < QUOTED - 10 {
+        0
+    } else {
+        column
+            .saturating_sub(QUOTED / 2)
+            .min(chars.len().saturating_sub(QUOTED))
+    };
+    let end = chars.len().min(start + QUOTED);
+    let mut shown = String::new();
+    if start > 0 {
+        shown.push('…');
+    }
+    shown.extend(&chars[start..end]);
+    let before_len = shown.chars().count() - (end - start) + column.clamp(start, end) - start;
+    let before = shown.chars().take(before_len).collect();
+    if end < chars.len() {
+        shown.push('…');
+    }
+    (shown, before)
+}
+
+/// How many characters of a source line a diagnostic quotes.
+const QUOTED: usize = 200;
 
 /// A file's lines as places count them: YAML breaks lines at a carriage return alone too,
 /// so a frontmatter holding one has its later places a line further than `str::lines`
@@ -255,6 +280,34 @@ fn json(reports: &[SkillReport], out: &mut impl std::io::Write) -> anyhow::Resul
 
 #[cfg(test)]
 mod tests {
+    /// Regression (issue 37): a source line longer than the quote was cut mid-word with
+    /// nothing to say so, and a caret past the cut sat at its end. The quote is marked `…`
+    /// where cut, and holds the column.
+    #[test]
+    fn a_quoted_line_is_marked_where_cut_and_holds_the_column() {
+        let long: String = (0..60).map(|i| format!("word{i:02} ")).collect();
+        let tail = &long[long.len() - 200..];
+        let table: [(&str, usize, String, String); 4] = [
+            ("short: line", 7, "short: line".into(), "short: ".into()),
+            (&long, 4, format!("{}…", &long[..200]), "word".into()),
+            (
+                &long,
+                419,
+                format!("…{tail}"),
+                format!("…{}", &tail[..tail.len() - 1]),
+            ),
+            (
+                &long,
+                300,
+                format!("…{}…", &long[200..400]),
+                format!("…{}", &long[200..300]),
+            ),
+        ];
+        for (line, column, shown, before) in table {
+            assert_eq!(super::quoted(line, column), (shown, before), "{column}");
+        }
+    }
+
     /// Lines break at `\r\n`, `\n` and a `\r` alone, as YAML's places count them.
     #[test]
     fn source_lines_break_where_yaml_breaks_them() {

@@ -351,3 +351,47 @@ fn a_new_skill_is_made_in_a_folder_one_may_write_but_not_list() {
     std::fs::set_permissions(&drop, std::fs::Permissions::from_mode(0o755)).unwrap();
     assert!(drop.join("fresh/scripts/example.sh").is_file());
 }
+
+/// Regression (issue 37): `read-properties` and `show --format json` printed extension
+/// fields in Rust's spellings and shapes: skillscraft's `security` as `executes_commands`
+/// (authors write `executesCommands`), `argument-hint` inside a `claude-code` object, and a
+/// field kept as written as a list of `[key, value]` pairs. Each field now comes out under
+/// the key the file has, mappings as objects, unset fields left out, as the reference
+/// prints the frontmatter.
+#[test]
+fn properties_come_out_under_the_keys_their_author_wrote() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("as-written");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        dir.join("SKILL.md"),
+        "---\nname: as-written\ndescription: Kept as written. Use when testing.\nargument-hint: \"[file]\"\nsecurity:\n  executesCommands: false\n  fileSystemScope: skill-directory\ncomposition:\n  dependencies:\n    - skillName: base\n  executionOrder: [base, as-written]\ntest-scenarios:\n  - name: one\n    custom: {a: b}\nx-owner:\n  team: docs\n  contacts: [ada]\n---\nBody.\n",
+    )
+    .unwrap();
+    let props = common::run(common::skillctl().arg("read-properties").arg(&dir)).json();
+    let show = common::run(
+        common::skillctl()
+            .args(["show", "--no-defaults", "--format", "json"])
+            .arg(&dir),
+    )
+    .json();
+    let want = serde_json::json!({
+        "name": "as-written",
+        "description": "Kept as written. Use when testing.",
+        "argument-hint": "[file]",
+        "security": {"executesCommands": false, "fileSystemScope": "skill-directory"},
+        "composition": {
+            "dependencies": [{"skillName": "base", "optional": false}],
+            "executionOrder": ["base", "as-written"]
+        },
+        "test-scenarios": [{"name": "one", "custom": {"a": "b"}}],
+        "x-owner": {"team": "docs", "contacts": ["ada"]}
+    });
+    assert_eq!(props, want);
+    // `show` keeps the name and the description on the record; the rest is the same.
+    let mut shown = show["frontmatter"].clone();
+    for key in ["name", "description"] {
+        shown[key] = want[key].clone();
+    }
+    assert_eq!(shown, want);
+}

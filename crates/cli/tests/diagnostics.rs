@@ -18,9 +18,38 @@ const CASES: &[(&str, &str, &str, u32, u32, &str)] = &[
         "indented-key",
         "---\nname: indented-key\n  description: Indented. Use when testing.\n---\nBody.\n",
         "frontmatter.yamlSyntax",
+        // Issue 37: the caret is on the key to move (it was at column 1).
         3,
-        1,
+        3,
         "remove the indentation before `description`",
+    ),
+    // Issue 37: a nested field indented past its sibling is aligned with it, not moved to
+    // the first column (which would take it out of `metadata`).
+    (
+        "over-indented-nested",
+        "---\nname: over-indented-nested\ndescription: Over. Use when testing.\nmetadata:\n  author: me\n    version: \"1.0\"\n---\nBody.\n",
+        "frontmatter.yamlSyntax",
+        6,
+        5,
+        "align `version` with `author` (2 spaces",
+    ),
+    // Issue 37: one space short of its sibling was the parser's "did not find expected key".
+    (
+        "under-indented-nested",
+        "---\nname: under-indented-nested\ndescription: Under. Use when testing.\nmetadata:\n  author: me\n version: \"1.0\"\n---\nBody.\n",
+        "frontmatter.yamlSyntax",
+        6,
+        2,
+        "align `version` with `author` (2 spaces) to keep it in `metadata`",
+    ),
+    // Issue 37: a missing closing line is placed where it belongs, not at line 1.
+    (
+        "unclosed-after-last-field",
+        "---\nname: unclosed-after-last-field\ndescription: Unclosed. Use when testing.\nmetadata:\n  author: me\n\n# Unclosed\n\nSome body text.\n",
+        "frontmatter.unclosed",
+        6,
+        1,
+        "add a line `---` after the last field (after line 5)",
     ),
     (
         "tab-indent",

@@ -52,6 +52,11 @@ fn load_returns_the_receipt_and_nested_skills_narrow_check_tool() {
     assert_eq!(entry["name"], "git-flow");
     assert!(entry["digest"].as_str().unwrap().starts_with("sha256:"));
     assert_eq!(entry["properties"]["model"], "fast-model");
+    // Issue 37: the properties are under the keys the file writes them with.
+    assert_eq!(
+        entry["properties"]["allowed-tools"],
+        json!(["Bash(git:*)", "Read"])
+    );
     assert_eq!(entry["body"], "# Git flow\n\nUse git for everything.\n");
     assert_eq!(
         entry["base_path"].as_str().unwrap(),

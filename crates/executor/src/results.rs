@@ -19,7 +19,9 @@ pub struct ActiveSkill {
     pub root_dir: String,
     /// `sha256:<hex>` of the `SKILL.md` bytes pinned at load.
     pub digest: String,
-    /// The frontmatter fields that are set (the name left out; the description included).
+    /// The frontmatter fields that are set (the name left out; the description included),
+    /// each under the key the file writes it with (`allowed-tools`, `executesCommands`),
+    /// mappings as objects.
     pub properties: Map<String, Value>,
     /// Whether the host activated it for the task (`host_activate`): the model cannot
     /// unload it.

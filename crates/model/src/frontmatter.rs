@@ -9,9 +9,9 @@ use crate::ToolRules;
 /// A frontmatter value kept as written, for fields this crate does not type.
 ///
 /// Scalars keep their source text (`1.0` stays `"1.0"`, `no` stays `"no"`); a YAML null is
-/// `Null`. Mappings keep their order.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize)]
-#[serde(untagged)]
+/// `Null`. Mappings keep their order, and serialise as objects (`{"key": value}`), as they
+/// were written.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum RawValue {
     /// A YAML null (`~`, `null`, or nothing).
     Null,
@@ -21,6 +21,17 @@ pub enum RawValue {
     Seq(Vec<RawValue>),
     /// A mapping, in source order; keys are the source text of scalar keys.
     Map(Vec<(String, RawValue)>),
+}
+
+impl Serialize for RawValue {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            RawValue::Null => serializer.serialize_unit(),
+            RawValue::Scalar(text) => serializer.serialize_str(text),
+            RawValue::Seq(items) => serializer.collect_seq(items),
+            RawValue::Map(entries) => serializer.collect_map(entries.iter().map(|(k, v)| (k, v))),
+        }
+    }
 }
 
 /// `metadata`: string keys to string values, sorted by key, a later duplicate replacing an
@@ -113,14 +124,17 @@ pub enum ContextMode {
 /// with commands) is read into [`claude_code`](Hooks::claude_code); an entry of it that
 /// names a single script under `scripts/` for an event the executor has is added to `pre`
 /// or `post`, and every other entry is kept, typed, and not run.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+///
+/// It serialises as it was written: `pre` and `post` as the author listed them (not the
+/// scripts taken from Claude Code's entries), and each Claude Code event under its own key
+/// (`{"SessionStart": [{"matcher": ..., "hooks": [{"type": "command", "command": ...}]}]}`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct Hooks {
     /// Run on activation.
     pub pre: Vec<String>,
     /// Run on deactivation.
     pub post: Vec<String>,
     /// Claude Code's hook entries, as written, each with when (if ever) it runs here.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub claude_code: Vec<ClaudeHook>,
 }
 
@@ -137,6 +151,43 @@ pub struct ClaudeHook {
     /// When the executor runs it: `None` when it does not (a tool event, an event the
     /// executor has not, or a command that is not a single script under `scripts/`).
     pub runs_at: Option<HookEvent>,
+    /// The script it runs (added to [`Hooks::pre`] or [`Hooks::post`]), when it runs.
+    #[serde(skip)]
+    pub script: Option<String>,
+}
+
+/// One `{matcher, hooks}` entry of a Claude Code hook event, as written.
+#[derive(Serialize)]
+struct HookGroup<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    matcher: Option<&'a str>,
+    hooks: Vec<HookCommand<'a>>,
+}
+
+/// One command of a [`HookGroup`].
+#[derive(Serialize)]
+struct HookCommand<'a> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    command: &'a str,
+}
+
+impl Serialize for Hooks {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let pre = self.written(&self.pre, HookEvent::Activation);
+        if !pre.is_empty() {
+            map.serialize_entry("pre", &pre)?;
+        }
+        let post = self.written(&self.post, HookEvent::Deactivation);
+        if !post.is_empty() {
+            map.serialize_entry("post", &post)?;
+        }
+        for (event, groups) in self.claude_events() {
+            map.serialize_entry(event, &groups)?;
+        }
+        map.end()
+    }
 }
 
 /// The skill lifecycle events the executor runs hooks at.
@@ -157,6 +208,57 @@ impl Frontmatter {
 }
 
 impl Hooks {
+    /// The scripts the author listed under `key` (`pre` or `post`): `list` without the
+    /// ones taken from Claude Code's entries that run at `at`.
+    fn written(&self, list: &[String], at: HookEvent) -> Vec<String> {
+        let mut taken: Vec<&str> = self
+            .claude_code
+            .iter()
+            .filter(|h| h.runs_at == Some(at))
+            .filter_map(|h| h.script.as_deref())
+            .collect();
+        let mut written = Vec::new();
+        for script in list {
+            match taken.iter().position(|t| t == script) {
+                Some(i) => {
+                    taken.swap_remove(i);
+                }
+                None => written.push(script.clone()),
+            }
+        }
+        written
+    }
+
+    /// Claude Code's entries as written: each event (in order of first appearance) with
+    /// its `{matcher, hooks}` groups, a group for each run of one matcher.
+    fn claude_events(&self) -> Vec<(&str, Vec<HookGroup<'_>>)> {
+        let mut events: Vec<(&str, Vec<HookGroup<'_>>)> = Vec::new();
+        let mut last: Option<(&str, Option<&str>)> = None;
+        for h in &self.claude_code {
+            let i = match events.iter().position(|(e, _)| *e == h.event) {
+                Some(i) => i,
+                None => {
+                    events.push((&h.event, Vec::new()));
+                    events.len() - 1
+                }
+            };
+            let command = HookCommand {
+                kind: "command",
+                command: &h.command,
+            };
+            let same = last == Some((h.event.as_str(), h.matcher.as_deref()));
+            match events[i].1.last_mut() {
+                Some(group) if same => group.hooks.push(command),
+                _ => events[i].1.push(HookGroup {
+                    matcher: h.matcher.as_deref(),
+                    hooks: vec![command],
+                }),
+            }
+            last = Some((&h.event, h.matcher.as_deref()));
+        }
+        events
+    }
+
     /// Whether any hook runs (at activation or deactivation); Claude Code entries that do
     /// not run do not count.
     pub fn runs_any(&self) -> bool {
@@ -176,10 +278,13 @@ impl Hooks {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 pub struct Scope {
     /// Agent types that may see the skill.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub agents: Vec<String>,
     /// Tenants that may see the skill.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tenants: Vec<String>,
     /// Environments (`production`, `staging`, ...) where the skill is available.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub environments: Vec<String>,
     /// The `scope` could not be read (a dimension of the wrong shape, an unknown one):
     /// no session may see the skill.
@@ -229,35 +334,46 @@ impl Scope {
     }
 }
 
-/// skillscraft's `security`: a capability manifest.
+/// skillscraft's `security`: a capability manifest. It serialises under the keys skillscraft
+/// writes (`executesCommands`), the fields set only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Security {
     /// Free-form capability names.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<String>,
     /// `requiresNetwork`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub requires_network: Option<bool>,
     /// `modifiesFiles`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub modifies_files: Option<bool>,
     /// `executesCommands`: `false` forbids the skill's scripts.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub executes_commands: Option<bool>,
     /// `fileSystemScope`, such as `skill-directory`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub file_system_scope: Option<String>,
     /// `scriptEnv`: the environment variables the skill's scripts accept from a call,
     /// beyond those the host allows (names the interpreter or loader reads as code are
     /// refused whatever is declared).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub script_env: Vec<String>,
 }
 
-/// One tool a skill needs (`tool-binding.dependencies`).
+/// One tool a skill needs (`tool-binding.dependencies`); serialised under skillscraft's keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ToolDependency {
     /// The tool's name.
     pub tool: String,
     /// Whether the skill cannot work without it (default true).
     pub required: bool,
     /// Why the skill needs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub purpose: Option<String>,
     /// `minVersion`.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub min_version: Option<String>,
 }
 
@@ -268,30 +384,38 @@ pub struct ToolBinding {
     pub dependencies: Vec<ToolDependency>,
 }
 
-/// A skill this skill depends on (`composition.dependencies`).
+/// A skill this skill depends on (`composition.dependencies`); serialised under
+/// skillscraft's keys.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct SkillDependency {
     /// `skillName`.
     pub skill_name: String,
     /// Why.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
     /// Whether the skill works without it.
     pub optional: bool,
 }
 
-/// skillscraft's `composition`.
+/// skillscraft's `composition`; serialised under skillscraft's keys, the lists set only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct Composition {
     /// Skills loaded before this one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub dependencies: Vec<SkillDependency>,
     /// Skills that must not be active at the same time.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
     /// `executionOrder`: skill names in the order they should run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub execution_order: Vec<String>,
 }
 
-/// One entry of skillscraft's `test-scenarios`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
+/// One entry of skillscraft's `test-scenarios`. It serialises as one object: the three
+/// typed keys that are set, then the others as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TestScenario {
     /// The scenario's name.
     pub name: Option<String>,
@@ -303,13 +427,36 @@ pub struct TestScenario {
     pub extra: Vec<(String, RawValue)>,
 }
 
+impl Serialize for TestScenario {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        for (key, value) in [
+            ("name", &self.name),
+            ("input", &self.input),
+            ("expected", &self.expected),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
 /// Everything a `SKILL.md` frontmatter says, read leniently: a field of the wrong shape is
 /// left at its default here and reported as a diagnostic by the parser.
 ///
 /// Scalar values keep their source text, so `version: 1.0` reads as `"1.0"`. Text fields
 /// are `Box<str>`: the index holds one frontmatter per skill, and a box is a third smaller
 /// than a `String`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+///
+/// It serialises as its author wrote it: the fields that are set, each under the key it
+/// has in the file (`allowed-tools`, `when_to_use`, `argument-hint`; skillscraft's
+/// `executesCommands`), mappings as objects, the other fields last, in source order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Frontmatter {
     /// `name`.
@@ -359,6 +506,116 @@ pub struct Frontmatter {
     pub claude_code: Option<Box<ClaudeCodeFields>>,
     /// Every other field, in source order, as written.
     pub extra: Vec<(String, RawValue)>,
+}
+
+impl Serialize for Frontmatter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        let text = [
+            ("name", &self.name),
+            ("description", &self.description),
+            ("license", &self.license),
+            ("compatibility", &self.compatibility),
+        ];
+        for (key, value) in text {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if !self.metadata.is_empty() {
+            map.serialize_entry("metadata", &self.metadata)?;
+        }
+        for (key, rules) in [
+            ("allowed-tools", &self.allowed_tools),
+            ("disallowed-tools", &self.disallowed_tools),
+        ] {
+            if let Some(rules) = rules {
+                map.serialize_entry(key, rules)?;
+            }
+        }
+        self.serialize_extensions(&mut map)?;
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+impl Frontmatter {
+    /// The typed extension fields that are set, under their keys in the file.
+    fn serialize_extensions<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        for (key, value) in [
+            ("model", &self.model),
+            ("agent", &self.agent),
+            ("when_to_use", &self.when_to_use),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(context) = &self.context {
+            map.serialize_entry("context", context)?;
+        }
+        if let Some(hooks) = self.hooks.as_deref().filter(|h| !h.is_empty()) {
+            map.serialize_entry("hooks", hooks)?;
+        }
+        if self.priority != 0 {
+            map.serialize_entry("priority", &self.priority)?;
+        }
+        if !self.tags.is_empty() {
+            map.serialize_entry("tags", &self.tags)?;
+        }
+        if let Some(scope) = self.scope.as_deref().filter(|s| !s.is_unrestricted()) {
+            map.serialize_entry("scope", scope)?;
+        }
+        for (key, value) in [
+            ("user-invocable", &self.user_invocable),
+            ("disable-model-invocation", &self.disable_model_invocation),
+        ] {
+            if let Some(value) = value {
+                map.serialize_entry(key, value)?;
+            }
+        }
+        if let Some(security) = &self.security {
+            map.serialize_entry("security", security)?;
+        }
+        if let Some(binding) = &self.tool_binding {
+            map.serialize_entry("tool-binding", binding)?;
+        }
+        if let Some(composition) = &self.composition {
+            map.serialize_entry("composition", composition)?;
+        }
+        if !self.test_scenarios.is_empty() {
+            map.serialize_entry("test-scenarios", &self.test_scenarios)?;
+        }
+        if let Some(cc) = &self.claude_code {
+            cc.serialize_fields(map)?;
+        }
+        Ok(())
+    }
+}
+
+impl ClaudeCodeFields {
+    /// The fields that are set, each under its own key (they are top-level fields in the
+    /// file).
+    fn serialize_fields<M: SerializeMap>(&self, map: &mut M) -> Result<(), M::Error> {
+        if let Some(hint) = &self.argument_hint {
+            map.serialize_entry("argument-hint", hint)?;
+        }
+        if !self.arguments.is_empty() {
+            map.serialize_entry("arguments", &self.arguments)?;
+        }
+        if let Some(effort) = &self.effort {
+            map.serialize_entry("effort", effort)?;
+        }
+        if !self.paths.is_empty() {
+            map.serialize_entry("paths", &self.paths)?;
+        }
+        if let Some(shell) = &self.shell {
+            map.serialize_entry("shell", shell)?;
+        }
+        Ok(())
+    }
 }
 
 /// Claude Code's rarer frontmatter fields, boxed (most skills have none, and the index keeps
@@ -414,3 +671,51 @@ pub const EXTENSION_FIELDS: [&str; 20] = [
     "paths",
     "shell",
 ];
+
+#[cfg(test)]
+mod tests {
+    use super::{ClaudeHook, HookEvent, Hooks};
+
+    /// Regression (issue 37): hooks serialised as `{pre, post, claude_code: [{event,
+    /// runs_at, ...}]}`, keys no author writes, with the scripts taken from Claude Code's
+    /// entries in `pre` as if written there. They come out as written: `pre` as listed,
+    /// each Claude Code event under its own key, a group for each run of one matcher.
+    #[test]
+    fn hooks_serialise_as_written() {
+        let hook =
+            |event: &str, matcher: Option<&str>, command: &str, script: Option<&str>| ClaudeHook {
+                event: event.into(),
+                matcher: matcher.map(Into::into),
+                command: command.into(),
+                runs_at: script.map(|_| HookEvent::Activation),
+                script: script.map(Into::into),
+            };
+        let hooks = Hooks {
+            pre: vec!["scripts/start.sh".into(), "scripts/own.sh".into()],
+            post: Vec::new(),
+            claude_code: vec![
+                hook(
+                    "SessionStart",
+                    None,
+                    "${CLAUDE_SKILL_DIR}/scripts/start.sh",
+                    Some("scripts/start.sh"),
+                ),
+                hook("PreToolUse", Some("Bash"), "scripts/check.sh", None),
+                hook("PreToolUse", Some("Bash"), "echo hi", None),
+                hook("PreToolUse", Some("Edit"), "scripts/lint.sh", None),
+            ],
+        };
+        let command = |c: &str| serde_json::json!({"type": "command", "command": c});
+        assert_eq!(
+            serde_json::to_value(&hooks).unwrap(),
+            serde_json::json!({
+                "pre": ["scripts/own.sh"],
+                "SessionStart": [{"hooks": [command("${CLAUDE_SKILL_DIR}/scripts/start.sh")]}],
+                "PreToolUse": [
+                    {"matcher": "Bash", "hooks": [command("scripts/check.sh"), command("echo hi")]},
+                    {"matcher": "Edit", "hooks": [command("scripts/lint.sh")]}
+                ]
+            })
+        );
+    }
+}

@@ -782,6 +782,7 @@ impl FieldReader<'_> {
                     matcher: matcher.clone(),
                     command: cmd,
                     runs_at: runs,
+                    script: runs.and(script),
                 });
             }
         }

@@ -458,14 +458,30 @@ impl SkillParser {
         };
         diagnostics.extend(reserved);
         for (line, key) in lines {
+            let line = line.saturating_add(1);
+            if said_by_the_error(diagnostics, line, &key) {
+                continue;
+            }
             diagnostics.push(repair::warning(
                 format!("the value of `{key}` holds \": \", which YAML reads as another key; the loader reads the whole value as text, as Codex does (quote it: `{key}: \"...\"`)"),
-                line.saturating_add(1),
+                line,
                 1,
             ));
         }
         fm
     }
+}
+
+/// Whether the YAML error already names the value of `key` that starts on `line` as one
+/// holding `: ` (on that line or a continuation line below it): its `loader.repair`
+/// warning would say the same thing again.
+fn said_by_the_error(diagnostics: &[Diagnostic], line: u32, key: &str) -> bool {
+    let hint = format!("the value of `{key}` contains \": \"");
+    diagnostics.iter().any(|d| {
+        d.rule == Rule::FrontmatterYamlSyntax
+            && d.line.is_some_and(|at| at >= line)
+            && d.message.contains(&hint)
+    })
 }
 
 /// Whether the frontmatter fast path, when it accepts `yaml`, builds exactly the full YAML
@@ -510,6 +526,7 @@ fn yaml_diagnostic(e: &yaml::YamlError, yaml: &str) -> Diagnostic {
         .unwrap_or("");
     tab_indented(e, yaml, source_line, line)
         .or_else(|| indented_under_a_value(e, yaml, source_line, line))
+        .or_else(|| under_indented(e, yaml, source_line, line))
         .or_else(|| near_miss_closing_line(e, yaml))
         .unwrap_or_else(|| syntax_error(e, yaml, source_line, line))
 }
@@ -546,8 +563,33 @@ fn tab_indented(
     )
 }
 
-/// A field indented under one whose value is already given: the fix is to unindent it,
-/// not to quote anything.
+/// The key of a `key:` line (letters, digits, `-`, `_`), without its indentation.
+fn simple_key(line: &str) -> Option<&str> {
+    let (key, _) = line.trim().split_once(':')?;
+    let simple = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'));
+    simple.then_some(key)
+}
+
+/// The non-blank lines above the error's line, nearest first, with their 0-based numbers in
+/// `yaml`; comment lines left out.
+fn lines_above<'y>(
+    e: &yaml::YamlError,
+    yaml: &'y str,
+) -> impl Iterator<Item = (usize, &'y str)> + 'y {
+    let above: Vec<(usize, &str)> = yaml
+        .lines()
+        .enumerate()
+        .take(e.line.saturating_sub(1) as usize)
+        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+        .collect();
+    above.into_iter().rev()
+}
+
+/// A field indented under one whose value is already given: the fix is to align it with
+/// that field (at the first column, for a top-level one), not to quote anything.
 fn indented_under_a_value(
     e: &yaml::YamlError,
     yaml: &str,
@@ -558,28 +600,75 @@ fn indented_under_a_value(
     if lead == 0 || !e.message.contains("mapping values are not allowed") {
         return None;
     }
-    let above = yaml
-        .lines()
-        .enumerate()
-        .take(e.line.saturating_sub(1) as usize)
-        .filter(|(_, l)| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
-        .last();
-    let (parent_at, parent) = above.filter(|(_, l)| lead_of(l) < lead)?;
-    let (key, _) = source_line.trim().split_once(':').filter(|(k, _)| {
-        !k.is_empty()
-            && k.chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_'))
-    })?;
-    let (parent_key, value) = parent.trim().split_once(": ")?;
+    let (parent_at, parent) = lines_above(e, yaml)
+        .next()
+        .filter(|(_, l)| lead_of(l) < lead)?;
+    let key = simple_key(source_line)?;
+    // In a list entry (`- tool: git`) the field starts after the dash.
+    let (entry, parent_key) = match parent.trim().strip_prefix("- ") {
+        Some(rest) => (2, rest),
+        None => (0, parent.trim()),
+    };
+    let (parent_key, value) = parent_key.split_once(": ")?;
     let value = value.trim();
     if value.is_empty() || value.starts_with(['|', '>']) {
         return None;
     }
+    // The fix moves `key` to `parent_key`'s column: the first one for a top-level field,
+    // else the one that keeps `key` in the mapping both are in.
+    let fix = match lead_of(parent) + entry {
+        0 => format!("fields start at the first column; remove the indentation before `{key}`"),
+        n => format!(
+            "align `{key}` with `{parent_key}` ({n} space{} of indentation, not {lead})",
+            if n == 1 { "" } else { "s" }
+        ),
+    };
     let message = format!(
-        "invalid YAML: `{key}` is indented under `{parent_key}`, whose value is already given on line {}: fields start at the first column; remove the indentation before `{key}`",
+        "invalid YAML: `{key}` is indented under `{parent_key}`, whose value is already given on line {}: {fix}",
         parent_at + 2
     );
-    Some(Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, 1))
+    Some(Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, to_u32(lead + 1)))
+}
+
+/// A field indented less than the field above it and more than the mapping holding both
+/// (` version:` under `  author:` in `metadata:`): YAML finds no key it expects. The fix is
+/// to align it with the field above (or with the mapping's key, to leave the mapping).
+fn under_indented(
+    e: &yaml::YamlError,
+    yaml: &str,
+    source_line: &str,
+    line: u32,
+) -> Option<Diagnostic> {
+    let lead = lead_of(source_line);
+    if lead == 0 || !e.message.contains("did not find expected key") {
+        return None;
+    }
+    let key = simple_key(source_line)?;
+    // Nearest first: the outermost field above indented more than `key` (its sibling, once
+    // aligned), up to the first line indented less (the mapping holding both).
+    let mut sibling: Option<&str> = None;
+    let mut parent = None;
+    for (_, l) in lines_above(e, yaml) {
+        if lead_of(l) < lead {
+            parent = Some(l);
+            break;
+        }
+        if lead_of(l) > lead && sibling.is_none_or(|s| lead_of(l) < lead_of(s)) {
+            sibling = Some(l);
+        }
+    }
+    let (sibling, parent) = (sibling?, parent?);
+    let (sibling_key, parent_key) = (simple_key(sibling)?, simple_key(parent)?);
+    let n = lead_of(sibling);
+    let leave = match lead_of(parent) {
+        0 => "remove its indentation".to_owned(),
+        _ => format!("align it with `{parent_key}`"),
+    };
+    let message = format!(
+        "invalid YAML: `{key}` is indented {lead} space{}, less than `{sibling_key}` above it ({n}) and more than `{parent_key}`: align `{key}` with `{sibling_key}` ({n} spaces) to keep it in `{parent_key}`, or {leave} to take it out",
+        if lead == 1 { "" } else { "s" }
+    );
+    Some(Diagnostic::error(Rule::FrontmatterYamlSyntax, message).at(line, to_u32(lead + 1)))
 }
 
 /// A closing line with trailing characters leaves the real one to close a frontmatter

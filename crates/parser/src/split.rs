@@ -124,12 +124,62 @@ pub(crate) fn split(text: &str, limit: usize) -> Result<Split<'_>, Diagnostic> {
             ),
         )
         .at(u32::try_from(line).unwrap_or(u32::MAX), 4)),
-        None => Err(Diagnostic::error(
-            Rule::FrontmatterUnclosed,
-            "the frontmatter is never closed: add a line `---` after the last field",
-        )
-        .at(1, 1)),
+        // Placed where the closing line belongs: after the last field.
+        None => {
+            let last = last_field_line(&text[yaml_start..]);
+            let message = match last {
+                1 => "the frontmatter is never closed: add a line `---` after the first line"
+                    .to_owned(),
+                n => format!(
+                    "the frontmatter is never closed: add a line `---` after the last field (after line {n})"
+                ),
+            };
+            Err(Diagnostic::error(Rule::FrontmatterUnclosed, message)
+                .at(u32::try_from(last + 1).unwrap_or(u32::MAX), 1))
+        }
     }
+}
+
+/// The 1-based line (in the file, the opening `---` being line 1) of the last field of an
+/// unclosed frontmatter whose YAML starts `yaml`: the last line of the run of field lines
+/// (`key: value`, lines indented under one, `- ` entries, comments and blank lines between
+/// them) that ends at the first line that is none of these (prose) or is a Markdown heading
+/// after a blank line; 1 when there is no field.
+fn last_field_line(yaml: &str) -> usize {
+    let is_field = |l: &str| {
+        l.split_once(':').is_some_and(|(key, rest)| {
+            !key.is_empty()
+                && !key.contains(char::is_whitespace)
+                && (rest.is_empty() || rest.starts_with([' ', '\t']))
+        })
+    };
+    let is_heading = |l: &str| {
+        let hashes = l.len() - l.trim_start_matches('#').len();
+        (1..=6).contains(&hashes)
+            && l[hashes..].starts_with([' ', '\t'])
+            && !l[hashes..].trim().is_empty()
+    };
+    let mut last = 1;
+    let mut after_blank = false;
+    for (i, line) in yaml.lines().enumerate() {
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            after_blank = true;
+            continue;
+        }
+        if line.starts_with('#') {
+            if after_blank && is_heading(line) {
+                break;
+            }
+            continue;
+        }
+        after_blank = false;
+        if !line.starts_with([' ', '\t', '-']) && !is_field(line) {
+            break;
+        }
+        last = i + 2;
+    }
+    last
 }
 
 fn too_large(limit: usize) -> Diagnostic {
