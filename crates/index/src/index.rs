@@ -1063,13 +1063,16 @@ impl crate::watch::Rebuild for Shared {
         let mut changed = Vec::new();
         for root in &plan.root_rescans {
             self.rescan_root(&mut writer, root);
-            changed.push(root.clone());
+            if plan.touched_roots.contains(root) {
+                changed.push(root.clone());
+            }
         }
         for root in plan.newly_watched.difference(&plan.root_rescans) {
             self.rescan_root(&mut writer, root);
         }
         for (root, dirs) in plan.dirs {
             if plan.root_rescans.contains(&root) {
+                changed.extend(dirs); // the rescan read them
                 continue;
             }
             let dirs: Vec<PathBuf> = dirs.into_iter().collect();

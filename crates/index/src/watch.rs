@@ -343,8 +343,10 @@ fn run<S: Rebuild>(
         let roots = shared.watched_roots();
         let mut plan = plan(&roots, shared.config().depth, &batch);
         // A root whose path now resolves elsewhere (replaced by a link, say) is read anew.
-        plan.root_rescans
-            .extend(roots.iter().filter(|r| watches.moved(r)).cloned());
+        for root in roots.iter().filter(|r| watches.moved(r)) {
+            plan.root_rescans.insert(root.clone());
+            plan.touched_roots.insert(root.clone());
+        }
         let changes = changes(&roots, &plan, &batch);
         // Watches first, then the reads: what changes in between is reported, not lost.
         let depth = shared.config().depth;
@@ -392,6 +394,11 @@ pub(crate) struct Plan {
     pub(crate) full: bool,
     /// Roots to rescan whole.
     pub(crate) root_rescans: BTreeSet<PathBuf>,
+    /// The rescanned roots in which something changed that no skill folder names (a
+    /// nested layout's change, a root now resolving elsewhere): each of their skills counts
+    /// as changed. A root rescanned because its own path (or an ancestor) was created or
+    /// renamed is not one: what it holds reports a change only if it reads differently.
+    pub(crate) touched_roots: BTreeSet<PathBuf>,
     /// Skill folders to re-read, by root.
     pub(crate) dirs: BTreeMap<PathBuf, BTreeSet<PathBuf>>,
     /// Roots whose watch just began: rescanned for what changed unseen before it, though no
@@ -434,6 +441,7 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
                         }
                         None => {
                             plan.root_rescans.insert(root.clone());
+                            plan.touched_roots.insert(root.clone());
                         }
                     }
                 }

@@ -169,3 +169,37 @@ fn regression_a_last_good_record_yields_to_the_same_file_read_live() {
         std::fs::canonicalize(out.join("x/SKILL.md")).unwrap()
     );
 }
+
+/// Regression (found merging issue 38's background watch setup): a root rescanned because
+/// its own path was created or renamed counted every skill in it as changed, so a skill
+/// that reads the same drew a `changed` event; `skillctl watch` then reported a root that
+/// appeared while its watches were being set up as `added` and then `changed`. Such a
+/// rescan reports a skill only if it reads differently; a change no skill folder names (a
+/// nested layout's) still counts every skill of the root as changed.
+#[test]
+fn regression_a_root_s_own_event_reports_no_change_for_skills_that_read_the_same() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("skills");
+    skill(&root.join("mine"), "mine");
+    let index = SkillIndex::builder()
+        .root(Layer::Personal, &root)
+        .build()
+        .unwrap();
+    let events = index.subscribe();
+    index.apply_changed_paths(std::slice::from_ref(&root));
+    let changed: Vec<_> = events
+        .try_iter()
+        .filter(|e| e.event == skills_index::ChangeKind::Changed)
+        .collect();
+    assert!(changed.is_empty(), "{changed:?}");
+    // An edit of the skill is still a change.
+    std::fs::write(
+        root.join("mine/SKILL.md"),
+        "---\nname: mine\ndescription: Edited.\n---\nBody.\n",
+    )
+    .unwrap();
+    index.apply_changed_paths(std::slice::from_ref(&root));
+    assert!(events
+        .try_iter()
+        .any(|e| e.event == skills_index::ChangeKind::Changed));
+}
