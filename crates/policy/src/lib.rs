@@ -20,7 +20,7 @@ mod tool;
 
 pub use call::{normalize, Call, ResolvedPath};
 pub use decide::{decide, AllowedToolsMode, Decision, DefaultDecision, Fallback};
-pub use rules::{CompiledRules, FolderFacts};
+pub use rules::{CompiledRules, FolderFacts, MAX_COMPARISONS};
 pub use tool::{
     is_plain_tool_name, not_plain, shown_tool, tool_key, PathAccess, PATH_TOOLS, TOOL_NAME_MAX,
 };
