@@ -201,6 +201,48 @@ fn the_runtime_tools_resources_and_prompts_over_mcp() {
     );
 }
 
+// Regression (issue 38): `skillctl session` recorded each option loosening the defaults
+// as `policy_override`, `skillctl mcp` none. Each MCP session records them as it starts
+// (the executor's one home for that record; over HTTP: `crates/mcp/tests/http.rs`).
+#[test]
+fn the_options_that_loosen_the_policy_are_audited_over_stdio() {
+    let f = Fixture::new();
+    let audit = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit.display());
+    let mut mcp = Mcp::start(
+        &f,
+        &[
+            &audit_arg,
+            "--trust",
+            "project",
+            "--allowed-tools-mode",
+            "preapprove",
+            "--allow-skill-writes",
+        ],
+    );
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+    let events: Vec<Value> = std::fs::read_to_string(&audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect();
+    let options: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "policy_override")
+        .map(|e| e["option"].as_str().expect("the option"))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            "--trust project",
+            "--allow-skill-writes",
+            "--allowed-tools-mode preapprove"
+        ],
+        "{events:?}"
+    );
+}
+
 /// Claude Code's invocation fields over MCP: a `disable-model-invocation` skill is not among
 /// what the model sees (the `skill` tool's list) but is offered to the user as a prompt; a
 /// `user-invocable: false` skill is not offered as a prompt.

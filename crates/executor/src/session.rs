@@ -355,6 +355,19 @@ impl Session {
         self.emit(&e)
     }
 
+    /// Records every option of the policy that loosens the defaults
+    /// ([`Policy::overrides`](crate::Policy::overrides)), one `policy_override` each: the
+    /// one place a session's start records them, whatever serves it (`skillctl session`,
+    /// `skillctl mcp` over stdio or HTTP). A host calls it before answering the session's
+    /// first request; an error means the record could not be written, and the session
+    /// must not be served.
+    pub fn audit_policy_overrides(&self) -> Result<(), ExecError> {
+        for option in self.exec.policy.overrides() {
+            self.audit_policy_override(&option)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn forget_reported(&self, qualified: &str) {
         self.reported.lock().remove(qualified);
     }

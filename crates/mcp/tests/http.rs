@@ -5,7 +5,9 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use skills_executor::{Executor, SessionContext};
+use skills_executor::{
+    AllowedToolsMode, AuditSink, Executor, MemorySink, Policy, SessionContext, SkillWrites,
+};
 use skills_index::SkillIndex;
 use skills_mcp::{HttpOptions, McpError};
 use skills_model::Layer;
@@ -196,6 +198,60 @@ async fn no_more_sessions_open_than_the_most_allowed() {
     assert_eq!(status, 200);
     let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
     assert_eq!(status, 200, "a session in the place of the one ended");
+}
+
+// Regression (issue 38): `skillctl session` recorded each option loosening the defaults
+// as `policy_override`; an MCP session over HTTP recorded none. Each records them as its
+// handshake is answered, under its own session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_records_the_options_that_loosen_the_policy() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, root.path())
+        .build()
+        .expect("an empty root indexes");
+    let policy = Policy::builder()
+        .trust(Layer::Project)
+        .allowed_tools_mode(AllowedToolsMode::Preapprove)
+        .skill_writes(SkillWrites::Allowed)
+        .build();
+    let sink = Arc::new(MemorySink::default());
+    let executor = Executor::builder(Arc::new(index))
+        .policy(policy)
+        .audit_sink(Arc::clone(&sink) as Arc<dyn AuditSink>)
+        .build();
+    let listener = skills_mcp::bind("127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(skills_mcp::serve_http(
+        executor,
+        SessionContext::builder().build(),
+        listener,
+        HttpOptions::default(),
+    ));
+    let first = opened(addr).await;
+    let second = opened(addr).await;
+    assert_ne!(first, second);
+    let overrides: Vec<(String, String)> = sink
+        .events()
+        .iter()
+        .filter_map(|e| {
+            let v = serde_json::to_value(e).expect("an event");
+            (v["event"] == "policy_override").then(|| {
+                let field = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+                (field("session_id"), field("option"))
+            })
+        })
+        .collect();
+    let options: Vec<&str> = overrides.iter().map(|(_, o)| o.as_str()).collect();
+    let expected = [
+        "--trust project",
+        "--allow-skill-writes",
+        "--allowed-tools-mode preapprove",
+    ];
+    assert_eq!(options, [expected, expected].concat(), "{overrides:?}");
+    assert_ne!(overrides[0].0, overrides[3].0, "one record per session");
 }
 
 /// The JSON-RPC answer to `body` in session `id`: the body read to its end (the request
