@@ -301,6 +301,29 @@ fn a_blank_token_file_is_refused_before_anything_listens() {
     );
 }
 
+// Regression (issue 38): `skillctl mcp --http 0.0.0.0:PORT` with no `--token-file` started
+// silently, and a peer that sent `Host: localhost` got a session. An address beyond
+// loopback needs a token or `--allow-unauthenticated-network`, refused before anything
+// listens.
+#[test]
+fn a_network_address_without_a_token_is_refused_before_anything_listens() {
+    let f = Fixture::new();
+    // Spawned: a server that listens is killed when the test ends, not waited for.
+    let mut proc = Spawned::start(
+        common::skillctl()
+            .args(["mcp", "--no-defaults", &f.root_arg("personal")])
+            .args(["--http", "0.0.0.0:0"]),
+    );
+    let (status, stderr) = proc.finish();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("listening"), "{stderr}");
+    assert!(
+        stderr.contains("without a bearer token")
+            && stderr.contains("--allow-unauthenticated-network"),
+        "{stderr}"
+    );
+}
+
 // Regression (attack review): `prompts/get` read a name as `<layer>.<name>` before it looked
 // for a skill listed under it, so the prompt a project skill named `personal.deploy` was
 // listed as served `personal:deploy` instead, and two skills could share one prompt name.
