@@ -8,7 +8,7 @@ use std::path::{Component, Path, PathBuf};
 
 use skills_model::ToolRule;
 
-use crate::rules::{Indexed, Work};
+use crate::index::{Indexed, Work};
 use crate::shell::Refusal;
 use crate::tool::PathAccess;
 

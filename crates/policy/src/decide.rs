@@ -5,7 +5,8 @@
 //! reason of a denial (and the rule it names).
 
 use crate::call::{Call, Forms, NotAdmitted, Unadmitted};
-use crate::rules::{CompiledRules, MAX_COMPARISONS};
+use crate::index::MAX_COMPARISONS;
+use crate::rules::CompiledRules;
 use crate::tool::PathAccess;
 
 /// What happens to a host tool call when no active skill restricts tools.
