@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use skills_mcp::{HttpOptions, Transport};
+use skills_mcp::{HttpOptions, Transport, UnauthenticatedNetwork};
 
 use crate::session::SessionOptions;
 
@@ -25,9 +25,15 @@ pub(crate) struct McpArgs {
     /// {"listening": "ADDR"} on stderr once bound (port 0 picks one).
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
-    /// HTTP: require this file's content as a bearer token.
+    /// HTTP: require this file's content as a bearer token. Needed to serve an address
+    /// beyond loopback, unless --allow-unauthenticated-network.
     #[arg(long, value_name = "FILE")]
     token_file: Option<std::path::PathBuf>,
+    /// HTTP: serve an address beyond loopback without --token-file. Any peer that reaches
+    /// it gets a session with this host's policy and trust (the Host check stops
+    /// browsers, not peers).
+    #[arg(long)]
+    allow_unauthenticated_network: bool,
     /// HTTP: a browser origin allowed beyond loopback ones (repeatable).
     #[arg(long, value_name = "ORIGIN")]
     allow_origin: Vec<String>,
@@ -54,6 +60,20 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
                 ),
                 None => None,
             };
+            let unauthenticated_network = if args.allow_unauthenticated_network {
+                UnauthenticatedNetwork::Allowed
+            } else {
+                UnauthenticatedNetwork::Refused
+            };
+            if token.is_none()
+                && unauthenticated_network == UnauthenticatedNetwork::Allowed
+                && !addr.ip().to_canonical().is_loopback()
+            {
+                let _ = writeln!(
+                    std::io::stderr(),
+                    "skillctl: warning: serving {addr} without a token (--allow-unauthenticated-network): any peer that reaches it gets a session"
+                );
+            }
             Transport::Http {
                 addr,
                 options: HttpOptions {
@@ -61,6 +81,7 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
                     allowed_origins: args.allow_origin.clone(),
                     session_idle: Some(Duration::from_secs(args.session_idle)),
                     max_sessions: Some(args.max_sessions),
+                    unauthenticated_network,
                     ..HttpOptions::default()
                 },
                 on_listening: Box::new(|bound| {

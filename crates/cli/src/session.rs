@@ -223,29 +223,14 @@ impl SessionOptions {
         self.context.context()
     }
 
-    /// A session of `executor` for these options' context; the trust options in force
-    /// are audited as `policy_override`.
+    /// A session of `executor` for these options' context; the options in force that
+    /// loosen the defaults are audited as `policy_override` (by the executor, as
+    /// `skillctl mcp` audits each of its sessions).
     pub(crate) fn session(&self, executor: &Executor) -> Result<Session> {
         let session = executor.session(self.context.context());
-        let mut overrides: Vec<String> = self
-            .trust
-            .iter()
-            .map(|trust| match trust {
-                TrustArg::Layer(layer) => format!("--trust {layer}"),
-                TrustArg::Plugin(id) => format!("--trust plugin:{id}"),
-            })
-            .collect();
-        if self.allow_skill_writes {
-            overrides.push("--allow-skill-writes".to_owned());
-        }
-        if self.allowed_tools_mode == AllowedToolsModeArg::Preapprove {
-            overrides.push("--allowed-tools-mode preapprove".to_owned());
-        }
-        for option in &overrides {
-            session
-                .audit_policy_override(option)
-                .context("auditing the session's options")?;
-        }
+        session
+            .audit_policy_overrides()
+            .context("auditing the session's options")?;
         Ok(session)
     }
 }

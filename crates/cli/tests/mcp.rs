@@ -201,6 +201,48 @@ fn the_runtime_tools_resources_and_prompts_over_mcp() {
     );
 }
 
+// Regression (issue 38): `skillctl session` recorded each option loosening the defaults
+// as `policy_override`, `skillctl mcp` none. Each MCP session records them as it starts
+// (the executor's one home for that record; over HTTP: `crates/mcp/tests/http.rs`).
+#[test]
+fn the_options_that_loosen_the_policy_are_audited_over_stdio() {
+    let f = Fixture::new();
+    let audit = f.path().join("audit.jsonl");
+    let audit_arg = format!("--audit={}", audit.display());
+    let mut mcp = Mcp::start(
+        &f,
+        &[
+            &audit_arg,
+            "--trust",
+            "project",
+            "--allowed-tools-mode",
+            "preapprove",
+            "--allow-skill-writes",
+        ],
+    );
+    let (status, _) = mcp.proc.finish();
+    assert!(status.success());
+    let events: Vec<Value> = std::fs::read_to_string(&audit)
+        .expect("audit")
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("line"))
+        .collect();
+    let options: Vec<&str> = events
+        .iter()
+        .filter(|e| e["event"] == "policy_override")
+        .map(|e| e["option"].as_str().expect("the option"))
+        .collect();
+    assert_eq!(
+        options,
+        [
+            "--trust project",
+            "--allow-skill-writes",
+            "--allowed-tools-mode preapprove"
+        ],
+        "{events:?}"
+    );
+}
+
 /// Claude Code's invocation fields over MCP: a `disable-model-invocation` skill is not among
 /// what the model sees (the `skill` tool's list) but is offered to the user as a prompt; a
 /// `user-invocable: false` skill is not offered as a prompt.
@@ -255,6 +297,29 @@ fn a_blank_token_file_is_refused_before_anything_listens() {
     assert!(!stderr.contains("listening"), "{stderr}");
     assert!(
         stderr.contains("is empty or blank") && stderr.contains("Bearer"),
+        "{stderr}"
+    );
+}
+
+// Regression (issue 38): `skillctl mcp --http 0.0.0.0:PORT` with no `--token-file` started
+// silently, and a peer that sent `Host: localhost` got a session. An address beyond
+// loopback needs a token or `--allow-unauthenticated-network`, refused before anything
+// listens.
+#[test]
+fn a_network_address_without_a_token_is_refused_before_anything_listens() {
+    let f = Fixture::new();
+    // Spawned: a server that listens is killed when the test ends, not waited for.
+    let mut proc = Spawned::start(
+        common::skillctl()
+            .args(["mcp", "--no-defaults", &f.root_arg("personal")])
+            .args(["--http", "0.0.0.0:0"]),
+    );
+    let (status, stderr) = proc.finish();
+    assert_eq!(status.code(), Some(2), "{stderr}");
+    assert!(!stderr.contains("listening"), "{stderr}");
+    assert!(
+        stderr.contains("without a bearer token")
+            && stderr.contains("--allow-unauthenticated-network"),
         "{stderr}"
     );
 }

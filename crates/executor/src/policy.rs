@@ -70,6 +70,9 @@ pub(crate) struct PathTool {
     pub(crate) patterns: Vec<String>,
 }
 
+/// The layers trusted by default: all but `project`.
+const DEFAULT_TRUSTED: [Layer; 3] = [Layer::Enterprise, Layer::Personal, Layer::Plugin];
+
 impl Default for Policy {
     fn default() -> Policy {
         Policy::builder().build()
@@ -105,7 +108,7 @@ impl Policy {
             .collect();
         PolicyBuilder {
             policy: Policy {
-                trusted: vec![Layer::Enterprise, Layer::Personal, Layer::Plugin],
+                trusted: DEFAULT_TRUSTED.to_vec(),
                 trusted_plugins: Vec::new(),
                 registered_plugins_trusted: false,
                 max_active: 8,
@@ -126,6 +129,34 @@ impl Policy {
                 supervisor: None,
             },
         }
+    }
+
+    /// The options in force that loosen the defaults, as `skillctl` spells them (`--trust
+    /// project`, `--trust plugin`, `--trust plugin:ID`, `--allow-skill-writes`,
+    /// `--allowed-tools-mode preapprove`): what a session records as `policy_override`
+    /// when it starts ([`crate::Session::audit_policy_overrides`]).
+    pub fn overrides(&self) -> Vec<String> {
+        let mut options: Vec<String> = self
+            .trusted
+            .iter()
+            .filter(|layer| !DEFAULT_TRUSTED.contains(layer))
+            .map(|layer| format!("--trust {layer}"))
+            .collect();
+        if self.registered_plugins_trusted {
+            options.push("--trust plugin".to_owned());
+        }
+        options.extend(
+            self.trusted_plugins
+                .iter()
+                .map(|id| format!("--trust plugin:{id}")),
+        );
+        if self.skill_writes == SkillWrites::Allowed {
+            options.push("--allow-skill-writes".to_owned());
+        }
+        if self.allowed_tools_mode == AllowedToolsMode::Preapprove {
+            options.push("--allowed-tools-mode preapprove".to_owned());
+        }
+        options
     }
 
     /// Whether skills of `layer` may run scripts and hooks.

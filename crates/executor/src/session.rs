@@ -288,4 +288,14 @@ impl Session {
     pub fn audit_policy_override(&self, option: &str) -> Result<(), ExecError> {
         self.state.audit_policy_override(option)
     }
+
+    /// Records every option of the policy that loosens the defaults
+    /// ([`Policy::overrides`](crate::Policy::overrides)), one `policy_override` each: the
+    /// one place a session's start records them, whatever serves it (`skillctl session`,
+    /// `skillctl mcp` over stdio or HTTP). A host calls it before answering the session's
+    /// first request; an error means the record could not be written, and the session
+    /// must not be served.
+    pub fn audit_policy_overrides(&self) -> Result<(), ExecError> {
+        self.state.audit_policy_overrides()
+    }
 }

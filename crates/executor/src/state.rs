@@ -354,6 +354,14 @@ impl SessionState {
         self.emit(&e)
     }
 
+    /// The work of [`Session::audit_policy_overrides`](crate::Session::audit_policy_overrides).
+    pub(crate) fn audit_policy_overrides(&self) -> Result<(), ExecError> {
+        for option in self.exec.policy.overrides() {
+            self.audit_policy_override(&option)?;
+        }
+        Ok(())
+    }
+
     pub(crate) fn forget_reported(&self, qualified: &str) {
         self.reported.lock().remove(qualified);
     }

@@ -41,6 +41,11 @@ pub enum McpError {
     /// MCP session run ([`MAX_PROGRAM_CALLS`]): answered at once as a tool error.
     #[error("{MAX_PROGRAM_CALLS} calls of this MCP session that may run a program (skills_load, skills_unload, skills_run_script, skill) are running, the most at once: call again once one has answered")]
     Busy,
+    /// The HTTP transport was asked to serve an address beyond loopback without a bearer
+    /// token: any peer that reaches it would get a session (the `Host` check stops
+    /// browsers, not peers).
+    #[error("serving {0} without a bearer token would give a session to any peer that reaches it (the Host check stops browsers, not peers): give a token (--token-file), bind a loopback address, or accept that with --allow-unauthenticated-network")]
+    UnauthenticatedNetwork(SocketAddr),
 }
 
 impl McpError {
@@ -51,6 +56,7 @@ impl McpError {
             McpError::Session(_) => "MCP_SESSION",
             McpError::EmptyToken => "MCP_EMPTY_TOKEN",
             McpError::Busy => "MCP_BUSY",
+            McpError::UnauthenticatedNetwork(_) => "MCP_UNAUTHENTICATED_NETWORK",
         }
     }
 }
@@ -75,6 +81,20 @@ pub struct HttpOptions {
     pub request_timeout: Option<Duration>,
     /// The most connections served at once (default 256); one more is closed at once.
     pub max_connections: Option<usize>,
+    /// Whether an address beyond loopback may be served without a token (refused by
+    /// default: [`McpError::UnauthenticatedNetwork`]).
+    pub unauthenticated_network: UnauthenticatedNetwork,
+}
+
+/// Whether the HTTP transport may serve an address beyond loopback without a bearer token.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UnauthenticatedNetwork {
+    /// Refused before anything listens (the default).
+    #[default]
+    Refused,
+    /// Allowed (`skillctl mcp --allow-unauthenticated-network`): any peer that reaches the
+    /// address gets a session, with the host's policy and trust.
+    Allowed,
 }
 
 /// The MCP sessions open at once over HTTP when [`HttpOptions::max_sessions`] says nothing.
@@ -85,6 +105,19 @@ impl HttpOptions {
     pub fn check(&self) -> Result<(), McpError> {
         match self.token.as_deref() {
             Some("") => Err(McpError::EmptyToken),
+            _ => Ok(()),
+        }
+    }
+
+    /// Whether these options can serve `addr`: one beyond loopback (`0.0.0.0` included)
+    /// needs a token, unless [`UnauthenticatedNetwork::Allowed`] says otherwise.
+    pub fn check_address(&self, addr: SocketAddr) -> Result<(), McpError> {
+        self.check()?;
+        let loopback = addr.ip().to_canonical().is_loopback();
+        match (&self.token, self.unauthenticated_network) {
+            (None, UnauthenticatedNetwork::Refused) if !loopback => {
+                Err(McpError::UnauthenticatedNetwork(addr))
+            }
             _ => Ok(()),
         }
     }
@@ -118,7 +151,7 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     options: HttpOptions,
 ) -> Result<(), McpError> {
-    options.check()?;
+    options.check_address(listener.local_addr().map_err(McpError::Transport)?)?;
     let mut origins = vec![
         "http://localhost:*".to_owned(),
         "http://127.0.0.1:*".to_owned(),
@@ -289,7 +322,7 @@ struct Admission {
 }
 
 /// Admits a request to `/mcp`, before rmcp sees it:
-/// - without the bearer token (when there is one), 401;
+/// - without the bearer token (when there is one), 401 with `WWW-Authenticate: Bearer`;
 /// - a `DELETE` of a session that is not open, 404 (rmcp closes an unknown session
 ///   without a word and answers 202; the specification answers a request for a session
 ///   that ended with 404, as rmcp does for `GET` and `POST`);
@@ -313,7 +346,19 @@ async fn admit(
             .and_then(|v| v.to_str().ok())
             .and_then(|v| v.strip_prefix("Bearer "));
         if !given.is_some_and(|given| same_secret(given, token)) {
-            return (StatusCode::UNAUTHORIZED, "a bearer token is required").into_response();
+            // RFC 6750: a 401 names the scheme it wants, and says when a token was given
+            // but is not the one.
+            let challenge = if given.is_some() {
+                "Bearer error=\"invalid_token\""
+            } else {
+                "Bearer"
+            };
+            return (
+                StatusCode::UNAUTHORIZED,
+                [(axum::http::header::WWW_AUTHENTICATE, challenge)],
+                "a bearer token is required",
+            )
+                .into_response();
         }
     }
     // A body comes whole within its time (a client sending one a byte at a time would hold
@@ -471,7 +516,7 @@ pub fn run(
                 on_listening,
             } => {
                 // Refused before anything listens.
-                options.check()?;
+                options.check_address(addr)?;
                 let listener = bind(addr).await?;
                 let bound = listener.local_addr().map_err(McpError::Transport)?;
                 on_listening(bound);

@@ -7,11 +7,12 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
-    ServerCapabilities, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Role, ServerCapabilities, SubscribeRequestParams, Tool,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -549,6 +550,28 @@ impl ServerHandler for SkillsServer {
                 env!("CARGO_PKG_VERSION"),
             ))
             .with_instructions(self.session.instructions(None).instructions)
+    }
+
+    /// The handshake starts the session: the policy's options that loosen the defaults are
+    /// recorded (`policy_override`) before it is answered, or it fails (fail closed). Not
+    /// when the server is made: rmcp makes one also to read a tool's schema.
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        let session = Arc::clone(&self.session);
+        tokio::task::spawn_blocking(move || session.audit_policy_overrides())
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+            .map_err(|e| {
+                ErrorData::internal_error(
+                    cut(&format!("the session's options cannot be audited: {e}")),
+                    None,
+                )
+            })?;
+        context.peer.set_peer_info(request.clone());
+        self.negotiate_initialize(&request)
     }
 
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {

@@ -5,9 +5,11 @@
 use std::net::SocketAddr;
 use std::sync::Arc;
 
-use skills_executor::{Executor, SessionContext};
+use skills_executor::{
+    AllowedToolsMode, AuditSink, Executor, MemorySink, Policy, SessionContext, SkillWrites,
+};
 use skills_index::SkillIndex;
-use skills_mcp::{HttpOptions, McpError};
+use skills_mcp::{HttpOptions, McpError, UnauthenticatedNetwork};
 use skills_model::Layer;
 use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 
@@ -154,6 +156,30 @@ async fn the_token_admits_and_a_session_ends_once() {
     );
 }
 
+// Regression (issue 38): the 401 for want of the token named no scheme, so a client could
+// not tell it needs a bearer token. It carries `WWW-Authenticate: Bearer` (RFC 6750), with
+// `error="invalid_token"` when a token was given that is not the one.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refusal_for_want_of_the_token_names_the_bearer_scheme() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let addr = serve(root.path()).await;
+    for (auth, challenge) in [
+        (None, "Bearer"),
+        (Some("Basic czNjcmV0"), "Bearer"),
+        (Some("Bearer wrong"), "Bearer error=\"invalid_token\""),
+    ] {
+        let headers: Vec<(&str, &str)> = auth.iter().map(|a| ("Authorization", *a)).collect();
+        let (status, answer) = send(addr, "POST", &headers, INITIALIZE).await;
+        assert_eq!(status, 401, "authorization {auth:?}");
+        let given: Vec<&str> = answer
+            .iter()
+            .filter(|(n, _)| n == "www-authenticate")
+            .map(|(_, v)| v.as_str())
+            .collect();
+        assert_eq!(given, [challenge], "authorization {auth:?}");
+    }
+}
+
 #[tokio::test]
 async fn an_empty_token_is_refused_before_anything_is_served() {
     let root = tempfile::tempdir().expect("a temporary folder");
@@ -173,6 +199,66 @@ async fn an_empty_token_is_refused_before_anything_is_served() {
     .await;
     assert!(matches!(served, Err(McpError::EmptyToken)), "{served:?}");
     assert_eq!(served.expect_err("refused").code(), "MCP_EMPTY_TOKEN");
+}
+
+// Regression (issue 38): an address beyond loopback was served without a token, and a
+// peer that sent `Host: localhost` got a session (the Host check stops browsers, not
+// peers). Such an address needs a token, or the host's explicit
+// `UnauthenticatedNetwork::Allowed` (`--allow-unauthenticated-network`).
+#[tokio::test]
+async fn a_network_address_without_a_token_is_refused_before_anything_is_served() {
+    let options = |token: Option<&str>, network| HttpOptions {
+        token: token.map(str::to_owned),
+        unauthenticated_network: network,
+        ..HttpOptions::default()
+    };
+    use UnauthenticatedNetwork::{Allowed, Refused};
+    // (address, token, unauthenticated network, served)
+    let cases = [
+        ("127.0.0.1:8765", None, Refused, true),
+        ("127.1.2.3:8765", None, Refused, true),
+        ("[::1]:8765", None, Refused, true),
+        ("[::ffff:127.0.0.1]:8765", None, Refused, true),
+        ("0.0.0.0:8765", None, Refused, false),
+        ("[::]:8765", None, Refused, false),
+        ("192.168.1.20:8765", None, Refused, false),
+        ("[::ffff:10.0.0.1]:8765", None, Refused, false),
+        ("0.0.0.0:8765", Some(TOKEN), Refused, true),
+        ("0.0.0.0:8765", None, Allowed, true),
+        ("192.168.1.20:8765", None, Allowed, true),
+    ];
+    for (addr, token, network, served) in cases {
+        let addr: SocketAddr = addr.parse().expect("an address");
+        let checked = options(token, network).check_address(addr);
+        assert_eq!(
+            checked.is_ok(),
+            served,
+            "{addr} {token:?} {network:?}: {checked:?}"
+        );
+        if let Err(e) = checked {
+            assert_eq!(e.code(), "MCP_UNAUTHENTICATED_NETWORK");
+            assert!(
+                e.to_string().contains("--allow-unauthenticated-network"),
+                "{e}"
+            );
+        }
+    }
+    // A host that binds the listener itself is refused as well, before anything is served.
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let listener = skills_mcp::bind("0.0.0.0:0".parse().expect("an address"))
+        .await
+        .expect("a free port");
+    let served = skills_mcp::serve_http(
+        executor(root.path()),
+        SessionContext::builder().build(),
+        listener,
+        HttpOptions::default(),
+    )
+    .await;
+    assert!(
+        matches!(served, Err(McpError::UnauthenticatedNetwork(_))),
+        "{served:?}"
+    );
 }
 
 // Regression: sessions were opened without bound, each with a thread of its own: 1,500
@@ -196,6 +282,60 @@ async fn no_more_sessions_open_than_the_most_allowed() {
     assert_eq!(status, 200);
     let (status, _) = send(addr, "POST", &[], INITIALIZE).await;
     assert_eq!(status, 200, "a session in the place of the one ended");
+}
+
+// Regression (issue 38): `skillctl session` recorded each option loosening the defaults
+// as `policy_override`; an MCP session over HTTP recorded none. Each records them as its
+// handshake is answered, under its own session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_session_records_the_options_that_loosen_the_policy() {
+    let root = tempfile::tempdir().expect("a temporary folder");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, root.path())
+        .build()
+        .expect("an empty root indexes");
+    let policy = Policy::builder()
+        .trust(Layer::Project)
+        .allowed_tools_mode(AllowedToolsMode::Preapprove)
+        .skill_writes(SkillWrites::Allowed)
+        .build();
+    let sink = Arc::new(MemorySink::default());
+    let executor = Executor::builder(Arc::new(index))
+        .policy(policy)
+        .audit_sink(Arc::clone(&sink) as Arc<dyn AuditSink>)
+        .build();
+    let listener = skills_mcp::bind("127.0.0.1:0".parse().expect("an address"))
+        .await
+        .expect("a free port");
+    let addr = listener.local_addr().expect("its address");
+    tokio::spawn(skills_mcp::serve_http(
+        executor,
+        SessionContext::builder().build(),
+        listener,
+        HttpOptions::default(),
+    ));
+    let first = opened(addr).await;
+    let second = opened(addr).await;
+    assert_ne!(first, second);
+    let overrides: Vec<(String, String)> = sink
+        .events()
+        .iter()
+        .filter_map(|e| {
+            let v = serde_json::to_value(e).expect("an event");
+            (v["event"] == "policy_override").then(|| {
+                let field = |k: &str| v[k].as_str().unwrap_or_default().to_owned();
+                (field("session_id"), field("option"))
+            })
+        })
+        .collect();
+    let options: Vec<&str> = overrides.iter().map(|(_, o)| o.as_str()).collect();
+    let expected = [
+        "--trust project",
+        "--allow-skill-writes",
+        "--allowed-tools-mode preapprove",
+    ];
+    assert_eq!(options, [expected, expected].concat(), "{overrides:?}");
+    assert_ne!(overrides[0].0, overrides[3].0, "one record per session");
 }
 
 /// The JSON-RPC answer to `body` in session `id`: the body read to its end (the request

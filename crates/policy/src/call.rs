@@ -6,8 +6,9 @@ use std::borrow::Cow;
 use std::cell::OnceCell;
 use std::path::{Component, Path, PathBuf};
 
-use skills_model::{ToolRule, ToolRules};
+use skills_model::ToolRule;
 
+use crate::index::{Indexed, Work};
 use crate::shell::Refusal;
 use crate::tool::PathAccess;
 
@@ -95,13 +96,28 @@ fn deny_forms(command: &str) -> impl Iterator<Item = Cow<'_, str>> {
 /// A simple command of a Bash line: as a rule matches it (its spelling), and its words.
 pub(crate) type Command = (String, Vec<String>);
 
-/// Why an allow rule does not admit a Bash line: the construct the grammar refuses, or an
-/// option a matching rule's wildcard would have admitted (`guard.rs`).
+/// Why an allow rule does not admit a Bash line: the construct the grammar refuses, an
+/// option a matching rule's wildcard would have admitted (`guard.rs`), or a command no rule
+/// admits.
 #[derive(Debug, Default)]
 pub(crate) struct NotAdmitted {
     pub(crate) refused: Option<Refusal>,
     pub(crate) held: Option<String>,
+    pub(crate) command: Option<Unadmitted>,
 }
+
+/// A command of a Bash line no rule admits.
+#[derive(Debug)]
+pub(crate) enum Unadmitted {
+    /// A command of the grammar's reading, as spelled (cut to [`COMMAND_QUOTED_MAX`]).
+    Command(String),
+    /// The name of a command of a line the grammar refuses, which no rule could admit
+    /// however the line were written: what to change first.
+    Name(String),
+}
+
+/// The most of a command a denial names.
+const COMMAND_QUOTED_MAX: usize = 256;
 
 /// The forms of a call's argument the rules see. A path is matched as written, normalised
 /// and resolved; a Bash command part by part, and (for allow rules) as the grammar reads it,
@@ -113,6 +129,8 @@ pub(crate) struct Forms<'c> {
     pub(crate) resolved: Option<String>,
     pub(crate) bash: bool,
     grammar: OnceCell<Result<Vec<Command>, Refusal>>,
+    /// The comparisons made so far, against their bound.
+    pub(crate) work: Work,
 }
 
 impl<'c> Forms<'c> {
@@ -127,6 +145,7 @@ impl<'c> Forms<'c> {
                 .map(|r| r.to_string_lossy().into_owned()),
             bash: call.tool.eq_ignore_ascii_case("bash"),
             grammar: OnceCell::new(),
+            work: Work::default(),
         }
     }
 
@@ -143,31 +162,34 @@ impl<'c> Forms<'c> {
     }
 
     /// Whether a deny rule of `disallowed` matches any form of the argument.
-    pub(crate) fn denied_by(&self, disallowed: &ToolRules) -> bool {
-        let (tool, arg) = (self.tool, self.arg);
+    pub(crate) fn denied_by(&self, disallowed: Indexed<'_>) -> bool {
+        let (tool, arg, work) = (self.tool, self.arg, &self.work);
         let parts = shell_parts(if self.bash { arg.unwrap_or("") } else { "" });
-        disallowed.any_matches(tool, arg)
-            || arg.is_some_and(|a| disallowed.any_matches(tool, Some(a.trim())))
+        disallowed.any_matches(tool, arg, work)
+            || arg.is_some_and(|a| disallowed.any_matches(tool, Some(a.trim()), work))
             || [&self.lexical, &self.resolved].iter().any(|f| {
                 f.as_deref()
-                    .is_some_and(|f| disallowed.any_matches(tool, Some(f)))
+                    .is_some_and(|f| disallowed.any_matches(tool, Some(f), work))
             })
-            || parts.clone().any(|p| disallowed.any_matches(tool, Some(p)))
+            || parts
+                .clone()
+                .any(|p| disallowed.any_matches(tool, Some(p), work))
             || (self.bash
-                && !disallowed.is_empty()
-                && arg
-                    .is_some_and(|a| deny_forms(a).any(|p| disallowed.any_matches(tool, Some(&p)))))
+                && !disallowed.rules.is_empty()
+                && arg.is_some_and(|a| {
+                    deny_forms(a).any(|p| disallowed.any_matches(tool, Some(&p), work))
+                }))
     }
 
     /// The first rule of `allowed` that admits a command of the line whole (see `guard`);
     /// else the option a matching rule's wildcard would have admitted.
     pub(crate) fn admitting<'r>(
         &self,
-        allowed: &'r ToolRules,
+        allowed: Indexed<'r>,
         (spelled, words): &Command,
     ) -> Result<&'r ToolRule, Option<String>> {
         let mut held = None;
-        for rule in allowed.rules() {
+        for rule in allowed.candidates(Some(spelled), &self.work) {
             if rule.matches(self.tool, Some(spelled)) {
                 match crate::guard::held_back(rule, spelled, words) {
                     None => return Ok(rule),
@@ -182,40 +204,75 @@ impl<'c> Forms<'c> {
     /// call; if not, why, for a Bash line.
     pub(crate) fn permitted(
         &self,
-        allowed: &ToolRules,
-        canonical: Option<&ToolRules>,
+        allowed: Indexed<'_>,
+        canonical: Option<Indexed<'_>>,
     ) -> Result<(), NotAdmitted> {
-        let no = |refused, held| Err(NotAdmitted { refused, held });
-        if allowed.any_matches(self.tool, None) {
+        let (tool, work) = (self.tool, &self.work);
+        if allowed.any_matches(tool, None, work) {
             return Ok(());
         }
         if self.bash && self.arg.is_some() {
-            // Allowed by proof: the line parses into admitted constructs only, and every
-            // simple command of it matches a rule. A word a rule's wildcard admits is held
-            // back when it is an option that writes files or runs programs (`guard`).
-            return match self.commands() {
-                Ok(cmds) => match cmds.iter().find_map(|c| self.admitting(allowed, c).err()) {
-                    None => Ok(()),
-                    Some(option) => no(None, option),
-                },
-                Err(construct) => no(Some(*construct), None),
-            };
+            return self.bash_permitted(allowed);
         }
         let admitted = if let Some(lexical) = &self.lexical {
             // A path must be allowed as normalised (no `..` tricks) and, when it exists,
             // as resolved (no escape through a link), against either spelling of the folder.
             let either = |form: &str| {
-                allowed.any_matches(self.tool, Some(form))
-                    || canonical.is_some_and(|c| c.any_matches(self.tool, Some(form)))
+                allowed.any_matches(tool, Some(form), work)
+                    || canonical.is_some_and(|c| c.any_matches(tool, Some(form), work))
             };
             either(lexical) && self.resolved.as_deref().is_none_or(either)
         } else {
-            allowed.any_matches(self.tool, self.arg)
+            allowed.any_matches(tool, self.arg, work)
         };
         if admitted {
             Ok(())
         } else {
-            no(None, None)
+            Err(NotAdmitted::default())
+        }
+    }
+
+    /// Allowed by proof: the line parses into admitted constructs only, and every simple
+    /// command of it matches a rule. A word a rule's wildcard admits is held back when it
+    /// is an option that writes files or runs programs (`guard`). A denial names the first
+    /// command no rule admits; for a line the grammar refuses, a command whose name no rule
+    /// could admit comes before the construct.
+    fn bash_permitted(&self, allowed: Indexed<'_>) -> Result<(), NotAdmitted> {
+        match self.commands() {
+            Ok(cmds) => {
+                let Some((cmd, held)) = cmds
+                    .iter()
+                    .find_map(|c| self.admitting(allowed, c).err().map(|held| (c, held)))
+                else {
+                    return Ok(());
+                };
+                // A line of one command is quoted whole already.
+                let command = (held.is_none() && cmds.len() > 1).then(|| {
+                    Unadmitted::Command(
+                        skills_model::cut_text(&cmd.0, COMMAND_QUOTED_MAX).into_owned(),
+                    )
+                });
+                Err(NotAdmitted {
+                    held,
+                    command,
+                    ..NotAdmitted::default()
+                })
+            }
+            Err(construct) => {
+                let line = self.arg.unwrap_or("");
+                let names = construct
+                    .inside_a_word()
+                    .then(|| crate::shell::command_names(line));
+                let name = names
+                    .into_iter()
+                    .flatten()
+                    .find(|name| !allowed.may_admit_name(self.tool, name, &self.work));
+                Err(NotAdmitted {
+                    refused: Some(*construct),
+                    command: name.map(|n| Unadmitted::Name(n.to_owned())),
+                    ..NotAdmitted::default()
+                })
+            }
         }
     }
 }

@@ -4,7 +4,8 @@
 //! (`restrict`) or as a pre-approval (`preapprove`). Deciding allocates only for the
 //! reason of a denial (and the rule it names).
 
-use crate::call::{Call, Forms, NotAdmitted};
+use crate::call::{Call, Forms, NotAdmitted, Unadmitted};
+use crate::index::MAX_COMPARISONS;
 use crate::rules::CompiledRules;
 use crate::tool::PathAccess;
 
@@ -113,19 +114,47 @@ pub fn decide<'a>(
     call: &Call<'_>,
     fallback: Fallback,
 ) -> Decision {
+    decide_counted(stack, call, fallback).0
+}
+
+/// [`decide`], with the rule comparisons it made (at most one past [`MAX_COMPARISONS`]:
+/// a call that needs more is refused, since what was not compared may deny it).
+pub(crate) fn decide_counted<'a>(
+    stack: impl Iterator<Item = &'a CompiledRules> + Clone,
+    call: &Call<'_>,
+    fallback: Fallback,
+) -> (Decision, u64) {
     if let Some(denied) = without_argument(stack.clone(), call) {
-        return denied;
+        return (denied, 0);
     }
     if let Some(denied) = protect(stack.clone(), call) {
-        return denied;
+        return (denied, 0);
     }
     let forms = Forms::of(call);
+    let decision = by_rules(stack, &forms, fallback);
+    let work = forms.work.done();
+    if forms.work.exhausted() {
+        let refused = Decision::deny(format!(
+            "judging this {} call against the active skills' rules takes more than {MAX_COMPARISONS} comparisons of a rule with a command or path, the most one decision makes: split the line, or write fewer rules for one command",
+            forms.tool
+        ));
+        return (refused, work);
+    }
+    (decision, work)
+}
+
+/// The deny rules, then `allowed-tools` in the fallback's mode.
+fn by_rules<'a>(
+    stack: impl Iterator<Item = &'a CompiledRules> + Clone,
+    forms: &Forms<'_>,
+    fallback: Fallback,
+) -> Decision {
     // A skill's deny rules are read before its allow rules, so the skills below the first
     // that denies are the only ones whose `allowed-tools` can decide first.
     let denier = stack
         .clone()
         .enumerate()
-        .find(|(_, r)| forms.denied_by(&r.disallowed));
+        .find(|(_, r)| forms.denied_by(r.disallowed_indexed()));
     let below = stack.take(denier.map_or(usize::MAX, |(i, _)| i));
     let denial = |rules: &CompiledRules| {
         Decision::deny(format!(
@@ -135,12 +164,12 @@ pub fn decide<'a>(
         .by(rules, rules.disallowed_rule(forms.tool))
     };
     match fallback.mode {
-        AllowedToolsMode::Restrict => match (restrict(below, &forms), denier) {
+        AllowedToolsMode::Restrict => match (restrict(below, forms), denier) {
             (Err(denied), _) => denied,
             (Ok(_), Some((_, rules))) => denial(rules),
             (Ok(Some(rules)), None) => {
                 Decision::allow("allowed by every active skill's allowed-tools")
-                    .by(rules, admitting_rule(rules, &forms))
+                    .by(rules, admitting_rule(rules, forms))
             }
             (Ok(None), None) if fallback.default == DefaultDecision::Allow => {
                 Decision::allow("no active skill restricts tools")
@@ -149,9 +178,9 @@ pub fn decide<'a>(
                 "no active skill allows tools, and the host denies by default".to_owned(),
             ),
         },
-        AllowedToolsMode::Preapprove => match (preapprove(below, &forms), denier) {
+        AllowedToolsMode::Preapprove => match (preapprove(below, forms), denier) {
             (Some(rules), _) => Decision::allow("pre-approved by an active skill's allowed-tools")
-                .by(rules, admitting_rule(rules, &forms)),
+                .by(rules, admitting_rule(rules, forms)),
             (None, Some((_, rules))) => denial(rules),
             (None, None) if fallback.default == DefaultDecision::Allow => {
                 Decision::allow("no active skill pre-approves it; the host allows by default")
@@ -257,11 +286,11 @@ fn restrict<'a>(
 ) -> Result<Option<&'a CompiledRules>, Decision> {
     let mut deciding = None;
     for rules in stack {
-        let Some(allowed) = &rules.allowed else {
+        let Some(allowed) = rules.allowed_indexed() else {
             continue;
         };
         deciding = Some(rules);
-        if let Err(why) = forms.permitted(allowed, rules.allowed_canonical.as_ref()) {
+        if let Err(why) = forms.permitted(allowed, rules.canonical_indexed()) {
             return Err(not_allowed(rules, forms, &why));
         }
     }
@@ -275,11 +304,9 @@ fn preapprove<'a>(
     forms: &Forms<'_>,
 ) -> Option<&'a CompiledRules> {
     stack.find(|rules| {
-        rules.allowed.as_ref().is_some_and(|allowed| {
-            forms
-                .permitted(allowed, rules.allowed_canonical.as_ref())
-                .is_ok()
-        })
+        rules
+            .allowed_indexed()
+            .is_some_and(|allowed| forms.permitted(allowed, rules.canonical_indexed()).is_ok())
     })
 }
 
@@ -291,12 +318,20 @@ fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> D
         Some(a) => format!("{tool}({})", skills_model::cut_text(a, QUOTED_MAX)),
         None => tool.to_owned(),
     };
-    let why = match (why.refused, &why.held) {
-        (Some(construct), _) => format!(": {construct} is not admitted under an allow rule"),
-        (None, Some(option)) => format!(
+    let why = match (why.refused, &why.held, &why.command) {
+        // A command no rule could admit is what to change first, whatever else the line
+        // holds (`git status && rm -rf ~` names `rm`, not the tilde).
+        (_, _, Some(Unadmitted::Name(name))) => {
+            format!(": none of its rules admits a command named {name:?}")
+        }
+        (Some(construct), _, _) => format!(": {construct} is not admitted under an allow rule"),
+        (None, Some(option), _) => format!(
             ": {option} writes files or runs programs, and a rule admits it only by naming it"
         ),
-        (None, None) => String::new(),
+        (None, None, Some(Unadmitted::Command(command))) => {
+            format!(": none of its rules admits the command {command:?}")
+        }
+        (None, None, None) => String::new(),
     };
     Decision::deny(format!(
         "{what} is not in the allowed-tools of the active skill {:?}{why}",
@@ -308,30 +343,136 @@ fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> D
 /// The rule of the deciding skill that admits the call (for a compound Bash line, the one
 /// its first command matched).
 fn admitting_rule(rules: &CompiledRules, forms: &Forms<'_>) -> Option<String> {
-    let tool = forms.tool;
+    let (tool, work) = (forms.tool, &forms.work);
     let first = if forms.bash {
         forms.commands().as_ref().ok().and_then(|cmds| cmds.first())
     } else {
         None
     };
-    let allowed = rules.allowed.as_ref()?;
+    let allowed = rules.allowed_indexed()?;
     allowed
-        .first_match(tool, None)
+        .first_match(tool, None, work)
         .or_else(|| first.and_then(|c| forms.admitting(allowed, c).ok()))
         .or_else(|| {
             forms
                 .lexical
                 .as_deref()
-                .and_then(|l| allowed.first_match(tool, Some(l)))
+                .and_then(|l| allowed.first_match(tool, Some(l), work))
         })
-        .or_else(|| allowed.first_match(tool, forms.arg))
+        .or_else(|| allowed.first_match(tool, forms.arg, work))
         .or_else(|| {
-            rules.allowed_canonical.as_ref().and_then(|c| {
+            rules.canonical_indexed().and_then(|c| {
                 forms
                     .resolved
                     .as_deref()
-                    .and_then(|r| c.first_match(tool, Some(r)))
+                    .and_then(|r| c.first_match(tool, Some(r), work))
             })
         })
         .map(ToString::to_string)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+    use std::sync::Arc;
+
+    use skills_model::{Diagnostic, Frontmatter, Layer, Skill, SkillName, SkillRecord, ToolRules};
+
+    use super::*;
+    use crate::rules::FolderFacts;
+    use crate::PathAccess;
+
+    /// A skill `many` whose `allowed-tools` and `disallowed-tools` are these, compiled
+    /// (made by hand: a frontmatter of so many rules is over the parser's size cap).
+    fn compiled(allowed: &str, disallowed: &str) -> CompiledRules {
+        let mut frontmatter = Frontmatter::default();
+        frontmatter.allowed_tools = Some(ToolRules::parse_lenient(allowed).0);
+        frontmatter.disallowed_tools = Some(ToolRules::parse_lenient(disallowed).0);
+        let record = SkillRecord {
+            name: SkillName::lenient("many").expect("a name"),
+            description: "Many rules.".to_owned(),
+            layer: Layer::Personal,
+            plugin: None,
+            path: Path::new("/skills/many/SKILL.md").to_path_buf(),
+            frontmatter: Arc::new(frontmatter),
+            body_offset: 0,
+            diagnostics: Arc::from(Vec::<Diagnostic>::new()),
+        };
+        let skill = Skill {
+            record: Arc::new(record),
+            body: "Body.\n".to_owned(),
+            files: Vec::new(),
+            digest: "sha256:0".to_owned(),
+        };
+        CompiledRules::compile(&skill, FolderFacts::default())
+    }
+
+    /// `Bash` on `line` against `rules`, with the comparisons made.
+    fn bash(rules: &CompiledRules, line: &str) -> (Decision, u64) {
+        let call = Call {
+            tool: "Bash",
+            arg: Some(line),
+            access: PathAccess::None,
+            path: None,
+        };
+        let fallback = Fallback {
+            default: DefaultDecision::Allow,
+            mode: AllowedToolsMode::Restrict,
+        };
+        decide_counted(std::iter::once(rules), &call, fallback)
+    }
+
+    /// A rule list of `n` rules `Bash(<word><i>:*)`.
+    fn rules_of(word: &str, n: usize) -> String {
+        (0..n).map(|i| format!("Bash({word}{i}:*) ")).collect()
+    }
+
+    // Regression (issue 38): every command of a Bash line was compared with every rule, so
+    // 4,300 `Bash(...)` rules and a line of megabytes took one `check_tool` 26 s, the
+    // session answering nothing meanwhile. Rules are indexed by the command name they fix:
+    // a command is compared with the rules of its name (and those no name fixes).
+    #[test]
+    fn regression_a_line_is_compared_with_the_rules_of_its_commands_names() {
+        let rules = compiled(&rules_of("cmd", 4_300), &rules_of("bad", 4_300));
+        let commands = 100_000;
+        let line: Vec<String> = (0..commands)
+            .map(|i| format!("cmd{} x", i % 4_300))
+            .collect();
+        let (decision, work) = bash(&rules, &line.join(" && "));
+        assert!(decision.allowed, "{}", decision.reason);
+        // One comparison per command, and a few for the rule the decision names.
+        assert!(
+            work <= commands as u64 + 10,
+            "{work} comparisons for {commands} commands"
+        );
+        let (decision, work) = bash(&rules, &format!("{} && bad7 x", line.join(" && ")));
+        assert!(!decision.allowed);
+        assert!(
+            decision.reason.contains("disallowed-tools"),
+            "{}",
+            decision.reason
+        );
+        assert!(work <= commands as u64 + 10, "{work} comparisons");
+    }
+
+    // Regression (issue 38): what the index cannot narrow (thousands of rules for one
+    // command name, a line of thousands of such commands) is bounded: past
+    // `MAX_COMPARISONS` the call is refused (what was not compared may deny it), saying so.
+    #[test]
+    fn regression_a_decision_makes_a_bounded_number_of_comparisons() {
+        let rules = compiled(&rules_of("git sub", 4_300), "");
+        let line = vec!["git sub4299"; 1_000].join(" && ");
+        let (decision, work) = bash(&rules, &line);
+        assert!(!decision.allowed, "allowed after {work} comparisons");
+        assert!(
+            decision.reason.contains("comparisons"),
+            "{}",
+            decision.reason
+        );
+        assert_eq!(work, MAX_COMPARISONS + 1);
+        // Below the bound the same rules decide as ever.
+        let (decision, work) = bash(&rules, "git sub4299 && git sub1");
+        assert!(decision.allowed, "{}", decision.reason);
+        assert!(work < 10_000, "{work}");
+    }
 }

@@ -14,12 +14,14 @@ pub mod __fuzz;
 mod call;
 mod decide;
 mod guard;
+mod index;
 mod rules;
 mod shell;
 mod tool;
 
 pub use call::{normalize, Call, ResolvedPath};
 pub use decide::{decide, AllowedToolsMode, Decision, DefaultDecision, Fallback};
+pub use index::MAX_COMPARISONS;
 pub use rules::{CompiledRules, FolderFacts};
 pub use tool::{
     is_plain_tool_name, not_plain, shown_tool, tool_key, PathAccess, PATH_TOOLS, TOOL_NAME_MAX,

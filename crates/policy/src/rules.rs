@@ -1,5 +1,6 @@
 //! The rules of one active skill, compiled once at activation from the skill and the facts
-//! the executor read about its folder (its real path, its scripts' identities).
+//! the executor read about its folder (its real path, its scripts' identities), each list
+//! indexed by the command name its rules fix (`index.rs`).
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -7,6 +8,7 @@ use std::sync::Arc;
 use skills_model::{Skill, ToolRules};
 
 use crate::call::ResolvedPath;
+use crate::index::{Indexed, RuleIndex};
 
 /// What the file system said about a skill's folder at activation (the executor reads it).
 #[derive(Debug, Clone, Default)]
@@ -37,6 +39,8 @@ pub struct CompiledRules {
     /// The files under `scripts/` at activation, as the file system knows them (device and
     /// inode): a hard link to one, wherever it is, is that script.
     pub script_files: Arc<[(u64, u64)]>,
+    /// `allowed`, `allowed_canonical` and `disallowed` indexed by command name.
+    indexes: [RuleIndex; 3],
 }
 
 impl CompiledRules {
@@ -48,14 +52,23 @@ impl CompiledRules {
         let fm = &record.frontmatter;
         let expand =
             |rules: &Option<ToolRules>, dir: &str| rules.as_ref().map(|r| r.expand_skill_dir(dir));
+        let allowed = expand(&fm.allowed_tools, &dir_text);
+        let disallowed = expand(&fm.disallowed_tools, &dir_text).unwrap_or_default();
+        let allowed_canonical = facts
+            .canonical_dir
+            .as_ref()
+            .and_then(|c| expand(&fm.allowed_tools, &c.to_string_lossy()));
+        let index = |rules: Option<&ToolRules>| rules.map(RuleIndex::build).unwrap_or_default();
         CompiledRules {
             skill: record.name.to_string(),
-            allowed: expand(&fm.allowed_tools, &dir_text),
-            disallowed: expand(&fm.disallowed_tools, &dir_text).unwrap_or_default(),
-            allowed_canonical: facts
-                .canonical_dir
-                .as_ref()
-                .and_then(|c| expand(&fm.allowed_tools, &c.to_string_lossy())),
+            indexes: [
+                index(allowed.as_ref()),
+                index(allowed_canonical.as_ref()),
+                index(Some(&disallowed)),
+            ],
+            allowed,
+            disallowed,
+            allowed_canonical,
             canonical_dir: facts.canonical_dir,
             confined: fm
                 .security
@@ -71,6 +84,30 @@ impl CompiledRules {
     /// has scripts a hard link could reach).
     pub fn needs_identity(&self) -> bool {
         !self.script_files.is_empty()
+    }
+
+    /// `allowed` with its index.
+    pub(crate) fn allowed_indexed(&self) -> Option<Indexed<'_>> {
+        self.allowed.as_ref().map(|rules| Indexed {
+            rules,
+            index: &self.indexes[0],
+        })
+    }
+
+    /// `allowed_canonical` with its index.
+    pub(crate) fn canonical_indexed(&self) -> Option<Indexed<'_>> {
+        self.allowed_canonical.as_ref().map(|rules| Indexed {
+            rules,
+            index: &self.indexes[1],
+        })
+    }
+
+    /// `disallowed` with its index.
+    pub(crate) fn disallowed_indexed(&self) -> Indexed<'_> {
+        Indexed {
+            rules: &self.disallowed,
+            index: &self.indexes[2],
+        }
     }
 
     /// The first deny rule naming `tool`, as written (the rule a denial reports).

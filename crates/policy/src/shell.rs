@@ -102,6 +102,24 @@ impl fmt::Display for Refusal {
     }
 }
 
+impl Refusal {
+    /// Whether the construct lies inside a word (an expansion, a substitution, an escape):
+    /// the line's commands can still be told apart, so a denial may name one no rule
+    /// admits ([`command_names`]).
+    pub(crate) fn inside_a_word(self) -> bool {
+        matches!(
+            self,
+            Refusal::Glob
+                | Refusal::Expansion
+                | Refusal::Arithmetic
+                | Refusal::Escape
+                | Refusal::NonAscii
+                | Refusal::CommandSubstitution
+                | Refusal::ProcessSubstitution
+        )
+    }
+}
+
 /// The simple commands of `line`, each as its words with quotes removed, when the line holds
 /// only admitted constructs (see the module documentation).
 pub(crate) fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
@@ -464,6 +482,45 @@ fn plain_word(text: &str) -> Result<&str, Refusal> {
         return Err(Refusal::Other);
     }
     Ok(text)
+}
+
+/// The names of the commands of a line the grammar refuses, as far as they can be told:
+/// the line split at `;`, `&`, `|` and newlines outside quotes, parentheses, braces and
+/// backticks, and of each part its first word when that is a plain name (ASCII letters,
+/// digits, `_`, `.`, `/`, `-`) ended by a blank, an operator or the line's end. Only to
+/// name in a denial what no rule admits: nothing is allowed by it.
+pub(crate) fn command_names(line: &str) -> impl Iterator<Item = &str> {
+    let mut parts = Vec::new();
+    let (mut quote, mut depth, mut start) = (None::<u8>, 0usize, 0usize);
+    let bytes = line.as_bytes();
+    for (i, b) in bytes.iter().copied().enumerate() {
+        // `>&`, `<&`, `>|` and `&>` redirect: they start no command.
+        let redirects = (b == b'&' && matches!(bytes.get(i + 1), Some(b'>')))
+            || (i > 0 && matches!(bytes[i - 1], b'>' | b'<'));
+        match (quote, b) {
+            (Some(q), b) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'\'') | (None, b'"') | (None, b'`') => quote = Some(b),
+            (None, b'(') | (None, b'{') => depth += 1,
+            (None, b')') | (None, b'}') => depth = depth.saturating_sub(1),
+            (None, b';' | b'&' | b'|' | b'\n') if depth == 0 && !redirects => {
+                parts.push(&line[start..i]);
+                start = i + 1;
+            }
+            _ => {}
+        }
+    }
+    parts.push(&line[start..]);
+    parts.into_iter().filter_map(|part| {
+        let part = part.trim_start_matches([' ', '\t']);
+        let end = part
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "_./-".contains(c)))
+            .unwrap_or(part.len());
+        let (name, after) = part.split_at(end);
+        let ended = after.is_empty() || after.starts_with([' ', '\t']);
+        (!name.is_empty() && ended && !name.starts_with('-') && !RESERVED.contains(&name))
+            .then_some(name)
+    })
 }
 
 /// Words the shell reads as syntax, or as declarations, at the start of a command.
