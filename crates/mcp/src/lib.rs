@@ -339,27 +339,8 @@ async fn admit(
 ) -> axum::response::Response {
     use axum::http::{Method, StatusCode};
     use axum::response::IntoResponse as _;
-    if let Some(token) = &admission.token {
-        let given = request
-            .headers()
-            .get(axum::http::header::AUTHORIZATION)
-            .and_then(|v| v.to_str().ok())
-            .and_then(|v| v.strip_prefix("Bearer "));
-        if !given.is_some_and(|given| same_secret(given, token)) {
-            // RFC 6750: a 401 names the scheme it wants, and says when a token was given
-            // but is not the one.
-            let challenge = if given.is_some() {
-                "Bearer error=\"invalid_token\""
-            } else {
-                "Bearer"
-            };
-            return (
-                StatusCode::UNAUTHORIZED,
-                [(axum::http::header::WWW_AUTHENTICATE, challenge)],
-                "a bearer token is required",
-            )
-                .into_response();
-        }
+    if let Some(refused) = unauthorized(&admission, &request) {
+        return refused;
     }
     // A body comes whole within its time (a client sending one a byte at a time would hold
     // a connection, and rmcp reads bodies without a deadline), and is at most rmcp's size.
@@ -423,6 +404,38 @@ async fn admit(
         *response.status_mut() = StatusCode::OK;
     }
     response
+}
+
+/// The answer to a request without the server's token, if it has one and the request does
+/// not carry it: a 401 that names the scheme it wants (RFC 6750), and says when a token was
+/// given but is not the one.
+fn unauthorized(
+    admission: &Admission,
+    request: &axum::extract::Request,
+) -> Option<axum::response::Response> {
+    use axum::response::IntoResponse as _;
+    let token = admission.token.as_ref()?;
+    let given = request
+        .headers()
+        .get(axum::http::header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    if given.is_some_and(|given| same_secret(given, token)) {
+        return None;
+    }
+    let challenge = if given.is_some() {
+        "Bearer error=\"invalid_token\""
+    } else {
+        "Bearer"
+    };
+    Some(
+        (
+            axum::http::StatusCode::UNAUTHORIZED,
+            [(axum::http::header::WWW_AUTHENTICATE, challenge)],
+            "a bearer token is required",
+        )
+            .into_response(),
+    )
 }
 
 /// The largest request body read (rmcp's own bound).
