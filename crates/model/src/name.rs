@@ -141,8 +141,9 @@ const DEFAULT_IGNORABLE: [(char, char); 17] = [
     ('\u{E0000}', '\u{E0FFF}'),
 ];
 
-/// Whether `c` is a character a reader does not see ([`DEFAULT_IGNORABLE`]): a name
-/// holding one is refused, so no two names display alike by it.
+/// Whether `c` is a character a reader does not see (Unicode's `Default_Ignorable_Code_Point`,
+/// the bidi controls among them): a name holding one is refused, so no two names display
+/// alike by it.
 ///
 /// ```
 /// use skills_model::is_default_ignorable;
