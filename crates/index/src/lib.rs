@@ -47,9 +47,7 @@ pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
 pub use index::{plugin_id_problem, SkillIndex, SkillIndexBuilder};
 pub use load::skill_digest;
-pub use overlap::{
-    overlap_message, overlaps, similarities, Described, Overlap, OVERLAP_THRESHOLD,
-};
+pub use overlap::{overlap_message, overlaps, similarities, Described, Overlap, OVERLAP_THRESHOLD};
 pub use search::{
     search_terms, Audience, AudienceMemo, SearchField, SearchHit, SearchIndex, SearchOutcome,
     TermShare, FIELD_WEIGHTS,

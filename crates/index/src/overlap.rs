@@ -267,8 +267,14 @@ mod tests {
                 "pdf-form",
                 "Fills PDF forms: reads and fills in their fields. Use when a PDF form is given.",
             ),
-            skill("release-notes", "Writes release notes from merged pull requests. Use before a release."),
-            skill("commit-messages", "Writes commit messages that explain why. Use before committing."),
+            skill(
+                "release-notes",
+                "Writes release notes from merged pull requests. Use before a release.",
+            ),
+            skill(
+                "commit-messages",
+                "Writes commit messages that explain why. Use before committing.",
+            ),
         ];
         let found = overlaps(&skills);
         assert_eq!(found.len(), 1, "{found:?}");

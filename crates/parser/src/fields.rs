@@ -8,9 +8,9 @@ use std::borrow::Cow;
 
 use skills_model::{
     spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
-    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, Scope, Security, Severity,
-    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, CLAUDE_SKILL_DIR_VAR,
-    EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
+    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, ScenarioCase, Scope, Security,
+    Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
+    CLAUDE_SKILL_DIR_VAR, EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
 
 use crate::node::{Kind, Node, ScalarType};
@@ -64,6 +64,16 @@ fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
             ),
             None => None,
         },
+        Kind::Seq(items) => items.iter().map(text).collect(),
+        Kind::Map(_) => None,
+    }
+}
+
+/// A case's `assertions`: one string, or a list of strings (not split at commas: an
+/// assertion is a sentence).
+fn assertions(node: &Node<'_>) -> Option<Vec<String>> {
+    match &node.kind {
+        Kind::Scalar(_) => Some(text(node).into_iter().collect()),
         Kind::Seq(items) => items.iter().map(text).collect(),
         Kind::Map(_) => None,
     }
@@ -1033,14 +1043,51 @@ impl FieldReader<'_> {
             for (k, v) in e {
                 match &*key_text(k) {
                     "name" => scenario.name = text(v),
+                    "description" => scenario.description = text(v),
                     "input" | "prompt" => scenario.input = text(v),
                     "expected" | "expect" => scenario.expected = text(v),
+                    "cases" => scenario.cases = self.scenario_cases(v),
                     other => scenario.extra.push((other.to_owned(), raw(v))),
                 }
             }
             scenarios.push(scenario);
         }
         scenarios
+    }
+
+    /// A scenario's `cases`: mappings of `name`, `input`, `assertions` (a list of strings,
+    /// or one) and `expectedBehavior`; an item of another shape is a warning and ignored.
+    fn scenario_cases(&mut self, value: &Node<'_>) -> Vec<ScenarioCase> {
+        let Kind::Seq(items) = &value.kind else {
+            self.ext_warning("test-scenarios[].cases", "a list", value);
+            return Vec::new();
+        };
+        let mut cases = Vec::new();
+        for item in items {
+            let Some(e) = entries(item) else {
+                self.ext_warning("test-scenarios[].cases[]", "a mapping", item);
+                continue;
+            };
+            let mut case = ScenarioCase::default();
+            for (k, v) in e {
+                match &*key_text(k) {
+                    "name" => case.name = text(v),
+                    "input" | "prompt" => case.input = text(v),
+                    "assertions" => match assertions(v) {
+                        Some(list) => case.assertions = list,
+                        None => self.ext_warning(
+                            "test-scenarios[].cases[].assertions",
+                            "a list of strings",
+                            v,
+                        ),
+                    },
+                    "expectedBehavior" => case.expected_behavior = text(v),
+                    other => case.extra.push((other.to_owned(), raw(v))),
+                }
+            }
+            cases.push(case);
+        }
+        cases
     }
 }
 
