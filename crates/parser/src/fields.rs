@@ -124,7 +124,7 @@ fn claude_boolean(node: &Node<'_>) -> Option<bool> {
     }
 }
 
-fn raw(node: &Node<'_>) -> RawValue {
+pub(crate) fn raw(node: &Node<'_>) -> RawValue {
     match &node.kind {
         Kind::Scalar(s) if s.resolve() == ScalarType::Null && s.plain => RawValue::Null,
         Kind::Scalar(s) => RawValue::Scalar(s.text.to_string()),
@@ -161,7 +161,7 @@ fn single_script(command: &str) -> Option<String> {
 }
 
 /// A key's text, borrowed from the node (read for every key of every skill).
-fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
+pub(crate) fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
     match &node.kind {
         Kind::Scalar(s) => Cow::Borrowed(&s.text),
         _ => Cow::Owned(format!("<{}>", shape(node))),
