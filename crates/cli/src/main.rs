@@ -9,6 +9,7 @@ use clap::{Parser, Subcommand};
 mod author;
 mod cases;
 mod eval;
+mod explain;
 mod list;
 mod log;
 mod mcp;

@@ -408,6 +408,18 @@ impl Snapshot {
         self.search_index().explain_for(audience, query, record)
     }
 
+    /// The least score at which [`Snapshot::search`] offers a skill (see
+    /// [`SearchIndex::offer_threshold`]).
+    pub fn offer_threshold(&self) -> f32 {
+        let index = self.search_index();
+        if self.shadowed.is_empty() {
+            return index.offer_threshold(&crate::Audience::everyone());
+        }
+        let wins = |r: &SkillRecord| self.wins(r);
+        let audience = crate::Audience::seeing(&wins).remembered_in(&self.resolved_audience);
+        index.offer_threshold(&audience)
+    }
+
     /// The least score [`Snapshot::search_for`] offers a skill at, for `audience` (see
     /// [`SearchIndex::offer_threshold`]).
     pub fn offer_threshold_for(&self, audience: &crate::Audience<'_>) -> f32 {
