@@ -239,10 +239,9 @@ fn ranked(e: &Explaining<'_>, record: &Arc<SkillRecord>, why: &mut Why) {
     why.reasons.push(reason(
         "outranked",
         format!(
-            "it matched but ranks {} of {}: the {} listed above it are {}",
+            "it matched but ranks {} of {}, below the skills listed: {}",
             why.rank.unwrap_or(0),
             all.total,
-            why.outranked_by.len(),
             e.outcome
                 .hits
                 .iter()
