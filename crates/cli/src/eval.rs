@@ -474,6 +474,40 @@ fn human(
     if report.model_command.is_some() {
         writeln!(out, "model:   top-1 {}", pct(report.all.model, n))?;
     }
+    table(out, report, visible)?;
+    let misses: Vec<&Outcome> = outcomes
+        .iter()
+        .filter(|o| !o.top1 || o.model_hit == Some(false))
+        .collect();
+    if !misses.is_empty() {
+        writeln!(out, "\nmisses:")?;
+    }
+    for o in misses {
+        miss_line(out, o, visible)?;
+    }
+    if !report.unreached.is_empty() {
+        writeln!(
+            out,
+            "\nno case chooses: {}",
+            report
+                .unreached
+                .iter()
+                .map(|n| shown(n))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )?;
+    }
+    Ok(())
+}
+
+/// The table of the human report: a row per visible skill, then the cases that expect no
+/// skill.
+fn table(
+    out: &mut impl std::io::Write,
+    report: &Report,
+    visible: &[Arc<SkillRecord>],
+) -> Result<()> {
+    use crate::out::visible as shown;
     let width = visible
         .iter()
         .map(|r| shown(r.name.as_str()).len())
@@ -513,28 +547,6 @@ fn human(
             out,
             "{label:width$}  {:>5}  {:>5}  {:>5}  {chosen:>6}{m}",
             t.cases, t.top1, t.top5
-        )?;
-    }
-    let misses: Vec<&Outcome> = outcomes
-        .iter()
-        .filter(|o| !o.top1 || o.model_hit == Some(false))
-        .collect();
-    if !misses.is_empty() {
-        writeln!(out, "\nmisses:")?;
-    }
-    for o in misses {
-        miss_line(out, o, visible)?;
-    }
-    if !report.unreached.is_empty() {
-        writeln!(
-            out,
-            "\nno case chooses: {}",
-            report
-                .unreached
-                .iter()
-                .map(|n| shown(n))
-                .collect::<Vec<_>>()
-                .join(", ")
         )?;
     }
     Ok(())

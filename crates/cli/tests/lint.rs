@@ -407,6 +407,21 @@ fn gotchas_present_asks_only_procedures_that_warn_about_nothing() {
     assert_lints(&cases);
 }
 
+/// Each `description.overlap` finding of a `validate --format json` document: the skill's
+/// name and the message.
+fn overlap_findings(doc: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for skill in doc["skills"].as_array().unwrap() {
+        for d in skill["diagnostics"].as_array().unwrap() {
+            if d["rule"] == "description.overlap" {
+                let name = skill["name"].as_str().unwrap().to_owned();
+                found.push((name, d["message"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    found
+}
+
 /// `description.overlap` fires on a pair a model could not tell apart, in `validate --lint`
 /// over the skills given together and in `list --lint` over a session's catalogue, naming
 /// both and the words they share; it stays quiet on distinct skills, on a skill no model is
@@ -441,25 +456,7 @@ fn description_overlap_names_the_pair_and_the_shared_words() {
         .args(["validate", "--lint", "--format", "json"])
         .arg(tmp.path()))
     .json();
-    let fired: Vec<(String, String)> = doc["skills"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .flat_map(|s| {
-            s["diagnostics"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|d| d["rule"] == "description.overlap")
-                .map(|d| {
-                    (
-                        s["name"].as_str().unwrap().to_owned(),
-                        d["message"].as_str().unwrap().to_owned(),
-                    )
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let fired = overlap_findings(&doc);
     let names: Vec<&str> = fired.iter().map(|(n, _)| n.as_str()).collect();
     assert_eq!(names, ["pdf-form", "pdf-forms"], "{fired:?}");
     assert!(
