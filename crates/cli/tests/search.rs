@@ -102,6 +102,30 @@ fn explain_and_why_say_what_matched_and_what_did_not() {
     );
     let text = run(&["--explain", query, "--limit", "3", "--why", "unit-tests"]);
     assert!(text.ok().contains("`project:unit-tests` is listed, at 2"));
+    // A listed skill below the offering threshold says so; a filter says it left one out.
+    let doc = run(&[
+        "--explain",
+        "plot a graph",
+        "--why",
+        "spreadsheet-charts",
+        "--format",
+        "json",
+    ])
+    .json();
+    assert_eq!(doc["why"]["listed"], 1);
+    assert_eq!(doc["why"]["reasons"][0]["rule"], "below_threshold", "{doc}");
+    let doc = run(&[
+        "--explain",
+        query,
+        "--tag",
+        "nothing",
+        "--why",
+        "unit-tests",
+        "--format",
+        "json",
+    ])
+    .json();
+    assert_eq!(doc["why"]["reasons"][0]["rule"], "filtered", "{doc}");
     let text = run(&["--explain", query, "--why", "unit-test"]);
     assert!(text.ok().contains(
         "not_found: no skill of these roots is named `unit-test` (did you mean unit-tests?)"
