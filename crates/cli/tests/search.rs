@@ -102,6 +102,20 @@ fn explain_and_why_say_what_matched_and_what_did_not() {
     );
     let text = run(&["--explain", query, "--limit", "3", "--why", "unit-tests"]);
     assert!(text.ok().contains("`project:unit-tests` is listed, at 2"));
+}
+
+/// `--why` for a listed skill below the offering threshold, a skill a filter leaves out,
+/// and a name that is no skill.
+#[test]
+fn why_says_below_threshold_filtered_and_not_found() {
+    let root = fixtures();
+    let run = |more: &[&str]| {
+        let mut command = common::skillctl();
+        command.args(["search", "--no-defaults", "--root", &root]);
+        command.args(more);
+        common::run(&mut command)
+    };
+    let query = "write a report of the test failures";
     // A listed skill below the offering threshold says so; a filter says it left one out.
     let doc = run(&[
         "--explain",
