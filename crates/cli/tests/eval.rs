@@ -274,3 +274,49 @@ fn bad_case_files_are_refused_with_their_place() {
     let missing = tmp.path().join("none.yaml");
     eval(missing.to_str().unwrap(), &root, &[]).fails(2, "cannot read");
 }
+
+/// The cases run over what a session's model may be offered: a skill another tenant's
+/// `scope` keeps is no skill to expect, until the session is that tenant's; a
+/// `disable-model-invocation` skill is never one.
+#[test]
+fn cases_see_what_a_session_of_the_context_sees() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        let text = format!(
+            "---\nname: {name}\ndescription: Builds invoice tables from billing exports.\n{extra}---\nBody.\n"
+        );
+        std::fs::write(d.join("SKILL.md"), text).unwrap();
+    };
+    write("invoice-tables", "scope:\n  tenants: [acme]\n");
+    write("invoice-private", "disable-model-invocation: true\n");
+    let cases = tmp.path().join("cases.yaml");
+    std::fs::write(
+        &cases,
+        "- request: tabulate the invoices of this billing export\n  expect: invoice-tables\n",
+    )
+    .unwrap();
+    let root = format!("project={}", tmp.path().display());
+    let cases = cases.to_str().unwrap();
+    eval(cases, &root, &[]).fails(
+        2,
+        "which is no skill a session of these roots may be offered",
+    );
+    let doc = eval(cases, &root, &["--tenant", "acme", "--format", "json"]).json();
+    assert_eq!(doc["top1"], 1.0, "{doc}");
+    let skills: Vec<&str> = doc["per_skill"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["skill"].as_str().unwrap())
+        .collect();
+    assert_eq!(skills, ["invoice-tables"]);
+    std::fs::write(
+        tmp.path().join("private.yaml"),
+        "- request: tabulate the invoices\n  expect: invoice-private\n",
+    )
+    .unwrap();
+    let private = tmp.path().join("private.yaml");
+    eval(private.to_str().unwrap(), &root, &["--tenant", "acme"]).fails(2, "invoice-private");
+}
