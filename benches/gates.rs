@@ -519,6 +519,7 @@ fn first_searches(
                 limit: Some(10),
                 layer: None,
                 tag: None,
+                explain: false,
             };
             let t = Instant::now();
             std::hint::black_box(session.search(&query).expect("a search"));

@@ -7,9 +7,13 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod author;
+mod cases;
+mod eval;
+mod explain;
 mod list;
 mod log;
 mod mcp;
+mod model_command;
 mod out;
 mod prompt;
 mod roots;
@@ -65,6 +69,8 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// Find skills by what a task is about (the ranking skills_search serves a model).
     Search(search::SearchArgs),
+    /// Evaluate skills: `eval triggers CASES`, whether requests choose the skills they should.
+    Eval(eval::EvalArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
     /// Print the JSON Schema of the SKILL.md frontmatter.
@@ -162,6 +168,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Eval(args) => eval::run(&args),
         Command::New(args) => author::new(&args),
         Command::Schema => author::schema(),
         Command::ReadProperties(args) => author::read_properties(&args),

@@ -98,6 +98,26 @@ impl ContextArgs {
         }
         context.build()
     }
+
+    /// The context as words: `agent A, tenant T`, or `no agent, tenant or environment`.
+    pub(crate) fn describe(&self) -> String {
+        let parts: Vec<String> = [
+            ("agent", &self.agent),
+            ("tenant", &self.tenant),
+            ("environment", &self.environment),
+        ]
+        .iter()
+        .filter_map(|(what, v)| {
+            v.as_deref()
+                .map(|v| format!("{what} {}", crate::out::visible(v)))
+        })
+        .collect();
+        if parts.is_empty() {
+            "no agent, tenant or environment".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
 }
 
 /// The options every command that serves sessions shares (`session`, `mcp`).

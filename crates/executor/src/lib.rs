@@ -41,8 +41,9 @@ pub use prompt::{
 };
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
-    ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
-    SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
+    ListedSkill, LoadReceipt, MatchedTerm, Outdated, PluginRegistered, PluginUnregistered,
+    Reloaded, ScriptRun, SearchResult, SearchResults, ServerInfo, SkillContent, SkillList,
+    UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
