@@ -12,6 +12,7 @@ mod log;
 mod mcp;
 mod out;
 mod prompt;
+mod publish;
 mod roots;
 mod search;
 mod session;
@@ -35,6 +36,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
   skillctl list --preset claude                 what an agent would get here
   skillctl search \"fill a pdf form\"             find a skill by its task
   skillctl new my-skill --scripts               start a skill
+  skillctl publish skills --out site            a well-known index for a static host
   skillctl session --audit audit.jsonl          serve the runtime tools as JSON lines
 
 Exit status:
@@ -65,6 +67,9 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// Find skills by what a task is about (the ranking skills_search serves a model).
     Search(search::SearchArgs),
+    /// Publish a root's skills as a well-known index (.well-known/agent-skills) for a
+    /// static web server, with a catalogue page.
+    Publish(publish::PublishArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
     /// Print the JSON Schema of the SKILL.md frontmatter.
@@ -162,6 +167,7 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Publish(args) => publish::run(&args),
         Command::New(args) => author::new(&args),
         Command::Schema => author::schema(),
         Command::ReadProperties(args) => author::read_properties(&args),

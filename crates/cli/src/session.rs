@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use parking_lot::Mutex;
 use skills_executor::{
     AllowedToolsMode, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink,
-    Policy, Session, SessionContext, SkillWrites,
+    OtlpExporter, Policy, Session, SessionContext, SkillWrites,
 };
 use skills_model::Layer;
 use skills_protocol as protocol;
@@ -106,6 +106,11 @@ pub(crate) struct SessionOptions {
     /// fsync the audit file after every event.
     #[arg(long)]
     audit_fsync: bool,
+    /// Also export every audit event as an OpenTelemetry log record (OTLP over
+    /// HTTP/protobuf) to URL (http://HOST:4318 sends to /v1/logs). Never holds up a call:
+    /// what the export queue cannot take is dropped, counted and warned of.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// Trust a layer, or one plugin as plugin:ID, to run scripts and hooks (repeatable;
     /// project and plugins registered over the protocol are untrusted by default).
     #[arg(long, value_name = "LAYER", value_parser = parse_trust)]
@@ -212,10 +217,17 @@ impl SessionOptions {
             ),
             None => Arc::new(NullSink),
         };
-        Ok(Executor::builder(index)
+        let mut executor = Executor::builder(index)
             .policy(policy.build())
-            .audit_sink(sink)
-            .build())
+            .audit_sink(sink);
+        if let Some(url) = &self.otlp_endpoint {
+            let exporter = OtlpExporter::builder(url)
+                .service_name("skillctl")
+                .build()
+                .with_context(|| format!("--otlp-endpoint {url}"))?;
+            executor = executor.audit_export(exporter);
+        }
+        Ok(executor.build())
     }
 
     /// Who the sessions work for.
@@ -351,8 +363,15 @@ fn end_on_signal(
     if let Some(mut out) = out {
         let _ = out.flush();
     }
+    // The exit drops nothing: the exporter is given its drain time here.
+    if let Some(exporter) = session.executor().audit_export() {
+        let _ = exporter.flush(EXPORT_DRAIN);
+    }
     std::process::exit(0);
 }
+
+/// How long a session ending on a signal waits for its audit export to be sent.
+const EXPORT_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a session ending on a signal waits for the batch under way to be answered.
 const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
