@@ -279,6 +279,25 @@ fn write_line(out: &Out, line: &str, flush: bool) -> std::io::Result<()> {
 
 pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     let executor = args.options.executor()?;
+    let served = serve_session(args, &executor);
+    flush_export(&executor);
+    served
+}
+
+/// Gives the audit's OpenTelemetry export, if any, its drain time before the process
+/// exits (the events of the session's end included): a process may exit before the last
+/// handle on the exporter is dropped.
+pub(crate) fn flush_export(executor: &Executor) {
+    if let Some(exporter) = executor.audit_export() {
+        if !exporter.flush(EXPORT_DRAIN) {
+            tracing::warn!("the audit's OpenTelemetry export was not sent in full before exit");
+        }
+    }
+}
+
+/// Serves one session of `executor` until the end of input.
+fn serve_session(args: &SessionArgs, executor: &Executor) -> Result<ExitCode> {
+    let executor = executor.clone();
     let batches = args.events.then(|| executor.index().subscribe_batches());
     let session = args.options.session(&executor)?;
     // Whatever ends the loop (end of input, a broken pipe), the task guard deactivates
@@ -364,9 +383,7 @@ fn end_on_signal(
         let _ = out.flush();
     }
     // The exit drops nothing: the exporter is given its drain time here.
-    if let Some(exporter) = session.executor().audit_export() {
-        let _ = exporter.flush(EXPORT_DRAIN);
-    }
+    flush_export(&session.executor());
     std::process::exit(0);
 }
 

@@ -63,7 +63,11 @@ fn tree(dir: &Path) -> BTreeMap<String, Vec<u8>> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                let rel = path.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                let rel = path
+                    .strip_prefix(dir)
+                    .unwrap()
+                    .to_string_lossy()
+                    .into_owned();
                 out.insert(rel, std::fs::read(&path).unwrap());
             }
         }
@@ -107,7 +111,10 @@ fn publish_writes_the_newest_index_shape() {
     let index = index(&out);
     assert_eq!(index["$schema"], SCHEMA);
     let entries = index["skills"].as_array().unwrap();
-    let names: Vec<&str> = entries.iter().map(|e| e["name"].as_str().unwrap()).collect();
+    let names: Vec<&str> = entries
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["alpha", "beta", "gamma"]);
     let folder = out.join(".well-known/agent-skills");
     for e in entries {
@@ -170,11 +177,18 @@ fn an_archive_holds_the_listed_files_with_fixed_owners_times_and_header() {
     if cfg!(unix) {
         expected.insert(2, "same.md");
     }
-    assert_eq!(paths, expected, "the index's listing, sorted: no hidden file, no node_modules");
+    assert_eq!(
+        paths, expected,
+        "the index's listing, sorted: no hidden file, no node_modules"
+    );
     let skill_md = std::fs::read(f.root().join("beta/SKILL.md")).unwrap();
     for (path, mode, uid, gid, mtime, kind, bytes) in &members {
         assert_eq!((*uid, *gid, *mtime), (0, 0, 0), "{path}");
-        assert_eq!(*kind, tar::EntryType::Regular, "{path}: no links, no folders");
+        assert_eq!(
+            *kind,
+            tar::EntryType::Regular,
+            "{path}: no links, no folders"
+        );
         let want = if cfg!(unix) && path == "scripts/go.sh" {
             0o755
         } else {
@@ -182,7 +196,10 @@ fn an_archive_holds_the_listed_files_with_fixed_owners_times_and_header() {
         };
         assert_eq!(*mode, want, "{path}");
         if path == "same.md" {
-            assert_eq!(bytes, &skill_md, "a link inside the folder is stored as its file");
+            assert_eq!(
+                bytes, &skill_md,
+                "a link inside the folder is stored as its file"
+            );
         }
     }
 }
@@ -285,8 +302,7 @@ fn the_catalogue_escapes_markup() {
     skills(&f);
     let out = f.path().join("site");
     publish(&f.root(), &out, &[]).ok();
-    let page =
-        std::fs::read_to_string(out.join(".well-known/agent-skills/index.html")).unwrap();
+    let page = std::fs::read_to_string(out.join(".well-known/agent-skills/index.html")).unwrap();
     assert!(!page.contains("<script"), "{page}");
     assert!(page.contains("Escapes &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; friends"));
 }
@@ -407,7 +423,10 @@ fn a_browser_finds_every_skill_on_the_catalogue() {
         &f.path().join("profile"),
     );
     assert!(dom.contains("<main>"), "a rendered page: {dom}");
-    assert!(!dom.contains("<script"), "no script element in the DOM: {dom}");
+    assert!(
+        !dom.contains("<script"),
+        "no script element in the DOM: {dom}"
+    );
     for entry in index(&out)["skills"].as_array().unwrap() {
         let name = entry["name"].as_str().unwrap();
         let article = dom
@@ -421,11 +440,17 @@ fn a_browser_finds_every_skill_on_the_catalogue() {
             .replace('&', "&amp;")
             .replace('<', "&lt;")
             .replace('>', "&gt;");
-        assert!(article.contains(&description), "{name}'s description: {article}");
+        assert!(
+            article.contains(&description),
+            "{name}'s description: {article}"
+        );
         assert!(
             article.contains(entry["digest"].as_str().unwrap()),
             "{name}'s digest: {article}"
         );
-        assert!(article.contains("2026-03-12T00:00:00Z"), "{name}'s date: {article}");
+        assert!(
+            article.contains("2026-03-12T00:00:00Z"),
+            "{name}'s date: {article}"
+        );
     }
 }
