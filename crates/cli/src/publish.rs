@@ -28,9 +28,13 @@ pub(crate) const INDEX_SCHEMA: &str = "https://schemas.agentskills.io/discovery/
 /// Where the index goes below `--out`.
 const WELL_KNOWN: &str = ".well-known/agent-skills";
 /// The largest file a skill may publish.
-const MAX_FILE: u64 = 16 << 20;
-/// The most bytes one skill's files may add up to.
+const MAX_FILE: u64 = 32 << 20;
+/// The most bytes one skill's files may add up to (what a reader unpacks at most).
 const MAX_SKILL: u64 = 64 << 20;
+/// The most files one archive may hold (what a reader unpacks at most).
+const MAX_FILES: usize = 2_000;
+/// The most bytes one artifact may have (what a reader downloads at most).
+const MAX_ARTIFACT: usize = 32 << 20;
 
 /// Publish a root's skills as a well-known index for a static web server.
 #[derive(Debug, clap::Args)]
@@ -250,6 +254,13 @@ fn read_file(source: &FsSource, dir: &Path, rel: &str) -> Result<Vec<u8>> {
 /// The gzip-compressed tar of `files` (in the listing's order), each a regular file owned
 /// by 0:0 with mtime 0 and mode 0644, or 0755 when its owner may execute it.
 fn archive(source: &FsSource, dir: &Path, files: &[(String, u64)]) -> Result<Vec<u8>> {
+    if files.len() > MAX_FILES {
+        bail!(
+            "{}: {} files, more than the {MAX_FILES} a reader unpacks",
+            dir.display(),
+            files.len()
+        );
+    }
     let gz = flate2::GzBuilder::new()
         .mtime(0)
         .operating_system(255)
@@ -280,7 +291,15 @@ fn archive(source: &FsSource, dir: &Path, files: &[(String, u64)]) -> Result<Vec
             .with_context(|| format!("cannot archive {}", dir.join(rel).display()))?;
     }
     let gz = tar.into_inner().context("cannot finish an archive")?;
-    gz.finish().context("cannot finish an archive")
+    let bytes = gz.finish().context("cannot finish an archive")?;
+    if bytes.len() > MAX_ARTIFACT {
+        bail!(
+            "{}: the archive is {} bytes, more than the {MAX_ARTIFACT} a reader downloads",
+            dir.display(),
+            bytes.len()
+        );
+    }
+    Ok(bytes)
 }
 
 /// Whether the file's owner may execute it (what the archive's mode keeps of a file's).

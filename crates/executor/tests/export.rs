@@ -50,7 +50,11 @@ fn a_full_export_queue_drops_and_counts_and_never_holds_up_a_decision() {
     let session = executor.session(SessionContext::default());
     const CALLS: u64 = 300;
     for _ in 0..CALLS {
-        assert!(session.check_tool("Bash", &json!({"command": "ls"})).allowed);
+        assert!(
+            session
+                .check_tool("Bash", &json!({"command": "ls"}))
+                .allowed
+        );
     }
     let recorded = env
         .sink
@@ -81,7 +85,10 @@ fn an_event_the_durable_sink_refuses_fails_the_call_and_is_not_exported() {
     let exporter = OtlpExporter::builder(&format!("http://127.0.0.1:{port}/v1/logs"))
         .build()
         .expect("an exporter");
-    assert_eq!(exporter.endpoint(), format!("http://127.0.0.1:{port}/v1/logs"));
+    assert_eq!(
+        exporter.endpoint(),
+        format!("http://127.0.0.1:{port}/v1/logs")
+    );
     let env = Env::new();
     let sink = Arc::new(FlakySink::default());
     let dyn_sink: Arc<dyn AuditSink> = sink.clone();
@@ -92,13 +99,25 @@ fn an_event_the_durable_sink_refuses_fails_the_call_and_is_not_exported() {
     let session = executor.session(SessionContext::default());
     sink.fail.store(true, Ordering::SeqCst);
     for _ in 0..3 {
-        assert!(!session.check_tool("Bash", &json!({"command": "ls"})).allowed);
+        assert!(
+            !session
+                .check_tool("Bash", &json!({"command": "ls"}))
+                .allowed
+        );
     }
     assert!(exporter.flush(Duration::from_secs(60)));
-    assert_eq!(exporter.stats().failed, 0, "nothing recorded, nothing offered");
+    assert_eq!(
+        exporter.stats().failed,
+        0,
+        "nothing recorded, nothing offered"
+    );
     sink.fail.store(false, Ordering::SeqCst);
     for _ in 0..3 {
-        assert!(session.check_tool("Bash", &json!({"command": "ls"})).allowed);
+        assert!(
+            session
+                .check_tool("Bash", &json!({"command": "ls"}))
+                .allowed
+        );
     }
     assert!(exporter.flush(Duration::from_secs(60)));
     let stats = exporter.stats();
