@@ -137,8 +137,11 @@ fn publish_writes_the_newest_index_shape() {
     );
 }
 
-/// The archive's members: path, mode, uid, gid, mtime, type, bytes.
-fn members(archive: &[u8]) -> Vec<(String, u32, u64, u64, u64, tar::EntryType, Vec<u8>)> {
+/// One archive member: path, mode, uid, gid, mtime, type, bytes.
+type Member = (String, u32, u64, u64, u64, tar::EntryType, Vec<u8>);
+
+/// The archive's members.
+fn members(archive: &[u8]) -> Vec<Member> {
     let mut tar = tar::Archive::new(flate2::read::GzDecoder::new(archive));
     tar.entries()
         .unwrap()
