@@ -297,36 +297,40 @@ struct Worker {
     counts: Arc<Counts>,
 }
 
+/// The first pause after a failed request, during which batches are counted as failed
+/// without a request (a collector that is down is not asked again at once).
+const FIRST_PAUSE: Duration = Duration::from_millis(100);
+/// The longest such pause (it doubles after each failure, and ends at a success).
+const LONGEST_PAUSE: Duration = Duration::from_secs(10);
+
 impl Worker {
     fn run(self) {
         let mut failures = 0u64;
+        let mut pause = FIRST_PAUSE;
+        let mut paused_until: Option<Instant> = None;
         while let Ok(first) = self.rx.recv() {
-            let mut lines = Vec::new();
-            let mut waiting = Vec::new();
-            let mut close = None;
-            let mut next = Some(first);
-            while let Some(msg) = next.take() {
-                match msg {
-                    Msg::Event(line) => lines.push(line),
-                    Msg::Flush(done) => waiting.push(done),
-                    Msg::Close(done) => {
-                        close = Some(done);
-                        break;
+            let (lines, waiting, close) = self.batch(first);
+            if !lines.is_empty() {
+                if paused_until.is_some_and(|until| Instant::now() < until) {
+                    // The endpoint failed a moment ago: not asked again yet.
+                    self.counts
+                        .failed
+                        .fetch_add(lines.len() as u64, Ordering::Relaxed);
+                } else if self.send(&lines) {
+                    pause = FIRST_PAUSE;
+                    paused_until = None;
+                } else {
+                    paused_until = Some(Instant::now() + pause);
+                    pause = (pause * 2).min(LONGEST_PAUSE);
+                    failures += 1;
+                    if failures.is_power_of_two() {
+                        tracing::warn!(
+                            target: "agent_skills::audit",
+                            url = %self.url,
+                            failed = self.counts.failed.load(Ordering::Relaxed),
+                            "the OTLP endpoint did not take audit events (the audit sink keeps them)"
+                        );
                     }
-                }
-                if lines.len() < MAX_BATCH {
-                    next = self.rx.try_recv().ok();
-                }
-            }
-            if !lines.is_empty() && !self.send(&lines) {
-                failures += 1;
-                if failures.is_power_of_two() {
-                    tracing::warn!(
-                        target: "agent_skills::audit",
-                        url = %self.url,
-                        failed = self.counts.failed.load(Ordering::Relaxed),
-                        "the OTLP endpoint did not take audit events (the audit sink keeps them)"
-                    );
                 }
             }
             for done in waiting {
@@ -337,6 +341,25 @@ impl Worker {
                 return;
             }
         }
+    }
+
+    /// What is queued after `first`, up to a batch: the events, the flushes waiting for
+    /// them, and a close (which ends the batch).
+    fn batch(&self, first: Msg) -> (Vec<String>, Vec<Sender<()>>, Option<Sender<()>>) {
+        let mut lines = Vec::new();
+        let mut waiting = Vec::new();
+        let mut next = Some(first);
+        while let Some(msg) = next.take() {
+            match msg {
+                Msg::Event(line) => lines.push(line),
+                Msg::Flush(done) => waiting.push(done),
+                Msg::Close(done) => return (lines, waiting, Some(done)),
+            }
+            if lines.len() < MAX_BATCH {
+                next = self.rx.try_recv().ok();
+            }
+        }
+        (lines, waiting, None)
     }
 
     /// Sends one batch; counts it as exported or failed.
