@@ -991,6 +991,10 @@ const OPEN_HOMES: &[(&str, &str)] = &[
         "crates/cli/src/cases.rs",
         "the binary reads the trigger case file its user names",
     ),
+    (
+        "crates/cli/src/publish.rs",
+        "publish writes the index, archives and catalogue it builds into the folder its user names",
+    ),
 ];
 
 /// The opens in `files` (path, text) outside `homes`, tests (`#[cfg(test)]`) left out; and

@@ -16,6 +16,7 @@ mod mcp;
 mod model_command;
 mod out;
 mod prompt;
+mod publish;
 mod roots;
 mod search;
 mod session;
@@ -39,6 +40,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
   skillctl list --preset claude                 what an agent would get here
   skillctl search \"fill a pdf form\"             find a skill by its task
   skillctl new my-skill --scripts               start a skill
+  skillctl publish skills --out site            a well-known index for a static host
   skillctl session --audit audit.jsonl          serve the runtime tools as JSON lines
 
 Exit status:
@@ -71,6 +73,9 @@ enum Command {
     Search(search::SearchArgs),
     /// Evaluate skills: `eval triggers CASES`, whether requests choose the skills they should.
     Eval(eval::EvalArgs),
+    /// Publish a root's skills as a well-known index (.well-known/agent-skills) for a
+    /// static web server, with a catalogue page.
+    Publish(publish::PublishArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
     /// Print the JSON Schema of the SKILL.md frontmatter.
@@ -169,6 +174,7 @@ fn main() -> ExitCode {
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
         Command::Eval(args) => eval::run(&args),
+        Command::Publish(args) => publish::run(&args),
         Command::New(args) => author::new(&args),
         Command::Schema => author::schema(),
         Command::ReadProperties(args) => author::read_properties(&args),

@@ -15,8 +15,10 @@ mod audit;
 mod check;
 mod error;
 mod executor;
+mod export;
 mod files;
 mod origin;
+mod otlp;
 mod pin;
 mod policy;
 mod prompt;
@@ -33,7 +35,11 @@ mod timing;
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use error::ExecError;
 pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
+pub use export::{
+    ExportError, ExportStats, OtlpExporter, OtlpExporterBuilder, DEFAULT_EXPORT_QUEUE,
+};
 pub use origin::PluginOrigin;
+pub use otlp::{ATTRIBUTE_NAMES, AUDIT_SCOPE};
 pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
