@@ -25,6 +25,7 @@ mod results;
 mod run;
 mod script_call;
 mod search;
+mod secrets;
 mod session;
 mod stack;
 mod state;
@@ -34,7 +35,7 @@ pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, Nul
 pub use error::ExecError;
 pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
 pub use origin::PluginOrigin;
-pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
+pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites, Unavailable};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
     skill_tool_description, MAX_LISTED_RESOURCES,
@@ -45,6 +46,7 @@ pub use results::{
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
+pub use secrets::{SecretError, Secrets};
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 /// The JSON value tool inputs are given as ([`Session::check_tool`], `skills_protocol::call`),
 /// re-exported so a host uses the same `serde_json` version as the executor.

@@ -127,6 +127,14 @@ impl SkillIndexBuilder {
         self
     }
 
+    /// The search path a skill's programs (`requires.bins`) are looked for on at each
+    /// publication; by default this process's `PATH`, the one scripts receive, read at
+    /// each publication.
+    pub fn program_path(mut self, path: impl Into<std::ffi::OsString>) -> SkillIndexBuilder {
+        self.config.program_path = Some(path.into());
+        self
+    }
+
     /// Watch the roots and reload on change (default: off).
     pub fn watch(mut self, yes: bool) -> SkillIndexBuilder {
         self.watch = yes;
@@ -455,6 +463,7 @@ impl SkillIndex {
                 parser: SkillParser::default(),
                 file_limit: DEFAULT_SKILL_FILE_LIMIT,
                 codex_metadata: false,
+                program_path: None,
             },
             watch: false,
             watch_hook: crate::watch::SetupHook::default(),
@@ -955,6 +964,7 @@ impl Shared {
         })
         .with_sources(sources)
         .with_readers(&self.readers)
+        .with_availability(self.config.program_path.as_deref())
     }
 
     /// Tells subscribers what changed from `old` to `new` (and batch subscribers an empty

@@ -23,6 +23,7 @@ mod frontmatter;
 mod layer;
 mod name;
 mod rel_path;
+mod requires;
 mod skill;
 mod text;
 mod tools;
@@ -39,6 +40,7 @@ pub use name::{
     closest_name, is_default_ignorable, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
 pub use rel_path::{RelPath, RelPathError};
+pub use requires::{Capability, Os, Requires, Unmet};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};
 pub use tools::{Specifier, ToolRule, ToolRules, CLAUDE_SKILL_DIR_VAR, SKILL_DIR_VAR};
