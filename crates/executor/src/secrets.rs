@@ -89,3 +89,39 @@ impl Secrets {
             .map(|(_, v)| v.as_str())
     }
 }
+
+impl Secrets {
+    /// `text` with every granted value replaced by `[REDACTED:NAME]` (the runner's rule,
+    /// [`skills_runner::redact`]); `None` when it holds none.
+    pub(crate) fn redact_text(&self, text: &str) -> Option<String> {
+        if self.0.is_empty() || !self.0.iter().any(|(_, v)| text.contains(v.as_str())) {
+            return None;
+        }
+        let (bytes, _) = skills_runner::redact(text.as_bytes().to_vec(), usize::MAX, &self.0);
+        Some(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    /// A file served to the model, with every granted value redacted (a base64 file's
+    /// bytes are redacted before they are encoded again).
+    pub(crate) fn redact_content(&self, mut c: crate::FileContent) -> crate::FileContent {
+        use base64::Engine as _;
+        if self.0.is_empty() {
+            return c;
+        }
+        match c.encoding {
+            crate::Encoding::Text => {
+                if let Some(text) = self.redact_text(&c.content) {
+                    c.content = text;
+                }
+            }
+            crate::Encoding::Base64 => {
+                let engine = base64::engine::general_purpose::STANDARD;
+                if let Ok(bytes) = engine.decode(&c.content) {
+                    let (bytes, _) = skills_runner::redact(bytes, usize::MAX, &self.0);
+                    c.content = engine.encode(bytes);
+                }
+            }
+        }
+        c
+    }
+}

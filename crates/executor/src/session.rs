@@ -238,6 +238,12 @@ impl Session {
         self.state.can_see(record)
     }
 
+    /// What `record` needs and this machine (or the host's tools) lacks: empty when it
+    /// lacks nothing. For the host and the operator only, never for the model.
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
+        self.state.unmet(record)
+    }
+
     /// Whether the model may be offered `record` in this session: its scope admits the
     /// session, and it is not marked `disable-model-invocation`. (The listing and searches
     /// first resolve each name among what the scope admits, then keep what this admits.)

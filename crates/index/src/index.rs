@@ -475,6 +475,12 @@ impl SkillIndex {
         self.shared.current.load_full()
     }
 
+    /// What `record` (a record of the current snapshot) needs and this machine lacks, as
+    /// the current snapshot checked it ([`Snapshot::unmet`]).
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
+        self.shared.current.load().unmet(record).to_vec()
+    }
+
     /// Rescans every root now and publishes the result (for hosts that watch nothing).
     pub fn reload_now(&self) -> Arc<Snapshot> {
         let mut writer = self.shared.writer.lock();

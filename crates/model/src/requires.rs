@@ -207,7 +207,7 @@ impl Requires {
         let Some(offered) = offered else {
             return Vec::new();
         };
-        let has = |t: &String| offered.iter().any(|o| o == t);
+        let has = |t: &String| offered.iter().any(|o| o.eq_ignore_ascii_case(t));
         let mut unmet: Vec<Unmet> = self
             .tools
             .iter()
