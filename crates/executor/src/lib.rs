@@ -46,8 +46,8 @@ pub use results::{
     SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
-pub use secrets::{SecretError, Secrets};
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+pub use secrets::{SecretError, Secrets};
 /// The JSON value tool inputs are given as ([`Session::check_tool`], `skills_protocol::call`),
 /// re-exported so a host uses the same `serde_json` version as the executor.
 pub use serde_json::Value;

@@ -94,7 +94,11 @@ impl SessionState {
         let workdir = self.workdir(&dir, call.workdir.as_deref())?;
         let allowed_env = self.allowed_env(record);
         let secrets = self.secrets_for(record)?;
-        if let Some((name, _)) = call.env.iter().find(|(n, _)| self.exec.policy.secrets.has(n)) {
+        if let Some((name, _)) = call
+            .env
+            .iter()
+            .find(|(n, _)| self.exec.policy.secrets.has(n))
+        {
             return Err(crate::ScriptError::Environment {
                 name: name.clone(),
                 reason: "a call cannot set the name of a secret",

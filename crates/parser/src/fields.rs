@@ -7,10 +7,10 @@
 use std::borrow::Cow;
 
 use skills_model::{
-    spec_name_problem, Capability, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
-    Frontmatter, HookEvent, Hooks, Metadata, Os, RawValue, Rule, Scope, Security, Severity,
-    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, CLAUDE_SKILL_DIR_VAR,
-    EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
+    spec_name_problem, Capability, ClaudeCodeFields, ClaudeHook, Composition, ContextMode,
+    Diagnostic, Frontmatter, HookEvent, Hooks, Metadata, Os, RawValue, Rule, Scope, Security,
+    Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
+    CLAUDE_SKILL_DIR_VAR, EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
 
 use crate::node::{Kind, Node, ScalarType};
@@ -945,7 +945,11 @@ impl FieldReader<'_> {
                 continue;
             }
             let Some(e) = entries(item) else {
-                self.ext_warning(field, "a list of names or of `{capability, reason, optional}`", item);
+                self.ext_warning(
+                    field,
+                    "a list of names or of `{capability, reason, optional}`",
+                    item,
+                );
                 continue;
             };
             let Some(capability) = get(e, "capability").and_then(text) else {

@@ -14,7 +14,11 @@ impl FieldReader<'_> {
     /// with their places; `validate` shows them.
     pub(crate) fn requires(&mut self, value: &Node<'_>) -> Option<Requires> {
         let Some(fields) = entries(value) else {
-            self.ext_warning("requires", "a mapping of `bins`, `env`, `os` and `secrets`", value);
+            self.ext_warning(
+                "requires",
+                "a mapping of `bins`, `env`, `os` and `secrets`",
+                value,
+            );
             return None;
         };
         let mut r = Requires::default();
@@ -137,7 +141,9 @@ impl Names {
         match self {
             Names::Program => !name.is_empty() && !name.contains(['/', '\0']),
             Names::Variable => {
-                name.bytes().next().is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
+                name.bytes()
+                    .next()
+                    .is_some_and(|b| b.is_ascii_alphabetic() || b == b'_')
                     && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
             }
         }
@@ -150,4 +156,3 @@ impl Names {
         }
     }
 }
-
