@@ -25,6 +25,7 @@ fn executor_with_path(env: &Env, bin: &Path, policy: Policy) -> Executor {
     let index = SkillIndex::builder()
         .root(Layer::Personal, &env.root)
         .program_path(bin.as_os_str())
+        .codex_metadata(true)
         .build()
         .expect("build index");
     let sink: Arc<dyn skills_executor::AuditSink> = env.sink.clone();
@@ -176,9 +177,20 @@ fn tool_needs_are_judged_against_the_tools_the_host_offers() {
         "metadata:\n  hermes:\n    fallback_for_tools: [web]\n",
         "Without web.\n",
     );
+    env.skill("codex-docs", "", "Docs.\n");
+    env.file(
+        "codex-docs",
+        "agents/openai.yaml",
+        "dependencies:\n  tools:\n    - type: \"mcp\"\n      value: \"openaiDeveloperDocs\"\n      transport: \"streamable_http\"\n",
+    );
     let bin = env.outside("bin");
     let offered = executor_with_path(&env, &bin, Policy::builder().host_tools(["Web"]).build());
     assert_eq!(visible(&session(&offered)), ["hermes-web"]);
+    let docs = Policy::builder().host_tools(["openaiDeveloperDocs"]).build();
+    assert_eq!(
+        visible(&session(&executor_with_path(&env, &bin, docs))),
+        ["codex-docs", "fallback"]
+    );
     let s = session(&offered);
     let snapshot = offered.index().snapshot();
     let why = |name: &str| -> Vec<String> {
@@ -198,7 +210,7 @@ fn tool_needs_are_judged_against_the_tools_the_host_offers() {
     let unsaid = executor_with_path(&env, &bin, Policy::default());
     assert_eq!(
         visible(&session(&unsaid)),
-        ["containers", "fallback", "hermes-web"]
+        ["codex-docs", "containers", "fallback", "hermes-web"]
     );
 }
 
