@@ -297,13 +297,26 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
             writeln!(out, "{}", visible(&r.description))?;
             writeln!(out, "digest: {}", skill.digest)?;
             if let Some(needs) = skills_model::Requires::of(&r.frontmatter) {
-                writeln!(out, "requires: {}", visible(&serde_json::to_string(&*needs)?))?;
+                writeln!(
+                    out,
+                    "requires: {}",
+                    visible(&serde_json::to_string(&*needs)?)
+                )?;
             }
             if let Some(security) = &r.frontmatter.security {
-                writeln!(out, "security: {}", visible(&serde_json::to_string(security)?))?;
+                writeln!(
+                    out,
+                    "security: {}",
+                    visible(&serde_json::to_string(security)?)
+                )?;
             }
             for why in &unmet {
-                writeln!(out, "unavailable: {} ({})", visible(&why.to_string()), why.fix())?;
+                writeln!(
+                    out,
+                    "unavailable: {} ({})",
+                    visible(&why.to_string()),
+                    why.fix()
+                )?;
             }
             for f in &skill.files {
                 writeln!(out, "file: {} ({} bytes)", visible(&f.path), f.size)?;

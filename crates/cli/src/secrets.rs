@@ -14,8 +14,8 @@ const MAX_SECRETS_FILE: u64 = 64 * 1024;
 pub(crate) fn grants(file: Option<&Path>, names: &[String]) -> Result<Vec<(String, String)>> {
     let mut grants = Vec::new();
     if let Some(file) = file {
-        let text = read_private(file)
-            .with_context(|| format!("--secrets-file {}", file.display()))?;
+        let text =
+            read_private(file).with_context(|| format!("--secrets-file {}", file.display()))?;
         grants.extend(
             parse_dotenv(&text).with_context(|| format!("--secrets-file {}", file.display()))?,
         );

@@ -186,7 +186,9 @@ fn tool_needs_are_judged_against_the_tools_the_host_offers() {
     let bin = env.outside("bin");
     let offered = executor_with_path(&env, &bin, Policy::builder().host_tools(["Web"]).build());
     assert_eq!(visible(&session(&offered)), ["hermes-web"]);
-    let docs = Policy::builder().host_tools(["openaiDeveloperDocs"]).build();
+    let docs = Policy::builder()
+        .host_tools(["openaiDeveloperDocs"])
+        .build();
     assert_eq!(
         visible(&session(&executor_with_path(&env, &bin, docs))),
         ["codex-docs", "fallback"]

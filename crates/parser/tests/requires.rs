@@ -77,9 +77,18 @@ fn the_form_of_requires_is_checked() {
     let table: &[(&str, &str)] = &[
         ("requires: [jq]\n", "`requires` should be a mapping"),
         ("requires:\n  bins: [a/b]\n", "should be a program's name"),
-        ("requires:\n  secrets: [\"MY-TOKEN\"]\n", "should be a variable's name"),
-        ("requires:\n  os: [beos]\n", "`linux`, `macos` or `windows`, not \"beos\""),
-        ("requires:\n  programs: [jq]\n", "only `bins`, `env`, `os` and `secrets`"),
+        (
+            "requires:\n  secrets: [\"MY-TOKEN\"]\n",
+            "should be a variable's name",
+        ),
+        (
+            "requires:\n  os: [beos]\n",
+            "`linux`, `macos` or `windows`, not \"beos\"",
+        ),
+        (
+            "requires:\n  programs: [jq]\n",
+            "only `bins`, `env`, `os` and `secrets`",
+        ),
     ];
     for (extra, message) in table {
         let parsed = parse(extra);
@@ -105,7 +114,10 @@ fn capability_objects_and_names_are_both_read() {
         json!(["network", {"capability": "filesystem", "reason": "writes reports", "optional": true}])
     );
     assert!(
-        !parsed.diagnostics.iter().any(|d| d.message.contains("capabilities")),
+        !parsed
+            .diagnostics
+            .iter()
+            .any(|d| d.message.contains("capabilities")),
         "{:?}",
         parsed.diagnostics
     );
