@@ -43,7 +43,8 @@ pub use prompt::{
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
     ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
-    SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
+    SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnavailableSkill,
+    UnavailableSkills, UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};

@@ -244,6 +244,19 @@ impl Session {
         self.state.unmet(record)
     }
 
+    /// Says which tools the host offers this session's model, in place of the policy's
+    /// ([`PolicyBuilder::host_tools`](crate::PolicyBuilder::host_tools)): skills that need
+    /// a tool are judged against them from now on.
+    pub fn set_host_tools(&self, tools: Vec<String>) {
+        self.state.set_host_tools(tools);
+    }
+
+    /// The skills this session may not be offered because their needs are unmet here,
+    /// and why (host only: `skills_unavailable`).
+    pub fn unavailable(&self) -> crate::UnavailableSkills {
+        self.state.unavailable()
+    }
+
     /// Whether the model may be offered `record` in this session: its scope admits the
     /// session, and it is not marked `disable-model-invocation`. (The listing and searches
     /// first resolve each name among what the scope admits, then keep what this admits.)

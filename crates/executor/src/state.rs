@@ -47,6 +47,9 @@ pub(crate) struct SessionState {
     /// What this session sees of the search index it last searched: its searches are
     /// scored over the skills it may see ([`Session::search`](crate::Session::search)).
     pub(crate) audience: skills_index::AudienceMemo,
+    /// The tools the host said over the wire it offers (`skills_unavailable`), in place of
+    /// the policy's.
+    host_tools: Mutex<Option<Arc<[String]>>>,
 }
 
 /// Events held for a batch: the holding thread, the events in call order (with their
@@ -74,6 +77,7 @@ impl SessionState {
             reported: Mutex::new(HashMap::new()),
             held: Mutex::new(Vec::new()),
             audience: skills_index::AudienceMemo::default(),
+            host_tools: Mutex::new(None),
         }
     }
 
@@ -218,8 +222,46 @@ impl SessionState {
             return Vec::new();
         };
         let mut unmet = self.exec.index.unmet(record);
-        unmet.extend(needs.unmet_tools(self.exec.policy.host_tools.as_deref()));
+        let said = self.host_tools.lock().clone();
+        let offered = said.as_deref().or(self.exec.policy.host_tools.as_deref());
+        unmet.extend(needs.unmet_tools(offered));
         unmet
+    }
+
+    /// The work of [`Session::set_host_tools`](crate::Session::set_host_tools).
+    pub(crate) fn set_host_tools(&self, tools: Vec<String>) {
+        *self.host_tools.lock() = Some(tools.into());
+        // What this session sees has changed: its search statistics are worked out again.
+        self.audience.forget();
+    }
+
+    /// The work of [`Session::unavailable`](crate::Session::unavailable): the skills whose
+    /// scope admits this session and whose needs are unmet, first by precedence for each
+    /// name.
+    pub(crate) fn unavailable(&self) -> crate::UnavailableSkills {
+        let snapshot = self.exec.index.snapshot();
+        let c = &self.context;
+        let scoped = |r: &SkillRecord| {
+            r.frontmatter.scope.as_deref().is_none_or(|scope| {
+                scope.admits(
+                    c.agent.as_deref(),
+                    c.tenant.as_deref(),
+                    c.environment.as_deref(),
+                )
+            })
+        };
+        let skills = snapshot
+            .skills_for(&scoped)
+            .filter_map(|r| {
+                let unmet = self.unmet(r);
+                (!unmet.is_empty()).then(|| crate::UnavailableSkill {
+                    name: r.name.to_string(),
+                    qualified_name: r.qualified_name(),
+                    unavailable: unmet.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .collect();
+        crate::UnavailableSkills { skills }
     }
 
     /// The work of [`Session::offers_model`](crate::Session::offers_model).

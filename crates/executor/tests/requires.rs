@@ -393,3 +393,43 @@ fn an_echoed_value_is_redacted_before_the_cap() {
     assert_eq!(stdout, "abcdefghij[RED", "{out}");
     assert!(!stdout.contains("tok-"), "{out}");
 }
+
+/// The host-only request: the host says over the wire which tools it offers, and hears
+/// which skills are kept from its model and why. `tool_definitions` never lists it.
+#[test]
+fn the_host_hears_why_over_the_wire_and_says_which_tools_it_offers() {
+    let env = two_skills();
+    env.skill("hermes-web", "requires_toolsets: [web]\n", "Web.\n");
+    let bin = env.outside("bin");
+    let executor = executor_with_path(&env, &bin, Policy::default());
+    let s = session(&executor);
+    assert_eq!(
+        visible(&s),
+        ["hermes-web", "plain"],
+        "tools unsaid are not judged"
+    );
+    let answer = protocol::call(
+        &s,
+        "skills_unavailable",
+        json!({"host_tools": ["terminal"]}),
+    )
+    .unwrap();
+    assert_eq!(
+        answer,
+        json!({"skills": [
+            {"name": "hermes-web", "qualified_name": "personal:hermes-web", "unavailable": ["the host does not offer the tool `web`"]},
+            {"name": "needs-tool", "qualified_name": "personal:needs-tool", "unavailable": [format!("program `{TOOL}` is not on PATH")]},
+        ]})
+    );
+    assert_eq!(visible(&s), ["plain"]);
+    let search = protocol::call(&s, "skills_search", json!({"query": "web"})).unwrap();
+    assert_eq!(search["total"], 0, "{search}");
+    protocol::call(&s, "skills_unavailable", json!({"host_tools": ["web"]})).unwrap();
+    assert_eq!(visible(&s), ["hermes-web", "plain"]);
+    let search = protocol::call(&s, "skills_search", json!({"query": "web"})).unwrap();
+    assert_eq!(search["total"], 1, "{search}");
+    assert!(protocol::HOST_ONLY.contains(&"skills_unavailable"));
+    assert!(!protocol::tool_definitions(&s)
+        .iter()
+        .any(|d| d.name == "skills_unavailable"));
+}
