@@ -74,7 +74,7 @@ impl FieldReader<'_> {
             }
         }
         if let Some(entries) = get(fields, "hermes").and_then(entries) {
-            for key in ["requires_toolsets", "fallback_for_tools"] {
+            for key in HERMES_KEYS {
                 if let Some(v) = get(entries, key) {
                     hermes(key, v, &mut found);
                 }
@@ -100,11 +100,20 @@ fn add_elsewhere(fm: &mut Frontmatter, found: &Requires) {
         .merge(found);
 }
 
+/// Hermes' keys: tools or toolsets the skill needs, and those it stands in for.
+pub(crate) const HERMES_KEYS: [&str; 4] = [
+    "requires_toolsets",
+    "requires_tools",
+    "fallback_for_tools",
+    "fallback_for_toolsets",
+];
+
 fn hermes(key: &str, value: &Node<'_>, into: &mut Requires) {
     let list = string_list(value).unwrap_or_default();
-    match key {
-        "requires_toolsets" => into.tools.extend(list),
-        _ => into.fallback_for_tools.extend(list),
+    if key.starts_with("requires") {
+        into.tools.extend(list);
+    } else {
+        into.fallback_for_tools.extend(list);
     }
 }
 
