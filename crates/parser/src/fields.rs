@@ -321,7 +321,9 @@ impl FieldReader<'_> {
                 self.conventions_in_metadata(fm, value);
             }
             "requires" => fm.requires = self.requires(value).map(Box::new),
-            "requires_toolsets" | "requires_tools" | "fallback_for_tools"
+            "requires_toolsets"
+            | "requires_tools"
+            | "fallback_for_tools"
             | "fallback_for_toolsets" => {
                 self.hermes_field(fm, &key_name, value);
                 fm.extra.push((key_name.into_owned(), raw(value)));
