@@ -605,6 +605,40 @@ impl Frontmatter {
     }
 }
 
+impl Requires {
+    /// Every need of a skill, from all the places it may be written: `requires:`, the
+    /// conventions of other agents, and skillscraft's required `tool-binding.dependencies`.
+    /// `None` when it needs nothing (most skills); borrowed when `requires:` says it all.
+    pub fn of(frontmatter: &Frontmatter) -> Option<std::borrow::Cow<'_, Requires>> {
+        use std::borrow::Cow;
+        let bound = frontmatter
+            .tool_binding
+            .as_deref()
+            .is_some_and(|b| b.dependencies.iter().any(|d| d.required));
+        let own = frontmatter.requires.as_deref();
+        if frontmatter.requires_elsewhere.is_none() && !bound {
+            return own.filter(|r| !r.is_empty()).map(Cow::Borrowed);
+        }
+        let mut all = own.cloned().unwrap_or_default();
+        if let Some(more) = frontmatter.requires_elsewhere.as_deref() {
+            all.merge(more);
+        }
+        if let Some(binding) = frontmatter.tool_binding.as_deref() {
+            let tools: Vec<String> = binding
+                .dependencies
+                .iter()
+                .filter(|d| d.required)
+                .map(|d| d.tool.clone())
+                .collect();
+            all.merge(&Requires {
+                tools,
+                ..Requires::default()
+            });
+        }
+        Some(all).filter(|r| !r.is_empty()).map(Cow::Owned)
+    }
+}
+
 impl ClaudeCodeFields {
     /// The fields that are set, each under its own key (they are top-level fields in the
     /// file).

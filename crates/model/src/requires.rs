@@ -5,8 +5,6 @@
 
 use serde::{Serialize, Serializer};
 
-use crate::Frontmatter;
-
 /// An operating system a skill may ask for (`requires.os`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Os {
@@ -68,7 +66,7 @@ impl Serialize for Os {
 }
 
 /// What a skill needs. Read from `requires:` (`bins`, `env`, `os`, `secrets`) and, into a
-/// second value ([`Frontmatter::requires_elsewhere`]), from other agents' conventions. It
+/// second value ([`Frontmatter::requires_elsewhere`](crate::Frontmatter::requires_elsewhere)), from other agents' conventions. It
 /// serialises under the keys `requires:` has, the lists that are set only.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -125,38 +123,6 @@ impl Requires {
         add(&mut self.tools, &other.tools);
         add(&mut self.fallback_for_tools, &other.fallback_for_tools);
         add(&mut self.config, &other.config);
-    }
-
-    /// Every need of a skill, from all the places it may be written: `requires:`, the
-    /// conventions of other agents, and skillscraft's required `tool-binding.dependencies`.
-    /// `None` when it needs nothing (most skills); borrowed when `requires:` says it all.
-    pub fn of(frontmatter: &Frontmatter) -> Option<std::borrow::Cow<'_, Requires>> {
-        use std::borrow::Cow;
-        let bound = frontmatter
-            .tool_binding
-            .as_deref()
-            .is_some_and(|b| b.dependencies.iter().any(|d| d.required));
-        let own = frontmatter.requires.as_deref();
-        if frontmatter.requires_elsewhere.is_none() && !bound {
-            return own.filter(|r| !r.is_empty()).map(Cow::Borrowed);
-        }
-        let mut all = own.cloned().unwrap_or_default();
-        if let Some(more) = frontmatter.requires_elsewhere.as_deref() {
-            all.merge(more);
-        }
-        if let Some(binding) = frontmatter.tool_binding.as_deref() {
-            let tools: Vec<String> = binding
-                .dependencies
-                .iter()
-                .filter(|d| d.required)
-                .map(|d| d.tool.clone())
-                .collect();
-            all.merge(&Requires {
-                tools,
-                ..Requires::default()
-            });
-        }
-        Some(all).filter(|r| !r.is_empty()).map(Cow::Owned)
     }
 
     /// The needs this machine does not meet: programs (`has_program` answers for one name
