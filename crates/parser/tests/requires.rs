@@ -45,6 +45,11 @@ fn each_convention_is_read_into_one_model() {
             json!({"tools": ["terminal"], "fallbackForTools": ["web_search"]}),
         ),
         (
+            "Hermes, single tools and fallback toolsets",
+            "requires_tools: [terminal]\nfallback_for_toolsets: [browser]\n",
+            json!({"tools": ["terminal"], "fallbackForTools": ["browser"]}),
+        ),
+        (
             "Hermes, in metadata.hermes",
             "metadata:\n  hermes:\n    requires_toolsets: [memory, skills]\n",
             json!({"tools": ["memory", "skills"]}),
