@@ -244,6 +244,13 @@ impl Session {
         self.state.unmet(record)
     }
 
+    /// Whether the session may see `record` of a snapshot that found its needs
+    /// `unavailable` (unmet) or not: how a change event is judged, whose record may be in
+    /// no current snapshot.
+    pub fn could_see(&self, record: &SkillRecord, unavailable: bool) -> bool {
+        self.state.could_see(record, unavailable)
+    }
+
     /// Says which tools the host offers this session's model, in place of the policy's
     /// ([`PolicyBuilder::host_tools`](crate::PolicyBuilder::host_tools)): skills that need
     /// a tool are judged against them from now on.

@@ -198,15 +198,43 @@ impl SessionState {
     /// The work of [`Session::can_see`](crate::Session::can_see): its scope admits this
     /// session, and its needs are met here (or the policy offers it anyway).
     pub(crate) fn can_see(&self, record: &SkillRecord) -> bool {
+        self.scoped(record)
+            && (self.exec.policy.unavailable == Unavailable::Offered || self.available(record))
+    }
+
+    /// Whether the skill's `scope` admits this session.
+    fn scoped(&self, record: &SkillRecord) -> bool {
         let c = &self.context;
-        let scoped = record.frontmatter.scope.as_deref().is_none_or(|scope| {
+        record.frontmatter.scope.as_deref().is_none_or(|scope| {
             scope.admits(
                 c.agent.as_deref(),
                 c.tenant.as_deref(),
                 c.environment.as_deref(),
             )
+        })
+    }
+
+    /// The work of [`Session::could_see`](crate::Session::could_see): [`Session::can_see`](crate::Session::can_see) for a
+    /// record of a snapshot that may not be the current one (a change event's), whose
+    /// needs that snapshot found `unavailable` (unmet) or not.
+    pub(crate) fn could_see(&self, record: &SkillRecord, unavailable: bool) -> bool {
+        if !self.scoped(record) || self.exec.policy.unavailable == Unavailable::Offered {
+            return self.scoped(record);
+        }
+        let tools_met = Requires::of(&record.frontmatter).is_none_or(|needs| {
+            needs
+                .unmet_tools(self.offered_tools().as_deref())
+                .is_empty()
         });
-        scoped && (self.exec.policy.unavailable == Unavailable::Offered || self.available(record))
+        !unavailable && tools_met
+    }
+
+    /// The tools the host offers: said over the wire, else the policy's.
+    fn offered_tools(&self) -> Option<Arc<[String]>> {
+        self.host_tools
+            .lock()
+            .clone()
+            .or_else(|| self.exec.policy.host_tools.as_deref().map(Into::into))
     }
 
     /// Whether `record`'s needs are met here: nothing the index found missing when it
@@ -222,9 +250,7 @@ impl SessionState {
             return Vec::new();
         };
         let mut unmet = self.exec.index.unmet(record);
-        let said = self.host_tools.lock().clone();
-        let offered = said.as_deref().or(self.exec.policy.host_tools.as_deref());
-        unmet.extend(needs.unmet_tools(offered));
+        unmet.extend(needs.unmet_tools(self.offered_tools().as_deref()));
         unmet
     }
 

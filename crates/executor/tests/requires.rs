@@ -433,3 +433,51 @@ fn the_host_hears_why_over_the_wire_and_says_which_tools_it_offers() {
         .iter()
         .any(|d| d.name == "skills_unavailable"));
 }
+
+/// Change events follow what the session may see: a hidden skill that changes or goes is
+/// not mentioned, one whose program appears is added, one whose program goes is removed.
+#[test]
+fn change_events_name_a_hidden_skill_only_once_it_is_offered() {
+    let env = two_skills();
+    let bin = env.outside("bin");
+    let executor = executor_with_path(&env, &bin, Policy::default());
+    let s = session(&executor);
+    let batches = executor.index().subscribe_batches();
+    let said = || {
+        executor.reload();
+        let batch = batches
+            .recv_timeout(std::time::Duration::from_secs(20))
+            .expect("a batch per publication");
+        serde_json::to_string(&protocol::events(&s, &batch)).unwrap()
+    };
+    env.skill(
+        "needs-tool",
+        &format!("requires:\n  bins: [{TOOL}]\n"),
+        "Edited.\n",
+    );
+    let events = said();
+    assert!(!events.contains("needs-tool"), "{events}");
+
+    let program = bin.join(TOOL);
+    std::fs::write(&program, "#!/bin/sh\nexit 0\n").unwrap();
+    make_executable(&program);
+    let events = said();
+    assert!(
+        events.contains("\"added\":[\"personal:needs-tool\"]"),
+        "{events}"
+    );
+
+    std::fs::remove_file(&program).unwrap();
+    let events = said();
+    assert!(
+        events.contains("\"removed\":[\"personal:needs-tool\"]"),
+        "{events}"
+    );
+
+    std::fs::remove_dir_all(env.root.join("needs-tool")).unwrap();
+    let events = said();
+    assert!(
+        !events.contains("needs-tool"),
+        "a hidden skill that goes is not mentioned: {events}"
+    );
+}
