@@ -1,12 +1,14 @@
 //! Which skills' needs this machine does not meet (programs on `PATH`, variables, the
-//! system), worked out at each publication: every program looked up once per publication
-//! and `PATH`, on the `PATH` scripts receive. Tool needs are the host's to judge (the
+//! system), worked out at each publication: every program looked up once per publication,
+//! on the `PATH` scripts receive. Tool needs are the host's to judge (the
 //! executor's policy says which tools it offers).
 
+use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 use std::path::Path;
 use std::sync::Arc;
 
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use skills_model::{Os, Requires, SkillRecord, Unmet};
 
 use crate::Map;
@@ -22,32 +24,51 @@ pub(crate) struct Availability {
 
 impl Availability {
     /// Checks every record's needs here. `path` is the search path (`None`: this process's
-    /// `PATH`, read now).
+    /// `PATH`, read now). Each distinct program and variable is looked up once, then the
+    /// records are judged in parallel (on the caller's pool: the index's reading threads).
     pub(crate) fn check(records: &[Arc<SkillRecord>], path: Option<&OsStr>) -> Availability {
         let path = path
             .map(OsStr::to_os_string)
             .or_else(|| std::env::var_os("PATH"));
-        let mut found: Map<String, bool> = Map::default();
-        let mut has_program = |name: &str| {
-            if let Some(&known) = found.get(name) {
-                return known;
-            }
-            let here = on_path(name, path.as_deref());
-            found.insert(name.to_owned(), here);
-            here
-        };
-        let is_set = |name: &str| std::env::var_os(name).is_some_and(|v| !v.is_empty());
-        let os = Os::current();
-        let mut unmet = Map::default();
-        for record in records {
-            let Some(needs) = Requires::of(&record.frontmatter) else {
-                continue;
+        let needs: Vec<(usize, Cow<'_, Requires>)> = records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| Requires::of(&r.frontmatter).map(|n| (i, n)))
+            .collect();
+        if needs.is_empty() {
+            return Availability {
+                unmet: Map::default(),
+                path,
             };
-            let missing = needs.unmet_here(os, &mut has_program, &is_set);
-            if !missing.is_empty() {
-                unmet.insert(Arc::as_ptr(record) as usize, missing.into());
+        }
+        let mut programs: Map<&str, bool> = Map::default();
+        let mut variables: Map<&str, bool> = Map::default();
+        for (_, n) in &needs {
+            for bin in n.bins.iter().chain(n.any_bins.iter().flatten()) {
+                programs.entry(bin.as_str()).or_insert(false);
+            }
+            for name in &n.env {
+                variables.entry(name.as_str()).or_insert(false);
             }
         }
+        for (name, here) in &mut programs {
+            *here = on_path(name, path.as_deref());
+        }
+        for (name, set) in &mut variables {
+            *set = std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        }
+        let os = Os::current();
+        let unmet = needs
+            .par_iter()
+            .filter_map(|(i, n)| {
+                let missing = n.unmet_here(
+                    os,
+                    &mut |b| programs.get(b).copied().unwrap_or(false),
+                    &|v| variables.get(v).copied().unwrap_or(false),
+                );
+                (!missing.is_empty()).then(|| (Arc::as_ptr(&records[*i]) as usize, missing.into()))
+            })
+            .collect();
         Availability { unmet, path }
     }
 

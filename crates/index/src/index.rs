@@ -958,6 +958,8 @@ impl Shared {
             .filter(|r| r.root.origin == RootOrigin::Registered)
             .filter_map(|r| r.root.plugin.clone())
             .collect();
+        // What each skill needs is checked on the reading threads too.
+        let path = self.config.program_path.as_deref();
         self.reading(|| {
             Snapshot::build(
                 generation,
@@ -967,10 +969,10 @@ impl Shared {
                 folders,
                 &registered,
             )
+            .with_availability(path)
         })
         .with_sources(sources)
         .with_readers(&self.readers)
-        .with_availability(self.config.program_path.as_deref())
     }
 
     /// Tells subscribers what changed from `old` to `new` (and batch subscribers an empty

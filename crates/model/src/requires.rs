@@ -28,11 +28,15 @@ impl Os {
     /// assert_eq!(Os::parse("beos"), None);
     /// ```
     pub fn parse(name: &str) -> Option<Os> {
-        match name.to_ascii_lowercase().as_str() {
-            "linux" => Some(Os::Linux),
-            "macos" | "darwin" | "osx" => Some(Os::Macos),
-            "windows" | "win32" => Some(Os::Windows),
-            _ => None,
+        let is = |names: &[&str]| names.iter().any(|n| n.eq_ignore_ascii_case(name));
+        if is(&["linux"]) {
+            Some(Os::Linux)
+        } else if is(&["macos", "darwin", "osx"]) {
+            Some(Os::Macos)
+        } else if is(&["windows", "win32"]) {
+            Some(Os::Windows)
+        } else {
+            None
         }
     }
 
@@ -134,7 +138,8 @@ impl Requires {
     /// let needs = Requires { bins: vec!["jq".into()], os: vec![Os::Macos], ..Requires::default() };
     /// let unmet = needs.unmet_here(Some(Os::Linux), &mut |_| false, &|_| true);
     /// assert_eq!(unmet.len(), 2);
-    /// assert!(matches!(&unmet[0], Unmet::Program(p) if p == "jq"));
+    /// assert!(matches!(&unmet[0], Unmet::Os { .. }));
+    /// assert!(matches!(&unmet[1], Unmet::Program(p) if p == "jq"));
     /// ```
     pub fn unmet_here(
         &self,

@@ -23,13 +23,11 @@ impl FieldReader<'_> {
         };
         let mut r = Requires::default();
         for (k, v) in fields {
-            let key = key_text(k);
-            let field = format!("requires.{key}");
-            match &*key {
-                "bins" => r.bins = self.names(&field, v, Names::Program),
-                "env" => r.env = self.names(&field, v, Names::Variable),
-                "secrets" => r.secrets = self.names(&field, v, Names::Variable),
-                "os" => r.os = self.systems(&field, v),
+            match &*key_text(k) {
+                "bins" => r.bins = self.names("requires.bins", v, Names::Program),
+                "env" => r.env = self.names("requires.env", v, Names::Variable),
+                "secrets" => r.secrets = self.names("requires.secrets", v, Names::Variable),
+                "os" => r.os = self.systems("requires.os", v),
                 _ => self.ext_missing("requires", "only `bins`, `env`, `os` and `secrets`", k),
             }
         }
@@ -38,17 +36,19 @@ impl FieldReader<'_> {
 
     /// A list of names (or one comma-separated string), each of the form `kind` asks.
     fn names(&mut self, field: &str, value: &Node<'_>, kind: Names) -> Vec<String> {
-        let list = self.ext_list(field, value);
-        let mut kept = Vec::new();
-        for name in list {
-            if kind.ok(&name) {
-                kept.push(name);
-            } else {
+        let mut list = self.ext_list(field, value);
+        if list.iter().all(|name| kind.ok(name)) {
+            return list;
+        }
+        list.retain(|name| {
+            let ok = kind.ok(name);
+            if !ok {
                 let message = format!("`{field}` entry {name:?} should be {}", kind.describe());
                 self.ext_missing(field, &message, value);
             }
-        }
-        kept
+            ok
+        });
+        list
     }
 
     fn systems(&mut self, field: &str, value: &Node<'_>) -> Vec<Os> {
