@@ -140,7 +140,8 @@ fn list_json(
         ),
     )?;
     doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
-        element.write(&RecordView::of(r).unavailable(snap.unmet(r)))
+        let unmet = snap.unmet(r);
+        element.write(&RecordView::of(r).unavailable(&unmet))
     })?;
     doc.end()?;
     writeln!(out)?;
@@ -254,7 +255,7 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
         .records()
         .iter()
         .find(|r| loaded.as_ref().is_ok_and(|s| s.record.path == r.path))
-        .map(|r| snapshot.unmet(r).to_vec())
+        .map(|r| snapshot.unmet(r))
         .unwrap_or_default();
     let skill = match loaded {
         Ok(skill) => skill,
@@ -357,7 +358,7 @@ pub(crate) fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
         let Some(needs) = skills_model::Requires::of(&r.frontmatter) else {
             continue;
         };
-        let mut unmet = snap.unmet(r).to_vec();
+        let mut unmet = snap.unmet(r);
         unmet.extend(needs.unmet_tools(offered));
         if !unmet.is_empty() {
             found.push((r, unmet));

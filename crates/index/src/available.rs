@@ -13,11 +13,15 @@ use skills_model::{Os, Requires, SkillRecord, Unmet};
 
 use crate::Map;
 
-/// The unmet needs of a snapshot's records, by record (its address: the snapshot holds
-/// every record it names). Empty for most snapshots.
+/// What a publication found of this machine: which records' needs are unmet (by address:
+/// the snapshot holds every record it names), and the answers for each program and variable
+/// asked about, from which a record's reasons are worked out when the host asks. Empty for
+/// most snapshots; nothing is allocated for a record beyond its entry in the set.
 #[derive(Debug, Default)]
 pub(crate) struct Availability {
-    unmet: Map<usize, Arc<[Unmet]>>,
+    unavailable: std::collections::HashSet<usize>,
+    programs: Map<String, bool>,
+    variables: Map<String, bool>,
     /// The `PATH` programs were looked up on.
     pub(crate) path: Option<OsString>,
 }
@@ -35,51 +39,62 @@ impl Availability {
             .enumerate()
             .filter_map(|(i, r)| Requires::of(&r.frontmatter).map(|n| (i, n)))
             .collect();
+        let mut found = Availability {
+            path,
+            ..Availability::default()
+        };
         if needs.is_empty() {
-            return Availability {
-                unmet: Map::default(),
-                path,
-            };
+            return found;
         }
-        let mut programs: Map<&str, bool> = Map::default();
-        let mut variables: Map<&str, bool> = Map::default();
         for (_, n) in &needs {
             for bin in n.bins.iter().chain(n.any_bins.iter().flatten()) {
-                programs.entry(bin.as_str()).or_insert(false);
+                if !found.programs.contains_key(bin.as_str()) {
+                    let here = on_path(bin, found.path.as_deref());
+                    found.programs.insert(bin.clone(), here);
+                }
             }
             for name in &n.env {
-                variables.entry(name.as_str()).or_insert(false);
+                if !found.variables.contains_key(name.as_str()) {
+                    let set = std::env::var_os(name).is_some_and(|v| !v.is_empty());
+                    found.variables.insert(name.clone(), set);
+                }
             }
         }
-        for (name, here) in &mut programs {
-            *here = on_path(name, path.as_deref());
-        }
-        for (name, set) in &mut variables {
-            *set = std::env::var_os(name).is_some_and(|v| !v.is_empty());
-        }
         let os = Os::current();
-        let unmet = needs
+        let (programs, variables) = (&found.programs, &found.variables);
+        found.unavailable = needs
             .par_iter()
-            .filter_map(|(i, n)| {
-                let missing = n.unmet_here(
-                    os,
-                    &mut |b| programs.get(b).copied().unwrap_or(false),
-                    &|v| variables.get(v).copied().unwrap_or(false),
-                );
-                (!missing.is_empty()).then(|| (Arc::as_ptr(&records[*i]) as usize, missing.into()))
+            .filter(|(_, n)| {
+                !n.met_here(os, &|b| programs.get(b).copied().unwrap_or(false), &|v| {
+                    variables.get(v).copied().unwrap_or(false)
+                })
             })
+            .map(|(i, _)| Arc::as_ptr(&records[*i]) as usize)
             .collect();
-        Availability { unmet, path }
+        found
+    }
+
+    /// Whether `record` (a record of the snapshot) lacks something here.
+    pub(crate) fn lacks(&self, record: &SkillRecord) -> bool {
+        !self.unavailable.is_empty()
+            && self
+                .unavailable
+                .contains(&(std::ptr::from_ref(record) as usize))
     }
 
     /// What `record` (a record of the snapshot) needs and lacks here.
-    pub(crate) fn of(&self, record: &SkillRecord) -> &[Unmet] {
-        if self.unmet.is_empty() {
-            return &[];
+    pub(crate) fn of(&self, record: &SkillRecord) -> Vec<Unmet> {
+        if !self.lacks(record) {
+            return Vec::new();
         }
-        self.unmet
-            .get(&(std::ptr::from_ref(record) as usize))
-            .map_or(&[], |u| u)
+        let Some(needs) = Requires::of(&record.frontmatter) else {
+            return Vec::new();
+        };
+        needs.unmet_here(
+            Os::current(),
+            &mut |b| self.programs.get(b).copied().unwrap_or(false),
+            &|v| self.variables.get(v).copied().unwrap_or(false),
+        )
     }
 }
 

@@ -67,8 +67,8 @@ fn event(
 ) -> ChangeEvent {
     let generation = new.generation();
     let in_new = kind != ChangeKind::Removed;
-    let unavailable = !if in_new { new.unmet(r) } else { old.unmet(r) }.is_empty();
-    let previously_unavailable = previous.is_some_and(|p| !old.unmet(p).is_empty());
+    let unavailable = if in_new { new.lacks(r) } else { old.lacks(r) };
+    let previously_unavailable = previous.is_some_and(|p| old.lacks(p));
     ChangeEvent {
         unavailable,
         previously_unavailable,
@@ -111,7 +111,7 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
                 let touched = touched(r);
                 // A skill whose needs became met, or unmet, is changed too: whether a
                 // reader is offered it may have changed.
-                let availability = old.unmet(o).is_empty() != new.unmet(r).is_empty();
+                let availability = old.lacks(o) != new.lacks(r);
                 if (!Arc::ptr_eq(o, r) && (***o != **r || touched)) || availability {
                     events.push(event(ChangeKind::Changed, r, Some(o), g));
                 }

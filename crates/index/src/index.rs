@@ -478,7 +478,7 @@ impl SkillIndex {
     /// What `record` (a record of the current snapshot) needs and this machine lacks, as
     /// the current snapshot checked it ([`Snapshot::unmet`]).
     pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
-        self.shared.current.load().unmet(record).to_vec()
+        self.shared.current.load().unmet(record)
     }
 
     /// Rescans every root now and publishes the result (for hosts that watch nothing).

@@ -353,8 +353,14 @@ impl Snapshot {
     /// the snapshot was published: programs on `PATH`, variables, the system. Empty when
     /// it lacks nothing. For the host and operator only: a session keeps such a skill from
     /// the model, and never says why.
-    pub fn unmet(&self, record: &SkillRecord) -> &[skills_model::Unmet] {
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
         self.availability.of(record)
+    }
+
+    /// Whether `record` (one of this snapshot's) lacks something here: [`Snapshot::unmet`]
+    /// is not empty. Allocates nothing.
+    pub fn lacks(&self, record: &SkillRecord) -> bool {
+        self.availability.lacks(record)
     }
 
     /// The `PATH` this snapshot's programs were looked for on.

@@ -172,6 +172,23 @@ impl Requires {
         unmet
     }
 
+    /// Whether this machine meets every need [`Requires::unmet_here`] judges, allocating
+    /// nothing.
+    pub fn met_here(
+        &self,
+        os: Option<Os>,
+        has_program: &dyn Fn(&str) -> bool,
+        is_set: &dyn Fn(&str) -> bool,
+    ) -> bool {
+        (self.os.is_empty() || os.is_some_and(|here| self.os.contains(&here)))
+            && self.bins.iter().all(|b| has_program(b))
+            && self
+                .any_bins
+                .iter()
+                .all(|g| g.is_empty() || g.iter().any(|b| has_program(b)))
+            && self.env.iter().all(|v| is_set(v))
+    }
+
     /// The needs the host's tools do not meet, when the host has said which tools it
     /// offers (`None`: it has not, and tool needs are not judged).
     pub fn unmet_tools(&self, offered: Option<&[String]>) -> Vec<Unmet> {
