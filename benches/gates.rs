@@ -25,7 +25,8 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 struct Args {
     quick: bool,
-    /// `--only NAME`: only that group of rows (`otlp`: the audit export rows).
+    /// `--only NAME`: only that group of rows (`otlp`: the audit export rows;
+    /// `requirements`: the requirement checks' row, on a corpus it writes itself).
     only: Option<String>,
     /// (label, folder) of each corpus to index.
     corpora: Vec<(String, PathBuf)>,
@@ -125,11 +126,17 @@ fn main() {
     let mut metrics = Vec::new();
     // Warm the rayon pool and the page cache before anything is measured.
     rayon::broadcast(|_| ());
-    audit_export(runs, &mut metrics);
-    if args.only.is_some() {
-        let doc = json!({ "quick": args.quick, "metrics": metrics });
-        println!("{doc}");
-        return;
+    match args.only.as_deref() {
+        None => audit_export(runs, &mut metrics),
+        Some(only) => {
+            match only {
+                "otlp" => audit_export(runs, &mut metrics),
+                "requirements" => requirement_checks(runs.min(9), &mut metrics),
+                other => panic!("--only {other:?}: otlp or requirements"),
+            }
+            println!("{}", json!({ "quick": args.quick, "metrics": metrics }));
+            return;
+        }
     }
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
@@ -147,6 +154,7 @@ fn main() {
         }
         if label == "10000" {
             burst(root, depth, runs.min(5), &mut metrics);
+            requirement_checks(runs.min(9), &mut metrics);
         }
         build_metrics(label, times, &mut metrics);
         if label == "1000" {
@@ -163,6 +171,50 @@ fn main() {
 
     let doc = json!({ "quick": args.quick, "metrics": metrics });
     println!("{doc}");
+}
+
+/// What checking skills' needs (`requires:`: programs looked up on `PATH`, variables, the
+/// system) adds to an index build of 10,000 skills that each declare them: the build beside
+/// the build of the same files with the field renamed (`x-requires:`, kept as data, the same
+/// bytes parsed), interleaved. Each skill names `sh` and one of 100 programs no machine has.
+fn requirement_checks(runs: usize, metrics: &mut Vec<Value>) {
+    const SKILLS: usize = 10_000;
+    let with = tempfile::tempdir().expect("tempdir");
+    let without = tempfile::tempdir().expect("tempdir");
+    for i in 0..SKILLS {
+        for (root, key) in [(with.path(), "requires"), (without.path(), "x-requires")] {
+            let dir = root.join(format!("skill-{i:05}"));
+            std::fs::create_dir_all(&dir).expect("skill folder");
+            let text = format!(
+                "---\nname: skill-{i:05}\ndescription: Does task {i} with the programs it needs. Use it when a request is about task {i} or its reports.\n{key}:\n  bins: [sh, bench-missing-tool-{}]\n  env: [HOME]\n  os: [linux, macos, windows]\n---\n# Skill {i}\n\nInstructions.\n",
+                i % 100
+            );
+            std::fs::write(dir.join("SKILL.md"), text).expect("SKILL.md");
+        }
+    }
+    drop(build(with.path(), 1));
+    drop(build(without.path(), 1));
+    let (mut checked, mut unchecked) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        for step in row::order(run, 2) {
+            let (root, times) = if step == 0 {
+                (with.path(), &mut checked)
+            } else {
+                (without.path(), &mut unchecked)
+            };
+            let started = Instant::now();
+            let index = build(root, 1);
+            times.push(ms(started.elapsed()));
+            assert_eq!(index.snapshot().len(), SKILLS);
+        }
+    }
+    metrics.push(metric(
+        "index build with requirement checks, 10000 skills",
+        "ms",
+        median(checked),
+        Some(median(unchecked)),
+        "every skill declares requires: (2 programs, 1 variable, 3 systems; 101 distinct programs); floor = the same files with the field renamed x-requires: (kept as data, not checked)",
+    ));
 }
 
 /// One corpus's index builds beside the floors, in milliseconds per run, and the skills

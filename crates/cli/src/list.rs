@@ -159,7 +159,8 @@ fn list_json(
         ),
     )?;
     doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
-        element.write(&RecordView::of(r))
+        let unmet = snap.unmet(r);
+        element.write(&RecordView::of(r).unavailable(&unmet))
     })?;
     doc.end()?;
     writeln!(out)?;
@@ -323,10 +324,20 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
                 args.name
             );
         }
-        index.load_record(&record)
+        let loaded = index.load_record(&record);
+        (loaded, index)
     } else {
-        args.roots.build_index(false)?.load(&args.name)
+        let index = args.roots.build_index(false)?;
+        (index.load(&args.name), index)
     };
+    let (loaded, index) = loaded;
+    let snapshot = index.snapshot();
+    let unmet = snapshot
+        .records()
+        .iter()
+        .find(|r| loaded.as_ref().is_ok_and(|s| s.record.path == r.path))
+        .map(|r| snapshot.unmet(r))
+        .unwrap_or_default();
     let skill = match loaded {
         Ok(skill) => skill,
         Err(e) => {
@@ -349,6 +360,12 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
             doc["files"] = serde_json::to_value(&skill.files)?;
             doc["digest"] = json!(skill.digest);
             doc["diagnostics"] = serde_json::to_value(&*r.diagnostics)?;
+            if let Some(needs) = skills_model::Requires::of(&r.frontmatter) {
+                doc["requires"] = serde_json::to_value(&*needs)?;
+            }
+            if !unmet.is_empty() {
+                doc["unavailable"] = serde_json::to_value(&unmet)?;
+            }
             serde_json::to_writer_pretty(&mut out, &doc)?;
             writeln!(out)?;
         }
@@ -361,6 +378,28 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
             )?;
             writeln!(out, "{}", visible(&r.description))?;
             writeln!(out, "digest: {}", skill.digest)?;
+            if let Some(needs) = skills_model::Requires::of(&r.frontmatter) {
+                writeln!(
+                    out,
+                    "requires: {}",
+                    visible(&serde_json::to_string(&*needs)?)
+                )?;
+            }
+            if let Some(security) = &r.frontmatter.security {
+                writeln!(
+                    out,
+                    "security: {}",
+                    visible(&serde_json::to_string(security)?)
+                )?;
+            }
+            for why in &unmet {
+                writeln!(
+                    out,
+                    "unavailable: {} ({})",
+                    visible(&why.to_string()),
+                    why.fix()
+                )?;
+            }
             for f in &skill.files {
                 writeln!(out, "file: {} ({} bytes)", visible(&f.path), f.size)?;
             }
@@ -369,6 +408,81 @@ pub(crate) fn show(args: &ShowArgs) -> Result<ExitCode> {
     }
     out.flush()?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// List every skill whose needs this machine (or the host's tools) does not meet, and
+/// what to install or set.
+#[derive(Debug, clap::Args)]
+#[command(after_help = "Examples:
+  skillctl doctor
+  skillctl doctor --host-tool Bash --host-tool web --format json
+
+Exit status: 0 every skill's needs are met, 1 some are not, 2 usage error")]
+pub(crate) struct DoctorArgs {
+    #[command(flatten)]
+    roots: RootArgs,
+    /// A tool the host offers the model (repeatable); without any, tool needs are not
+    /// judged.
+    #[arg(long, value_name = "NAME")]
+    host_tool: Vec<String>,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    format: Format,
+}
+
+pub(crate) fn doctor(args: &DoctorArgs) -> Result<ExitCode> {
+    let index = args.roots.build_index(false)?;
+    let snap = index.snapshot();
+    let offered = (!args.host_tool.is_empty()).then_some(args.host_tool.as_slice());
+    let mut found = Vec::new();
+    for r in snap.skills() {
+        let Some(needs) = skills_model::Requires::of(&r.frontmatter) else {
+            continue;
+        };
+        let mut unmet = snap.unmet(r);
+        unmet.extend(needs.unmet_tools(offered));
+        if !unmet.is_empty() {
+            found.push((r, unmet));
+        }
+    }
+    let mut out = crate::stdout();
+    match args.format {
+        Format::Json => {
+            let skills: Vec<serde_json::Value> = found
+                .iter()
+                .map(|(r, unmet)| {
+                    json!({
+                        "qualified_name": r.qualified_name(),
+                        "path": r.path,
+                        "unavailable": unmet,
+                        "fix": unmet.iter().map(skills_model::Unmet::fix).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            serde_json::to_writer_pretty(&mut out, &json!({"skills": skills}))?;
+            writeln!(out)?;
+        }
+        Format::Human => {
+            for (r, unmet) in &found {
+                writeln!(out, "{}", visible(&r.qualified_name()))?;
+                for why in unmet {
+                    writeln!(out, "  {}: {}", visible(&why.to_string()), why.fix())?;
+                }
+            }
+            writeln!(
+                out,
+                "{} of {} skills have needs unmet here",
+                found.len(),
+                snap.len()
+            )?;
+        }
+    }
+    out.flush()?;
+    Ok(if found.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@ mod prompt;
 mod publish;
 mod roots;
 mod search;
+mod secrets;
 mod session;
 mod validate;
 mod watch;
@@ -61,6 +62,8 @@ enum Command {
     List(list::ListArgs),
     /// Show one skill: record, body, files and digest.
     Show(list::ShowArgs),
+    /// List the skills whose needs are unmet here, and what to install or set.
+    Doctor(list::DoctorArgs),
     /// Print change events as JSON lines while skills change on disk.
     Watch(watch::WatchArgs),
     /// Serve the runtime tools as JSON lines on stdin and stdout.
@@ -168,6 +171,7 @@ fn main() -> ExitCode {
         Command::Validate(args) => validate::run(&args),
         Command::List(args) => list::list(&args),
         Command::Show(args) => list::show(&args),
+        Command::Doctor(args) => list::doctor(&args),
         Command::Watch(args) => watch::watch(&args),
         Command::Session(args) => session::run(&args),
         Command::Mcp(args) => mcp::run(&args),

@@ -132,9 +132,18 @@ pub(crate) struct RecordView<'a> {
     priority: i64,
     qualified_name: String,
     tags: &'a [String],
+    /// Why the skill is not offered here (its unmet needs); omitted when none.
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    unavailable: &'a [skills_model::Unmet],
 }
 
 impl<'a> RecordView<'a> {
+    /// The view with `unmet`, the needs this machine does not meet.
+    pub(crate) fn unavailable(mut self, unmet: &'a [skills_model::Unmet]) -> RecordView<'a> {
+        self.unavailable = unmet;
+        self
+    }
+
     pub(crate) fn of(r: &'a SkillRecord) -> RecordView<'a> {
         RecordView {
             description: &r.description,
@@ -145,6 +154,7 @@ impl<'a> RecordView<'a> {
             priority: r.frontmatter.priority,
             qualified_name: r.qualified_name(),
             tags: &r.frontmatter.tags,
+            unavailable: &[],
         }
     }
 }

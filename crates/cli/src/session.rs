@@ -182,6 +182,22 @@ pub(crate) struct SessionOptions {
     /// Do not follow the filesystem: the skills are those found at start (and `reload`).
     #[arg(long)]
     no_watch: bool,
+    /// Grant the secrets of this dotenv file (NAME=value lines) to the scripts of trusted
+    /// skills that declare them in requires.secrets. Refused at start unless it is a
+    /// regular file of this user's that no one else may read (chmod 600).
+    #[arg(long, value_name = "FILE")]
+    secrets_file: Option<std::path::PathBuf>,
+    /// Grant the secret NAME, its value taken from this environment (repeatable).
+    #[arg(long, value_name = "NAME")]
+    secret: Vec<String>,
+    /// A tool this host offers the model (repeatable): skills that need a tool
+    /// (tool-binding, requires_toolsets, agents/openai.yaml) are judged against them.
+    #[arg(long, value_name = "NAME")]
+    host_tool: Vec<String>,
+    /// Offer skills whose needs are unmet here anyway, with a note (audited as
+    /// policy_override).
+    #[arg(long)]
+    offer_unavailable: bool,
 }
 
 impl SessionOptions {
@@ -241,6 +257,17 @@ impl SessionOptions {
         }
         for name in &self.script_env {
             policy = policy.allow_script_env(name);
+        }
+        for (name, value) in crate::secrets::grants(self.secrets_file.as_deref(), &self.secret)? {
+            policy = policy
+                .grant_secret(&name, value)
+                .with_context(|| format!("granting the secret {name}"))?;
+        }
+        if !self.host_tool.is_empty() {
+            policy = policy.host_tools(&self.host_tool);
+        }
+        if self.offer_unavailable {
+            policy = policy.unavailable(skills_executor::Unavailable::Offered);
         }
         // Scripts run under this very binary as their supervisor: every descendant dies
         // with the script.

@@ -58,6 +58,14 @@ pub enum ExecError {
         /// The missing tool.
         tool: String,
     },
+    /// The skill declares a secret (`requires.secrets`) the host did not grant.
+    #[error("{skill:?} needs the secret {name}, which the host has not granted (--secrets-file FILE or --secret {name})")]
+    SecretNotGranted {
+        /// The skill.
+        skill: String,
+        /// The secret's name.
+        name: String,
+    },
     /// A path given to `skills_read` or `skills_run_script` is refused.
     #[error("{path:?}: {reason}")]
     InvalidPath {
@@ -222,7 +230,7 @@ impl ExecError {
 
     /// Every code a request can answer with, the index's included (PROTOCOL.md documents
     /// each; a test holds the two equal).
-    pub const CODES: [&'static str; 25] = [
+    pub const CODES: [&'static str; 26] = [
         "SKILL_BAD_REQUEST",
         "SKILL_BAD_INPUT",
         "SKILL_UNKNOWN_TOOL",
@@ -241,6 +249,7 @@ impl ExecError {
         "SKILL_SCRIPT_NOT_READABLE",
         "SKILL_SCRIPT_CHANGED",
         "SKILL_SCRIPT_NOT_ON_DISK",
+        "SKILL_SECRET_NOT_GRANTED",
         "SKILL_PINNED_BY_HOST",
         "SKILL_MODEL_INVOCATION_DISABLED",
         "SKILL_TOOL_NOT_ALLOWED",
@@ -272,6 +281,7 @@ impl ExecError {
             ExecError::ScriptNotReadable { .. } => "SKILL_SCRIPT_NOT_READABLE",
             ExecError::ScriptChanged { .. } => "SKILL_SCRIPT_CHANGED",
             ExecError::NotOnDisk { .. } => "SKILL_SCRIPT_NOT_ON_DISK",
+            ExecError::SecretNotGranted { .. } => "SKILL_SECRET_NOT_GRANTED",
             ExecError::PinnedByHost(_) => "SKILL_PINNED_BY_HOST",
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",

@@ -165,7 +165,7 @@ impl SessionState {
             e.error = Some(err.to_string());
         }
         self.emit(&e)?;
-        result
+        result.map(|c| self.exec.policy.secrets.redact_content(c))
     }
 
     /// The work of [`Session::read_unloaded`](crate::Session::read_unloaded).
@@ -190,7 +190,7 @@ impl SessionState {
             e.error = Some(err.to_string());
         }
         self.emit(&e)?;
-        result
+        result.map(|c| self.exec.policy.secrets.redact_content(c))
     }
 
     /// The work of [`Session::servable_files`](crate::Session::servable_files).

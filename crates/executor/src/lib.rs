@@ -27,6 +27,7 @@ mod results;
 mod run;
 mod script_call;
 mod search;
+mod secrets;
 mod session;
 mod stack;
 mod state;
@@ -40,7 +41,7 @@ pub use export::{
 };
 pub use origin::PluginOrigin;
 pub use otlp::{ATTRIBUTE_NAMES, AUDIT_SCOPE};
-pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
+pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites, Unavailable};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
     skill_tool_description, MAX_LISTED_RESOURCES,
@@ -49,10 +50,11 @@ pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
     ListedSkill, LoadReceipt, MatchedTerm, Outdated, PluginRegistered, PluginUnregistered,
     Reloaded, ScriptRun, SearchResult, SearchResults, ServerInfo, SkillContent, SkillList,
-    UnloadReceipt, Verdict,
+    UnavailableSkill, UnavailableSkills, UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+pub use secrets::{SecretError, Secrets};
 /// The JSON value tool inputs are given as ([`Session::check_tool`], `skills_protocol::call`),
 /// re-exported so a host uses the same `serde_json` version as the executor.
 pub use serde_json::Value;

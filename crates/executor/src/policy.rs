@@ -62,6 +62,21 @@ pub struct Policy {
     pub(crate) script_env: Vec<String>,
     /// The executable that supervises scripts ([`crate::supervise`]).
     pub(crate) supervisor: Option<PathBuf>,
+    /// Secrets granted to skills' scripts (`--secrets-file`, `--secret`).
+    pub(crate) secrets: crate::Secrets,
+    /// Whether skills whose needs are unmet here are offered to the model anyway.
+    pub(crate) unavailable: Unavailable,
+}
+
+/// What a session does with a skill whose needs (`requires:` and the conventions read into
+/// it) are not met here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unavailable {
+    /// Kept from every surface the model sees (the default); the host and operator still
+    /// see why (`list`, `show`, `doctor`, `skills_unavailable`).
+    Hidden,
+    /// Offered anyway, with a note in its listing that it may not work here.
+    Offered,
 }
 
 /// A path tool as the policy declares it.
@@ -134,6 +149,8 @@ impl Policy {
                 skill_writes: SkillWrites::Refused,
                 script_env: Vec::new(),
                 supervisor: None,
+                secrets: crate::Secrets::default(),
+                unavailable: Unavailable::Hidden,
             },
         }
     }
@@ -168,7 +185,15 @@ impl Policy {
         if self.allowed_tools_mode == AllowedToolsMode::Preapprove {
             options.push("--allowed-tools-mode preapprove".to_owned());
         }
+        if self.unavailable == Unavailable::Offered {
+            options.push("--offer-unavailable".to_owned());
+        }
         options
+    }
+
+    /// The names of the secrets granted (never their values).
+    pub fn secret_names(&self) -> Vec<String> {
+        self.secrets.names().map(str::to_owned).collect()
     }
 
     /// Whether skills of `layer` may run scripts and hooks.
@@ -295,7 +320,8 @@ impl PolicyBuilder {
         self
     }
 
-    /// The tools this host provides (for `tool-binding`); unset means "not checked".
+    /// The tools this host provides (for `tool-binding`, Hermes' `requires_toolsets`,
+    /// Codex's `dependencies.tools`); unset means "not checked".
     pub fn host_tools<I: IntoIterator<Item = S>, S: Into<String>>(
         mut self,
         tools: I,
@@ -378,6 +404,24 @@ impl PolicyBuilder {
     /// Whether host write tools may write inside skill folders (default: refused).
     pub fn skill_writes(mut self, writes: SkillWrites) -> PolicyBuilder {
         self.policy.skill_writes = writes;
+        self
+    }
+
+    /// Grants the secret `name` to the scripts of trusted skills that declare it in
+    /// `requires.secrets`. Refused: a name the environment filter refuses, a value shorter
+    /// than 8 bytes or holding NUL.
+    pub fn grant_secret(
+        mut self,
+        name: impl Into<String>,
+        value: impl Into<String>,
+    ) -> Result<PolicyBuilder, crate::SecretError> {
+        self.policy.secrets.grant(name.into(), value.into())?;
+        Ok(self)
+    }
+
+    /// What sessions do with skills whose needs are unmet here (default: hidden).
+    pub fn unavailable(mut self, unavailable: Unavailable) -> PolicyBuilder {
+        self.policy.unavailable = unavailable;
         self
     }
 

@@ -314,6 +314,25 @@ pub struct PluginUnregistered {
     pub removed: usize,
 }
 
+/// What `skills_unavailable` returns (host only): the skills this session may not be
+/// offered because their needs are unmet here, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnavailableSkills {
+    /// The skills, in name order.
+    pub skills: Vec<UnavailableSkill>,
+}
+
+/// One skill whose needs are unmet.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
+pub struct UnavailableSkill {
+    /// Its name.
+    pub name: String,
+    /// `layer:name` or `plugin-id:name`.
+    pub qualified_name: String,
+    /// Why: each need not met here.
+    pub unavailable: Vec<String>,
+}
+
 /// What `reload` returns, once the new snapshot is published.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct Reloaded {

@@ -22,6 +22,7 @@ struct Launch<'a> {
     workdir: &'a Path,
     timeout: Option<Duration>,
     cancel: Option<&'a Cancellation>,
+    secrets: &'a [(String, String)],
 }
 
 impl SessionState {
@@ -89,6 +90,18 @@ impl SessionState {
         })?;
         let workdir = self.workdir(&dir, call.workdir.as_deref())?;
         let allowed_env = self.allowed_env(record);
+        let secrets = self.secrets_for(record)?;
+        if let Some((name, _)) = call
+            .env
+            .iter()
+            .find(|(n, _)| self.exec.policy.secrets.has(n))
+        {
+            return Err(crate::ScriptError::Environment {
+                name: name.clone(),
+                reason: "a call cannot set the name of a secret",
+            }
+            .into());
+        }
         self.spawn(
             &script,
             &Launch {
@@ -98,6 +111,7 @@ impl SessionState {
                 workdir: &workdir,
                 timeout: call.timeout,
                 cancel: call.cancel.as_ref(),
+                secrets: &secrets,
             },
             // Recorded once every check passed and before it starts: a script that cannot
             // be audited does not run.
@@ -159,6 +173,30 @@ impl SessionState {
                     .flat_map(|s| &s.script_env),
             )
             .cloned()
+            .collect()
+    }
+
+    /// The secrets a run of `record`'s scripts receives: each name it declares
+    /// (`requires.secrets`) with the value the host granted. Called only once the skill is
+    /// known to be trusted to run scripts; a declared name the host did not grant is an
+    /// error naming it, never an empty variable.
+    fn secrets_for(
+        &self,
+        record: &skills_model::SkillRecord,
+    ) -> Result<Vec<(String, String)>, ExecError> {
+        let Some(declared) = record.frontmatter.requires.as_deref() else {
+            return Ok(Vec::new());
+        };
+        declared
+            .secrets
+            .iter()
+            .map(|name| match self.exec.policy.secrets.get(name) {
+                Some(value) => Ok((name.clone(), value.to_owned())),
+                None => Err(ExecError::SecretNotGranted {
+                    skill: record.name.to_string(),
+                    name: name.clone(),
+                }),
+            })
             .collect()
     }
 
@@ -269,6 +307,7 @@ impl SessionState {
             output_limit: policy.output_limit,
             supervisor: policy.supervisor.as_deref(),
             cancel: launch.cancel,
+            secrets: launch.secrets,
         };
         // A call cancelled before its script starts (a session ending on a signal) starts
         // none: the runner would start it and stop it at once.
@@ -345,6 +384,7 @@ impl SessionState {
         self.runnable(record, hook)?;
         let (script, rel) = self.script_path(&a.rules.dir, hook)?;
         self.check_pinned(a, &script, &rel, hook)?;
+        let secrets = self.secrets_for(record)?;
         self.spawn(
             &script,
             &Launch {
@@ -354,6 +394,7 @@ impl SessionState {
                 workdir: &a.rules.dir,
                 timeout: None,
                 cancel: None,
+                secrets: &secrets,
             },
             || {
                 let mut e = self.event(AuditKind::HookStarted);

@@ -245,6 +245,32 @@ impl Session {
         self.state.can_see(record)
     }
 
+    /// What `record` needs and this machine (or the host's tools) lacks: empty when it
+    /// lacks nothing. For the host and the operator only, never for the model.
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
+        self.state.unmet(record)
+    }
+
+    /// Whether the session may see `record` of a snapshot that found its needs
+    /// `unavailable` (unmet) or not: how a change event is judged, whose record may be in
+    /// no current snapshot.
+    pub fn could_see(&self, record: &SkillRecord, unavailable: bool) -> bool {
+        self.state.could_see(record, unavailable)
+    }
+
+    /// Says which tools the host offers this session's model, in place of the policy's
+    /// ([`PolicyBuilder::host_tools`](crate::PolicyBuilder::host_tools)): skills that need
+    /// a tool are judged against them from now on.
+    pub fn set_host_tools(&self, tools: Vec<String>) {
+        self.state.set_host_tools(tools);
+    }
+
+    /// The skills this session may not be offered because their needs are unmet here,
+    /// and why (host only: `skills_unavailable`).
+    pub fn unavailable(&self) -> crate::UnavailableSkills {
+        self.state.unavailable()
+    }
+
     /// Whether the model may be offered `record` in this session: its scope admits the
     /// session, and it is not marked `disable-model-invocation`. (The listing and searches
     /// first resolve each name among what the scope admits, then keep what this admits.)

@@ -9,12 +9,23 @@ use std::sync::atomic::AtomicU64;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use skills_model::{Skill, SkillRecord};
+use skills_model::{Requires, Skill, SkillRecord, Unmet};
 
 use crate::active::{allowed_by, Active};
 use crate::audit::{AuditEvent, AuditKind};
 use crate::executor::Inner;
-use crate::{Delivery, ExecError, Instructions, Outdated, SessionContext};
+use crate::{Delivery, ExecError, Instructions, Outdated, SessionContext, Unavailable};
+
+/// The note a skill offered despite unmet needs carries in listings (the host's choice:
+/// [`Unavailable::Offered`]); it says nothing of what is missing.
+pub(crate) const UNAVAILABLE_NOTE: &str = "(Its needs may not be met on this machine.)";
+
+/// `record` with [`UNAVAILABLE_NOTE`] after its description.
+fn noted(record: &SkillRecord) -> Arc<SkillRecord> {
+    let mut r = record.clone();
+    r.description = format!("{} {UNAVAILABLE_NOTE}", r.description.trim_end());
+    Arc::new(r)
+}
 
 /// What a session's operations share: its executor, id and context, the stack of active
 /// skills (most recent last), and what it has followed and reported. [`Session`](crate::Session)
@@ -36,6 +47,9 @@ pub(crate) struct SessionState {
     /// What this session sees of the search index it last searched: its searches are
     /// scored over the skills it may see ([`Session::search`](crate::Session::search)).
     pub(crate) audience: skills_index::AudienceMemo,
+    /// The tools the host said over the wire it offers (`skills_unavailable`), in place of
+    /// the policy's.
+    host_tools: Mutex<Option<Arc<[String]>>>,
 }
 
 /// Events held for a batch: the holding thread, the events in call order (with their
@@ -63,6 +77,7 @@ impl SessionState {
             reported: Mutex::new(HashMap::new()),
             held: Mutex::new(Vec::new()),
             audience: skills_index::AudienceMemo::default(),
+            host_tools: Mutex::new(None),
         }
     }
 
@@ -180,8 +195,15 @@ impl SessionState {
             || tracing::enabled!(target: "agent_skills::audit", tracing::Level::INFO)
     }
 
-    /// The work of [`Session::can_see`](crate::Session::can_see).
+    /// The work of [`Session::can_see`](crate::Session::can_see): its scope admits this
+    /// session, and its needs are met here (or the policy offers it anyway).
     pub(crate) fn can_see(&self, record: &SkillRecord) -> bool {
+        self.scoped(record)
+            && (self.exec.policy.unavailable == Unavailable::Offered || self.available(record))
+    }
+
+    /// Whether the skill's `scope` admits this session.
+    fn scoped(&self, record: &SkillRecord) -> bool {
         let c = &self.context;
         record.frontmatter.scope.as_deref().is_none_or(|scope| {
             scope.admits(
@@ -190,6 +212,82 @@ impl SessionState {
                 c.environment.as_deref(),
             )
         })
+    }
+
+    /// The work of [`Session::could_see`](crate::Session::could_see): [`Session::can_see`](crate::Session::can_see) for a
+    /// record of a snapshot that may not be the current one (a change event's), whose
+    /// needs that snapshot found `unavailable` (unmet) or not.
+    pub(crate) fn could_see(&self, record: &SkillRecord, unavailable: bool) -> bool {
+        if !self.scoped(record) || self.exec.policy.unavailable == Unavailable::Offered {
+            return self.scoped(record);
+        }
+        let tools_met = Requires::of(&record.frontmatter).is_none_or(|needs| {
+            needs
+                .unmet_tools(self.offered_tools().as_deref())
+                .is_empty()
+        });
+        !unavailable && tools_met
+    }
+
+    /// The tools the host offers: said over the wire, else the policy's.
+    fn offered_tools(&self) -> Option<Arc<[String]>> {
+        self.host_tools
+            .lock()
+            .clone()
+            .or_else(|| self.exec.policy.host_tools.as_deref().map(Into::into))
+    }
+
+    /// Whether `record`'s needs are met here: nothing the index found missing when it
+    /// published, and every tool it needs offered by the host.
+    fn available(&self, record: &SkillRecord) -> bool {
+        // Most skills need nothing: no snapshot is asked about them.
+        Requires::of(&record.frontmatter).is_none() || self.unmet(record).is_empty()
+    }
+
+    /// The work of [`Session::unmet`](crate::Session::unmet).
+    pub(crate) fn unmet(&self, record: &SkillRecord) -> Vec<Unmet> {
+        let Some(needs) = Requires::of(&record.frontmatter) else {
+            return Vec::new();
+        };
+        let mut unmet = self.exec.index.unmet(record);
+        unmet.extend(needs.unmet_tools(self.offered_tools().as_deref()));
+        unmet
+    }
+
+    /// The work of [`Session::set_host_tools`](crate::Session::set_host_tools).
+    pub(crate) fn set_host_tools(&self, tools: Vec<String>) {
+        *self.host_tools.lock() = Some(tools.into());
+        // What this session sees has changed: its search statistics are worked out again.
+        self.audience.forget();
+    }
+
+    /// The work of [`Session::unavailable`](crate::Session::unavailable): the skills whose
+    /// scope admits this session and whose needs are unmet, first by precedence for each
+    /// name.
+    pub(crate) fn unavailable(&self) -> crate::UnavailableSkills {
+        let snapshot = self.exec.index.snapshot();
+        let c = &self.context;
+        let scoped = |r: &SkillRecord| {
+            r.frontmatter.scope.as_deref().is_none_or(|scope| {
+                scope.admits(
+                    c.agent.as_deref(),
+                    c.tenant.as_deref(),
+                    c.environment.as_deref(),
+                )
+            })
+        };
+        let skills = snapshot
+            .skills_for(&scoped)
+            .filter_map(|r| {
+                let unmet = self.unmet(r);
+                (!unmet.is_empty()).then(|| crate::UnavailableSkill {
+                    name: r.name.to_string(),
+                    qualified_name: r.qualified_name(),
+                    unavailable: unmet.iter().map(ToString::to_string).collect(),
+                })
+            })
+            .collect();
+        crate::UnavailableSkills { skills }
     }
 
     /// The work of [`Session::offers_model`](crate::Session::offers_model).
@@ -213,6 +311,13 @@ impl SessionState {
         if !self.can_see(&skill.record) {
             return Err(ExecError::not_found(record.qualified_name()));
         }
+        // A granted secret's value written into a body (by a script, say) never reaches
+        // the model's instructions.
+        if let Some(body) = self.exec.policy.secrets.redact_text(&skill.body) {
+            let mut redacted = (*skill).clone();
+            redacted.body = body;
+            return Ok(Arc::new(redacted));
+        }
         Ok(skill)
     }
 
@@ -220,10 +325,17 @@ impl SessionState {
     pub(crate) fn visible(&self) -> Vec<Arc<SkillRecord>> {
         let snapshot = self.exec.index.snapshot();
         let sees = |r: &SkillRecord| self.can_see(r);
+        let offered = self.exec.policy.unavailable == Unavailable::Offered;
         snapshot
             .skills_for(&sees)
             .filter(|r| r.model_invocable())
-            .cloned()
+            .map(|r| {
+                if offered && !self.available(r) {
+                    noted(r)
+                } else {
+                    Arc::clone(r)
+                }
+            })
             .collect()
     }
 

@@ -480,12 +480,29 @@ fn tool_binding_is_checked_against_the_host_tools() {
         "tool-binding:\n  dependencies:\n    - tool: Bash\n    - tool: jq\n      required: false\n",
         "JSON.\n",
     );
+    // A required tool the host does not offer hides the skill (issue 42): its load answers
+    // as for a name that does not exist, and names no tool.
     let executor = env.executor(Policy::builder().host_tools(["bash", "Read"]).build());
     let session = executor.session(SessionContext::default());
     let err = load(&session, &["containers"], LoadMode::Add).unwrap_err();
+    assert_eq!(err.code(), "SKILL_NOT_FOUND");
+    assert!(!err.to_string().contains("docker"), "{err}");
+    assert!(active(&session).is_empty());
+    // Offered anyway, its load is refused naming the tool.
+    let offered = env.executor(
+        Policy::builder()
+            .host_tools(["bash", "Read"])
+            .unavailable(skills_executor::Unavailable::Offered)
+            .build(),
+    );
+    let err = load(
+        &offered.session(SessionContext::default()),
+        &["containers"],
+        LoadMode::Add,
+    )
+    .unwrap_err();
     assert_eq!(err.code(), "SKILL_TOOL_BINDING_MISSING");
     assert!(err.to_string().contains("docker"), "{err}");
-    assert!(active(&session).is_empty());
 
     let receipt = load(&session, &["json-helper"], LoadMode::Add).unwrap();
     let warnings = receipt["warnings"].as_array().expect("warnings");

@@ -16,4 +16,7 @@ pub(crate) struct Config {
     pub(crate) parser: SkillParser,
     pub(crate) file_limit: u64,
     pub(crate) codex_metadata: bool,
+    /// The search path a skill's programs are looked for on (`requires.bins`); `None`:
+    /// this process's `PATH` (the one scripts receive), read at each publication.
+    pub(crate) program_path: Option<std::ffi::OsString>,
 }

@@ -50,15 +50,28 @@ pub struct ChangeEvent {
     /// unshadowed): a change can hide a skill from a reader, or show it one.
     #[serde(skip)]
     pub previous: Option<Arc<SkillRecord>>,
+    /// Whether the skill's needs were unmet here in the snapshot `record` is from
+    /// ([`Snapshot::unmet`]): a reader that is not offered such skills does not hear of it.
+    #[serde(skip)]
+    pub unavailable: bool,
+    /// The same for `previous`, in the old snapshot.
+    #[serde(skip)]
+    pub previously_unavailable: bool,
 }
 
 fn event(
     kind: ChangeKind,
     r: &Arc<SkillRecord>,
     previous: Option<&Arc<SkillRecord>>,
-    generation: u64,
+    (new, old): (&Snapshot, &Snapshot),
 ) -> ChangeEvent {
+    let generation = new.generation();
+    let in_new = kind != ChangeKind::Removed;
+    let unavailable = if in_new { new.lacks(r) } else { old.lacks(r) };
+    let previously_unavailable = previous.is_some_and(|p| old.lacks(p));
     ChangeEvent {
+        unavailable,
+        previously_unavailable,
         event: kind,
         name: r.name.to_string(),
         qualified_name: r.qualified_name(),
@@ -80,7 +93,7 @@ fn key(r: &SkillRecord) -> Key<'_> {
 
 /// The events that turn `old` into `new`, keyed by `SKILL.md` path (and root).
 pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> Vec<ChangeEvent> {
-    let g = new.generation();
+    let g = (new, old);
     let old_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
         old.records().iter().map(|r| (key(r), r)).collect();
     let new_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
@@ -96,7 +109,10 @@ pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> 
             None => events.push(event(ChangeKind::Added, r, None, g)),
             Some(o) => {
                 let touched = touched(r);
-                if !Arc::ptr_eq(o, r) && (***o != **r || touched) {
+                // A skill whose needs became met, or unmet, is changed too: whether a
+                // reader is offered it may have changed.
+                let availability = old.lacks(o) != new.lacks(r);
+                if (!Arc::ptr_eq(o, r) && (***o != **r || touched)) || availability {
                     events.push(event(ChangeKind::Changed, r, Some(o), g));
                 }
                 match (old.wins(o), new.wins(r)) {

@@ -137,6 +137,14 @@ impl SkillIndexBuilder {
         self
     }
 
+    /// The search path a skill's programs (`requires.bins`) are looked for on at each
+    /// publication; by default this process's `PATH`, the one scripts receive, read at
+    /// each publication.
+    pub fn program_path(mut self, path: impl Into<std::ffi::OsString>) -> SkillIndexBuilder {
+        self.config.program_path = Some(path.into());
+        self
+    }
+
     /// Watch the roots and reload on change (default: off).
     pub fn watch(mut self, yes: bool) -> SkillIndexBuilder {
         self.watch = yes;
@@ -498,6 +506,7 @@ impl SkillIndex {
                 parser: SkillParser::default(),
                 file_limit: DEFAULT_SKILL_FILE_LIMIT,
                 codex_metadata: false,
+                program_path: None,
             },
             watch: false,
             watch_hook: crate::watch::SetupHook::default(),
@@ -507,6 +516,12 @@ impl SkillIndex {
     /// The current snapshot. Never blocks, never fails.
     pub fn snapshot(&self) -> Arc<Snapshot> {
         self.shared.current.load_full()
+    }
+
+    /// What `record` (a record of the current snapshot) needs and this machine lacks, as
+    /// the current snapshot checked it ([`Snapshot::unmet`]).
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
+        self.shared.current.load().unmet(record)
     }
 
     /// Rescans every root now and publishes the result (for hosts that watch nothing).
@@ -1022,6 +1037,8 @@ impl Shared {
             .filter(|r| r.root.origin == RootOrigin::Registered)
             .filter_map(|r| r.root.plugin.clone())
             .collect();
+        // What each skill needs is checked on the reading threads too.
+        let path = self.config.program_path.as_deref();
         self.reading(|| {
             Snapshot::build(
                 generation,
@@ -1031,6 +1048,7 @@ impl Shared {
                 folders,
                 &registered,
             )
+            .with_availability(path)
         })
         .with_sources(sources)
         .with_readers(&self.readers)

@@ -28,6 +28,7 @@
 //! assert_eq!(index.load("deploy").unwrap().body, "Steps.\n");
 //! ```
 
+mod available;
 mod check;
 mod config;
 mod error;

@@ -22,7 +22,8 @@ const CODEX_METADATA_LIMIT: u64 = 64 * 1024;
 /// false` into `disable-model-invocation: true` unless the frontmatter sets that field.
 /// A policy file that is there but cannot be read (over the limit, not a regular file,
 /// not YAML, a policy of the wrong shape) keeps the skill from the model too: its policy
-/// is unknown, and the skill is offered only on proof (issue 38).
+/// is unknown, and the skill is offered only on proof (issue 38). Its `dependencies.tools`
+/// become tool needs ([`skills_model::Requires::tools`]).
 /// The one home of this rule: the index's scans and stage-two loads both call it.
 pub(crate) fn apply_codex_policy(
     config: &Config,
@@ -30,7 +31,7 @@ pub(crate) fn apply_codex_policy(
     dir: &str,
     frontmatter: &mut Frontmatter,
 ) {
-    if !config.codex_metadata || frontmatter.disable_model_invocation.is_some() {
+    if !config.codex_metadata {
         return;
     }
     let path = if dir == "." {
@@ -40,7 +41,18 @@ pub(crate) fn apply_codex_policy(
     };
     let allowed = match source.read(&path, CODEX_METADATA_LIMIT) {
         Ok(bytes) => match skills_parser::read_codex_policy(&bytes) {
-            Ok(policy) => policy.allow_implicit_invocation != Some(false),
+            Ok(policy) => {
+                if !policy.tools.is_empty() {
+                    frontmatter
+                        .requires_elsewhere
+                        .get_or_insert_with(Default::default)
+                        .merge(&skills_model::Requires {
+                            tools: policy.tools,
+                            ..Default::default()
+                        });
+                }
+                policy.allow_implicit_invocation != Some(false)
+            }
             Err(error) => {
                 tracing::warn!(path, %error, "agents/openai.yaml cannot be read as a policy; the skill is kept from the model");
                 false
@@ -52,7 +64,7 @@ pub(crate) fn apply_codex_policy(
             false
         }
     };
-    if !allowed {
+    if !allowed && frontmatter.disable_model_invocation.is_none() {
         frontmatter.disable_model_invocation = Some(true);
     }
 }

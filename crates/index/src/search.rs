@@ -635,6 +635,17 @@ impl<'a> Audience<'a> {
 #[derive(Debug, Default)]
 pub struct AudienceMemo(std::sync::Mutex<Option<Arc<Seen>>>);
 
+impl AudienceMemo {
+    /// Forgets what it holds: the audience now sees other skills (a session whose host
+    /// changed the tools it offers).
+    pub fn forget(&self) {
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+}
+
 /// What an audience sees of one index: which documents (`None`: every live one), how
 /// many, and their average field lengths.
 #[derive(Debug)]

@@ -90,6 +90,8 @@ pub struct Snapshot {
     /// ([`crate::search::Build`]); held weakly, so the threads end with the index even
     /// while its snapshots live (a build after that runs where it is asked for).
     readers: std::sync::Weak<rayon::ThreadPool>,
+    /// Whose needs this machine does not meet, as checked when it was published.
+    availability: crate::available::Availability,
 }
 
 /// A root as the snapshot's readers need it: the prefix its skills' paths start with, its
@@ -336,7 +338,34 @@ impl Snapshot {
             search: OnceLock::new(),
             resolved_audience: crate::AudienceMemo::default(),
             readers: std::sync::Weak::new(),
+            availability: crate::available::Availability::default(),
         }
+    }
+
+    /// Checks every record's needs on this machine (`path`: the search path programs are
+    /// looked for on; `None` for this process's `PATH`).
+    pub(crate) fn with_availability(mut self, path: Option<&std::ffi::OsStr>) -> Snapshot {
+        self.availability = crate::available::Availability::check(&self.records, path);
+        self
+    }
+
+    /// What `record` (one of this snapshot's) needs and this machine lacks, as checked when
+    /// the snapshot was published: programs on `PATH`, variables, the system. Empty when
+    /// it lacks nothing. For the host and operator only: a session keeps such a skill from
+    /// the model, and never says why.
+    pub fn unmet(&self, record: &SkillRecord) -> Vec<skills_model::Unmet> {
+        self.availability.of(record)
+    }
+
+    /// Whether `record` (one of this snapshot's) lacks something here: [`Snapshot::unmet`]
+    /// is not empty. Allocates nothing.
+    pub fn lacks(&self, record: &SkillRecord) -> bool {
+        self.availability.lacks(record)
+    }
+
+    /// The `PATH` this snapshot's programs were looked for on.
+    pub fn checked_path(&self) -> Option<&std::ffi::OsStr> {
+        self.availability.path.as_deref()
     }
 
     /// The search index of this snapshot's records (shadowed ones too: see

@@ -4,7 +4,7 @@
 use serde::ser::SerializeMap;
 use serde::{Serialize, Serializer};
 
-use crate::ToolRules;
+use crate::{Capability, Requires, ToolRules};
 
 /// A frontmatter value kept as written, for fields this crate does not type.
 ///
@@ -339,9 +339,9 @@ impl Scope {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Security {
-    /// Free-form capability names.
+    /// Capabilities: names, or `{capability, reason, optional}` objects.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub capabilities: Vec<String>,
+    pub capabilities: Vec<Capability>,
     /// `requiresNetwork`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub requires_network: Option<bool>,
@@ -551,6 +551,13 @@ pub struct Frontmatter {
     pub composition: Option<Box<Composition>>,
     /// `test-scenarios` (skillscraft).
     pub test_scenarios: Vec<TestScenario>,
+    /// `requires`: what the skill needs here (programs, variables, system, secrets).
+    pub requires: Option<Box<Requires>>,
+    /// What other agents' conventions say the skill needs (OpenClaw's
+    /// `metadata.openclaw.requires` and `os`, Hermes' `requires_toolsets` and
+    /// `fallback_for_tools`, Codex's `agents/openai.yaml` `dependencies.tools`). Not
+    /// serialised: those fields are shown where they are written.
+    pub requires_elsewhere: Option<Box<Requires>>,
     /// Claude Code's rarer fields (`argument-hint`, `arguments`, `effort`, `paths`,
     /// `shell`), `None` when the skill has none.
     pub claude_code: Option<Box<ClaudeCodeFields>>,
@@ -638,10 +645,47 @@ impl Frontmatter {
         if !self.test_scenarios.is_empty() {
             map.serialize_entry("test-scenarios", &self.test_scenarios)?;
         }
+        if let Some(requires) = &self.requires {
+            map.serialize_entry("requires", requires)?;
+        }
         if let Some(cc) = &self.claude_code {
             cc.serialize_fields(map)?;
         }
         Ok(())
+    }
+}
+
+impl Requires {
+    /// Every need of a skill, from all the places it may be written: `requires:`, the
+    /// conventions of other agents, and skillscraft's required `tool-binding.dependencies`.
+    /// `None` when it needs nothing (most skills); borrowed when `requires:` says it all.
+    pub fn of(frontmatter: &Frontmatter) -> Option<std::borrow::Cow<'_, Requires>> {
+        use std::borrow::Cow;
+        let bound = frontmatter
+            .tool_binding
+            .as_deref()
+            .is_some_and(|b| b.dependencies.iter().any(|d| d.required));
+        let own = frontmatter.requires.as_deref();
+        if frontmatter.requires_elsewhere.is_none() && !bound {
+            return own.filter(|r| !r.is_empty()).map(Cow::Borrowed);
+        }
+        let mut all = own.cloned().unwrap_or_default();
+        if let Some(more) = frontmatter.requires_elsewhere.as_deref() {
+            all.merge(more);
+        }
+        if let Some(binding) = frontmatter.tool_binding.as_deref() {
+            let tools: Vec<String> = binding
+                .dependencies
+                .iter()
+                .filter(|d| d.required)
+                .map(|d| d.tool.clone())
+                .collect();
+            all.merge(&Requires {
+                tools,
+                ..Requires::default()
+            });
+        }
+        Some(all).filter(|r| !r.is_empty()).map(Cow::Owned)
     }
 }
 
@@ -699,7 +743,7 @@ pub const SPEC_FIELDS: [&str; 6] = [
 ];
 
 /// The extension fields this crate types (beyond the specification's six).
-pub const EXTENSION_FIELDS: [&str; 20] = [
+pub const EXTENSION_FIELDS: [&str; 21] = [
     "disallowed-tools",
     "model",
     "context",
@@ -720,6 +764,7 @@ pub const EXTENSION_FIELDS: [&str; 20] = [
     "effort",
     "paths",
     "shell",
+    "requires",
 ];
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ mod layer;
 mod name;
 mod origin;
 mod rel_path;
+mod requires;
 mod skill;
 mod text;
 mod tools;
@@ -41,6 +42,7 @@ pub use name::{
 };
 pub use origin::{RemoteKind, RemoteOrigin, RemoteOriginError};
 pub use rel_path::{RelPath, RelPathError};
+pub use requires::{Capability, Os, Requires, Unmet};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};
 pub use tools::{Specifier, ToolRule, ToolRules, CLAUDE_SKILL_DIR_VAR, SKILL_DIR_VAR};

@@ -7,10 +7,13 @@ use crate::node::{Kind, Node, ScalarType};
 use crate::yaml;
 
 /// What the loader takes from `agents/openai.yaml`.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CodexPolicy {
     /// `policy.allow_implicit_invocation`, when it is a boolean.
     pub allow_implicit_invocation: Option<bool>,
+    /// `dependencies.tools[].value`: the tools (MCP servers, for `type: mcp`) the skill
+    /// needs the host to offer.
+    pub tools: Vec<String>,
 }
 
 /// Reads `agents/openai.yaml`. A file that is not UTF-8 or not YAML is an error with its
@@ -35,13 +38,20 @@ pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
     };
     let root = yaml::parse_full(text, limits)
         .map_err(|e| format!("{}:{}: {}", e.line, e.col, e.message))?;
+    let tools = root.as_ref().map(dependency_tools).unwrap_or_default();
     let Some(policy) = root.as_ref().and_then(|r| get(r, "policy")) else {
-        return Ok(CodexPolicy::default());
+        return Ok(CodexPolicy {
+            tools,
+            ..CodexPolicy::default()
+        });
     };
     let wrong = |what: &str, node: &Node<'_>| format!("{}:{}: {what}", node.line, node.col);
     let empty = matches!(&policy.kind, Kind::Scalar(s) if s.resolve() == ScalarType::Null);
     if empty {
-        return Ok(CodexPolicy::default());
+        return Ok(CodexPolicy {
+            tools,
+            ..CodexPolicy::default()
+        });
     }
     if !matches!(policy.kind, Kind::Map(_)) {
         return Err(wrong("`policy` is not a mapping", policy));
@@ -62,7 +72,31 @@ pub fn read_codex_policy(bytes: &[u8]) -> Result<CodexPolicy, String> {
     };
     Ok(CodexPolicy {
         allow_implicit_invocation: allow,
+        tools,
     })
+}
+
+/// `dependencies.tools`: each entry's `value` (`{type: mcp, value: NAME, ...}`); entries
+/// without one are passed over.
+///
+/// ```
+/// let yaml = b"dependencies:\n  tools:\n    - type: mcp\n      value: docs\n      transport: streamable_http\n";
+/// assert_eq!(skills_parser::read_codex_policy(yaml).unwrap().tools, ["docs"]);
+/// ```
+fn dependency_tools(root: &Node<'_>) -> Vec<String> {
+    let Some(Kind::Seq(items)) = get(root, "dependencies")
+        .and_then(|d| get(d, "tools"))
+        .map(|t| &t.kind)
+    else {
+        return Vec::new();
+    };
+    items
+        .iter()
+        .filter_map(|item| match &get(item, "value")?.kind {
+            Kind::Scalar(s) if !s.text.is_empty() => Some(s.text.to_string()),
+            _ => None,
+        })
+        .collect()
 }
 
 fn get<'n, 'a>(node: &'n Node<'a>, key: &str) -> Option<&'n Node<'a>> {

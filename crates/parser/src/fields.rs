@@ -7,8 +7,9 @@
 use std::borrow::Cow;
 
 use skills_model::{
-    spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
-    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, ScenarioCase, Scope, Security,
+    spec_name_problem, Capability, ClaudeCodeFields, ClaudeHook, Composition, ContextMode,
+    Diagnostic, Frontmatter, HookEvent, Hooks, Metadata, Os, RawValue, Rule, ScenarioCase, Scope,
+    Security,
     Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
     CLAUDE_SKILL_DIR_VAR, EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
@@ -51,7 +52,7 @@ fn text(node: &Node<'_>) -> Option<String> {
 }
 
 /// A scalar (split at commas) or a list of scalars.
-fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
+pub(crate) fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
     match &node.kind {
         Kind::Scalar(_) => match scalar(node) {
             Some((_, ScalarType::Null)) => Some(Vec::new()),
@@ -168,7 +169,7 @@ pub(crate) fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
     }
 }
 
-fn entries<'n, 'a>(node: &'n Node<'a>) -> Option<&'n [(Node<'a>, Node<'a>)]> {
+pub(crate) fn entries<'n, 'a>(node: &'n Node<'a>) -> Option<&'n [(Node<'a>, Node<'a>)]> {
     match &node.kind {
         Kind::Map(entries) => Some(entries),
         _ => None,
@@ -191,7 +192,7 @@ fn merge_key<'n, 'a>(node: &'n Node<'a>) -> Option<&'n Node<'a>> {
     }
 }
 
-fn get<'n, 'a>(entries: &'n [(Node<'a>, Node<'a>)], key: &str) -> Option<&'n Node<'a>> {
+pub(crate) fn get<'n, 'a>(entries: &'n [(Node<'a>, Node<'a>)], key: &str) -> Option<&'n Node<'a>> {
     entries
         .iter()
         .find(|(k, _)| scalar(k).is_some_and(|(t, _)| t == key))
@@ -211,12 +212,12 @@ impl FieldReader<'_> {
     }
 
     /// An extension value of the right shape that lacks a part it needs.
-    fn ext_missing(&mut self, field: &str, needed: &str, node: &Node<'_>) {
+    pub(crate) fn ext_missing(&mut self, field: &str, needed: &str, node: &Node<'_>) {
         let message = format!("`{field}` needs {needed}; it is ignored");
         self.push(Rule::ExtensionType, Severity::Warning, message, node);
     }
 
-    fn ext_warning(&mut self, field: &str, expected: &str, node: &Node<'_>) {
+    pub(crate) fn ext_warning(&mut self, field: &str, expected: &str, node: &Node<'_>) {
         let message = format!(
             "`{field}` should be {expected}, not {}; it is ignored",
             shape(node)
@@ -326,7 +327,18 @@ impl FieldReader<'_> {
                     .map(Into::into)
             }
             "compatibility" => fm.compatibility = self.compatibility(value).map(Into::into),
-            "metadata" => fm.metadata = self.metadata(value),
+            "metadata" => {
+                fm.metadata = self.metadata(value);
+                self.conventions_in_metadata(fm, value);
+            }
+            "requires" => fm.requires = self.requires(value).map(Box::new),
+            "requires_toolsets"
+            | "requires_tools"
+            | "fallback_for_tools"
+            | "fallback_for_toolsets" => {
+                self.hermes_field(fm, &key_name, value);
+                fm.extra.push((key_name.into_owned(), raw(value)));
+            }
             "allowed-tools" => fm.allowed_tools = self.allowed_tools(value),
             "disallowed-tools" => fm.disallowed_tools = self.disallowed_tools(value),
             "model" => fm.model = self.ext_text("model", value).map(Into::into),
@@ -636,7 +648,7 @@ impl FieldReader<'_> {
 
     /// A boolean extension field: `true` or `false`, or, with a `loader.claudeCode`
     /// warning, another spelling Claude Code reads (`yes`, `off`, `1`...).
-    fn ext_bool(&mut self, field: &str, value: &Node<'_>) -> Option<bool> {
+    pub(crate) fn ext_bool(&mut self, field: &str, value: &Node<'_>) -> Option<bool> {
         if let Some(b) = boolean(value) {
             return Some(b);
         }
@@ -653,7 +665,7 @@ impl FieldReader<'_> {
         Some(b)
     }
 
-    fn ext_list(&mut self, field: &str, value: &Node<'_>) -> Vec<String> {
+    pub(crate) fn ext_list(&mut self, field: &str, value: &Node<'_>) -> Vec<String> {
         string_list(value).unwrap_or_else(|| {
             self.ext_warning(field, "a list of strings", value);
             Vec::new()
@@ -905,7 +917,7 @@ impl FieldReader<'_> {
         let mut s = Security::default();
         for (k, v) in entries {
             match &*key_text(k) {
-                "capabilities" => s.capabilities = self.ext_list("security.capabilities", v),
+                "capabilities" => s.capabilities = self.capabilities(v),
                 "requiresNetwork" => {
                     s.requires_network = self.ext_bool("security.requiresNetwork", v)
                 }
@@ -921,6 +933,52 @@ impl FieldReader<'_> {
             }
         }
         Some(s)
+    }
+
+    /// `security.capabilities`: a list of names, of `{capability, reason, optional}`
+    /// objects, or of both; one comma-separated string is read as names.
+    fn capabilities(&mut self, value: &Node<'_>) -> Vec<Capability> {
+        let field = "security.capabilities";
+        let Kind::Seq(items) = &value.kind else {
+            return self
+                .ext_list(field, value)
+                .into_iter()
+                .map(|capability| Capability {
+                    capability,
+                    ..Capability::default()
+                })
+                .collect();
+        };
+        let mut out = Vec::new();
+        for item in items {
+            if let Some(capability) = text(item) {
+                out.push(Capability {
+                    capability,
+                    ..Capability::default()
+                });
+                continue;
+            }
+            let Some(e) = entries(item) else {
+                self.ext_warning(
+                    field,
+                    "a list of names or of `{capability, reason, optional}`",
+                    item,
+                );
+                continue;
+            };
+            let Some(capability) = get(e, "capability").and_then(text) else {
+                self.ext_missing("security.capabilities[]", "a `capability`", item);
+                continue;
+            };
+            out.push(Capability {
+                capability,
+                reason: get(e, "reason").and_then(text),
+                optional: get(e, "optional")
+                    .and_then(|v| self.ext_bool("security.capabilities[].optional", v)),
+                object: true,
+            });
+        }
+        out
     }
 
     fn tool_binding(&mut self, value: &Node<'_>) -> Option<ToolBinding> {
@@ -1093,6 +1151,20 @@ impl FieldReader<'_> {
 
 /// How many characters `text` has, when that is over `limit`; counted only when its bytes
 /// are over it (characters never outnumber bytes).
+/// The operating systems of a list, each by [`Os::parse`]; the names it does not know.
+pub(crate) fn os_list(names: &[String]) -> (Vec<Os>, Vec<&str>) {
+    let mut known = Vec::new();
+    let mut unknown = Vec::new();
+    for name in names {
+        match Os::parse(name) {
+            Some(os) if !known.contains(&os) => known.push(os),
+            Some(_) => {}
+            None => unknown.push(name.as_str()),
+        }
+    }
+    (known, unknown)
+}
+
 fn chars_over(text: &str, limit: usize) -> Option<usize> {
     if text.len() <= limit {
         return None;

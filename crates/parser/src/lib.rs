@@ -29,6 +29,7 @@ mod fields;
 mod lint;
 mod node;
 mod repair;
+mod requires;
 mod split;
 
 pub use codex::{read_codex_policy, CodexPolicy};

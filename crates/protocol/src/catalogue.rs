@@ -16,13 +16,14 @@ use serde_json::Value;
 use skills_executor::{
     Cancellation, CheckResult, ExecError, FileContent, Hello, Instructions, LoadMode, LoadReceipt,
     PluginRegistered, PluginUnregistered, Reloaded, ScriptCall, ScriptRun, SearchQuery,
-    SearchResults, ServerInfo, Session, SkillContent, SkillList, UnloadReceipt,
+    SearchResults, ServerInfo, Session, SkillContent, SkillList, UnavailableSkills, UnloadReceipt,
 };
 use skills_model::SkillRecord;
 
 use crate::input::{
     parse, CheckInput, HostActivateInput, Input, InstructionsInput, LoadInput, ModeInput, NoInput,
-    ReadInput, RegisterInput, RunInput, SearchInput, SkillInput, UnloadInput, UnregisterInput,
+    ReadInput, RegisterInput, RunInput, SearchInput, SkillInput, UnavailableInput, UnloadInput,
+    UnregisterInput,
 };
 use crate::output::{check_result, AsText, AsTree, Output};
 use crate::schema::{input_schema, output_schema, RequestSchema, ToolDefinition};
@@ -147,6 +148,7 @@ const REQUESTS: &[Entry] = &[
     Entry::of::<UnregisterPlugin>(),
     Entry::of::<Reload>(),
     Entry::of::<HostActivate>(),
+    Entry::of::<SkillsUnavailable>(),
 ];
 
 /// Requests for the host's own code. A host must never forward them from a model's tool
@@ -624,5 +626,26 @@ impl Request for HostActivate {
         _: Option<Cancellation>,
     ) -> Result<LoadReceipt, ExecError> {
         session.host_activate(&input.names)
+    }
+}
+
+/// `skills_unavailable`.
+struct SkillsUnavailable;
+
+impl Request for SkillsUnavailable {
+    const NAME: &'static str = "skills_unavailable";
+    const AUDIENCE: Audience = Audience::HostOnly;
+    const DESCRIPTION: &'static str = "Say which tools the host offers, and list the skills whose needs are unmet here and why (never for the model).";
+    type Input = UnavailableInput;
+    type Output = UnavailableSkills;
+    fn call(
+        session: &Session,
+        input: UnavailableInput,
+        _: Option<Cancellation>,
+    ) -> Result<UnavailableSkills, ExecError> {
+        if let Some(tools) = input.host_tools {
+            session.set_host_tools(tools);
+        }
+        Ok(session.unavailable())
     }
 }

@@ -53,9 +53,13 @@ pub fn events(session: &Session, batch: &[ChangeEvent]) -> Vec<Event> {
     // Judged by the records the events carry: a removed skill is in no snapshot, and a
     // change can hide a skill from this session (for it, removed) or show it one (added).
     // What it may not see before or after is not mentioned.
+    // Whether a skill's needs were met is judged in the snapshot each record is from.
     let seen = |e: &ChangeEvent| {
-        let before = e.previous.as_deref().map(|p| session.can_see(p));
-        (before, session.can_see(&e.record))
+        let before = e
+            .previous
+            .as_deref()
+            .map(|p| session.could_see(p, e.previously_unavailable));
+        (before, session.could_see(&e.record, e.unavailable))
     };
     let (mut added, mut changed, mut removed) = (Vec::new(), Vec::new(), Vec::new());
     let mut said = HashSet::new();

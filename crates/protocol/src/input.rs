@@ -233,6 +233,16 @@ pub(crate) struct RegisterInput {
     pub(crate) root: String,
 }
 
+/// `skills_unavailable` (host only).
+#[derive(Debug, Default, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct UnavailableInput {
+    /// The tools the host offers its model, for this session from now on (in place of
+    /// `--host-tool`); absent, they stay as they were.
+    #[serde(default)]
+    pub(crate) host_tools: Option<Vec<String>>,
+}
+
 /// `unregister_plugin` (host only).
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]

@@ -18,6 +18,18 @@ pub(crate) fn refused(name: &str) -> bool {
         || SUFFIXES.iter().any(|s| name.ends_with(s))
 }
 
+/// Whether the environment filter refuses `name` whatever a host or skill allows (SECURITY
+/// promise 16): such a name is never passed from a call, and is never a secret.
+///
+/// ```
+/// assert!(skills_runner::is_refused_name("LD_PRELOAD"));
+/// assert!(skills_runner::is_refused_name("PATH"));
+/// assert!(!skills_runner::is_refused_name("GITHUB_TOKEN"));
+/// ```
+pub fn is_refused_name(name: &str) -> bool {
+    refused(name)
+}
+
 /// Names refused as they are.
 static EXACT: &[&str] = &[
     "ENV",

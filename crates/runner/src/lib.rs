@@ -6,10 +6,13 @@
 
 mod cancel;
 mod env;
+mod redact;
 mod script;
 mod spawn;
 mod supervisor;
 
 pub use cancel::{cancellation, Cancellation, Canceller};
+pub use env::is_refused_name;
+pub use redact::{redact, MIN_SECRET_LEN};
 pub use script::{interpreter_for, run_script, Ready, ScriptError, ScriptOutput, ScriptRequest};
 pub use supervisor::{supervise, STOPPED, SUPERVISE_ARG};

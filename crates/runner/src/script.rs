@@ -64,6 +64,11 @@ pub struct ScriptRequest<'a> {
     pub supervisor: Option<&'a Path>,
     /// Stops the run when cancelled (Linux: as a timeout does, descendants included).
     pub cancel: Option<&'a crate::Cancellation>,
+    /// Secrets the host granted and the skill declared: set in the child's environment
+    /// after `env`, and redacted from its output ([`redact`](crate::redact)). A name the
+    /// environment filter refuses, a name `env` also sets, and a value shorter than
+    /// [`MIN_SECRET_LEN`](crate::MIN_SECRET_LEN) bytes are refused.
+    pub secrets: &'a [(String, String)],
 }
 
 /// What a run produced.
@@ -168,6 +173,7 @@ impl<'r, 'a> Ready<'r, 'a> {
             .args
             .iter()
             .chain(request.env.iter().map(|(_, value)| value))
+            .chain(request.secrets.iter().map(|(_, value)| value))
             .any(|text| text.contains('\0'));
         if nul {
             return Err(spawn_error(
@@ -287,6 +293,23 @@ fn check_env(request: &ScriptRequest<'_>) -> Result<(), ScriptError> {
             });
         }
     }
+    for (name, value) in request.secrets {
+        let reason = if crate::env::refused(name) {
+            Some("a name the environment filter refuses is never a secret")
+        } else if request.env.iter().any(|(n, _)| n == name) {
+            Some("a call cannot set the name of a secret")
+        } else if value.len() < crate::MIN_SECRET_LEN {
+            Some("a secret's value is at least 8 bytes long")
+        } else {
+            None
+        };
+        if let Some(reason) = reason {
+            return Err(ScriptError::Environment {
+                name: name.clone(),
+                reason,
+            });
+        }
+    }
     Ok(())
 }
 
@@ -309,8 +332,11 @@ fn run_ready(
     })?;
 
     let limit = request.output_limit;
-    let stdout = Capture::start(child.stdout.take(), limit, "script-stdout");
-    let stderr = Capture::start(child.stderr.take(), limit, "script-stderr");
+    // Kept beyond the cap: enough for a secret that starts before it to be seen whole,
+    // and redacted, before the output is cut.
+    let kept = limit.saturating_add(crate::redact::slack(request.secrets));
+    let stdout = Capture::start(child.stdout.take(), kept, "script-stdout");
+    let stderr = Capture::start(child.stderr.take(), kept, "script-stderr");
     let (stdout, stderr) = match (stdout, stderr) {
         (Ok(stdout), Ok(stderr)) => (stdout, stderr),
         (Err(e), _) | (_, Err(e)) => {
@@ -329,8 +355,8 @@ fn run_ready(
     let deadline = Instant::now()
         .checked_add(READER_GRACE)
         .unwrap_or_else(Instant::now);
-    let (stdout, stdout_cut) = stdout.finish(deadline, limit);
-    let (stderr, stderr_cut) = stderr.finish(deadline, limit);
+    let (stdout, stdout_cut) = stdout.finish(deadline, limit, request.secrets);
+    let (stderr, stderr_cut) = stderr.finish(deadline, limit, request.secrets);
 
     let mut exit_code = waited.status.and_then(|status| status.code());
     // A child that exited on its own just as the timer fired was not killed by it; a
@@ -382,6 +408,9 @@ fn command_for(script: &Path, request: &ScriptRequest<'_>) -> Result<Command, Sc
         }
     }
     for (name, value) in request.env {
+        command.env(name, value);
+    }
+    for (name, value) in request.secrets {
         command.env(name, value);
     }
 
@@ -489,7 +518,12 @@ impl Capture {
     /// Waits for the reader until `deadline` at the latest, then takes what it has read,
     /// as text of at most `limit` bytes, and whether anything was cut. A reader that is done
     /// is joined: no thread or pipe outlives the run.
-    fn finish(mut self, deadline: Instant, limit: usize) -> (String, bool) {
+    fn finish(
+        mut self,
+        deadline: Instant,
+        limit: usize,
+        secrets: &[(String, String)],
+    ) -> (String, bool) {
         // `Disconnected` means the reader is done; `Timeout` that something outside the
         // script's reach still holds the pipe: take what there is.
         let done = self
@@ -506,7 +540,8 @@ impl Capture {
             captured.taken = true;
             (std::mem::take(&mut captured.data), captured.truncated)
         };
-        into_text(data, truncated, limit)
+        let (data, cut) = crate::redact::redact(data, limit, secrets);
+        into_text(data, truncated || cut, limit)
     }
 }
 

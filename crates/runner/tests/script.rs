@@ -37,6 +37,7 @@ fn request<'a>(script: &'a Path, args: &'a [String]) -> ScriptRequest<'a> {
         output_limit: MIB,
         supervisor: None,
         cancel: None,
+        secrets: &[],
     }
 }
 

@@ -28,6 +28,7 @@ fn request<'a>(script: &'a Path, timeout: Duration) -> ScriptRequest<'a> {
         output_limit: 1 << 20,
         supervisor: Some(Path::new(SUPERVISOR)),
         cancel: None,
+        secrets: &[],
     }
 }
 
