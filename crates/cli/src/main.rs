@@ -8,6 +8,7 @@ use clap::{Parser, Subcommand};
 
 mod author;
 mod list;
+mod lock;
 mod log;
 mod mcp;
 mod out;
@@ -67,6 +68,8 @@ enum Command {
     Search(search::SearchArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
+    /// Pin the URL roots' skills by digest in the project's skills.lock.
+    Lock(lock::LockArgs),
     /// Print the JSON Schema of the SKILL.md frontmatter.
     Schema,
     /// Print a skill folder's frontmatter as JSON.
@@ -163,6 +166,7 @@ fn main() -> ExitCode {
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
         Command::New(args) => author::new(&args),
+        Command::Lock(args) => lock::lock(&args),
         Command::Schema => author::schema(),
         Command::ReadProperties(args) => author::read_properties(&args),
         Command::Completions(args) => completions(&args),

@@ -253,8 +253,8 @@ pub(crate) struct Writer {
 pub(crate) struct RootState {
     /// The root as given.
     pub(crate) root: SkillRoot,
-    /// The prefix of its skills' paths: the folder made absolute, or `embedded:<id>` for a
-    /// source that is not on disk.
+    /// The prefix of its skills' paths: the folder made absolute, the source's location (a
+    /// URL root's folder), or `embedded:<id>` for another source that is not on disk.
     pub(crate) base: PathBuf,
     /// What its skills are read through (an [`FsSource`] for a folder).
     source: Arc<dyn SkillSource>,
@@ -273,10 +273,11 @@ impl RootState {
                 (base.clone(), Arc::new(FsSource::new(base, options)))
             }
             RootSource::Source(source) => {
-                let base = match (source.fs_root(), &root.plugin) {
-                    (Some(path), _) => path.to_path_buf(),
-                    (None, Some(id)) => PathBuf::from(format!("embedded:{id}")),
-                    (None, None) => PathBuf::from(format!("embedded:{}", root.layer)),
+                let base = match (source.fs_root(), source.location(), &root.plugin) {
+                    (Some(path), _, _) => path.to_path_buf(),
+                    (None, Some(location), _) => PathBuf::from(location),
+                    (None, None, Some(id)) => PathBuf::from(format!("embedded:{id}")),
+                    (None, None, None) => PathBuf::from(format!("embedded:{}", root.layer)),
                 };
                 (base, Arc::clone(source))
             }

@@ -33,6 +33,11 @@ pub struct RemoteSourceBuilder {
 }
 
 impl RemoteSourceBuilder {
+    /// The index's URL.
+    pub fn url(&self) -> &IndexUrl {
+        &self.url
+    }
+
     /// The folder the cache is kept under (default: the user's cache folder,
     /// `dirs::cache_dir()`, which honours `XDG_CACHE_HOME`).
     pub fn cache_dir(mut self, dir: impl Into<PathBuf>) -> RemoteSourceBuilder {
@@ -211,6 +216,17 @@ impl RemoteSource {
         let document = IndexDocument::parse(&self.url, &bytes)?;
         let next = old.next(&document, &self.ctx(Some(&self.fetcher)));
         let changed = !next.same(&old);
+        // An entry not served at the index's digest is asked for again at the next poll:
+        // the index's validators are not kept until every entry is.
+        let complete = document
+            .entries
+            .iter()
+            .all(|e| next.held.get(&e.name).is_some_and(|h| h.entry == *e));
+        let validators = if complete {
+            validators
+        } else {
+            Validators::default()
+        };
         if let Err(e) = self.cache.keep_index(&next.as_index(), &validators) {
             tracing::warn!(code = e.code(), "{e}");
         }
@@ -293,6 +309,11 @@ fn poll_loop(source: &Weak<RemoteSource>, every: Option<Duration>, woken: &Recei
 }
 
 impl SkillSource for RemoteSource {
+    /// The index's folder: a skill's path is `<folder>/<name>/SKILL.md`.
+    fn location(&self) -> Option<String> {
+        Some(self.url.folder())
+    }
+
     fn skill_dirs(&self) -> Vec<String> {
         let state = Arc::clone(&self.inner.lock().state);
         let mut names: Vec<String> = state.held.keys().chain(state.refused.keys()).cloned().collect();
