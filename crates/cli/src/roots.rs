@@ -134,7 +134,7 @@ impl RootArgs {
         Ok(Built { index, remotes })
     }
 
-    /// A URL root's source: from its origin, else from the cache (said once, here).
+    /// A URL root's source: from its origin, else from the cache.
     fn open_remote(
         &self,
         spec: &str,
@@ -148,16 +148,8 @@ impl RootArgs {
             let pins = lock.pins_for(builder.url(), path);
             builder = builder.pins(pins);
         }
+        // A start from the cache is said once, by the source's own warning.
         let source = builder.open().with_context(|| format!("--root {spec:?}"))?;
-        if let Some(why) = source.offline() {
-            let _ = writeln!(
-                std::io::stderr(),
-                "skillctl: warning: {} cannot be reached ({}); serving the skills last verified, from the cache {}",
-                crate::out::one_line(source.url().as_str()),
-                crate::out::one_line(&why),
-                source.cache_dir().display()
-            );
-        }
         Ok(source)
     }
 

@@ -202,7 +202,11 @@ impl RemoteSource {
             Err(e) if e.is_unreachable() => {
                 let mut inner = self.inner.lock();
                 if inner.offline.is_none() {
-                    tracing::warn!(index = %self.url, "the origin cannot be reached; serving the last verified state: {e}");
+                    tracing::warn!(
+                        "{} cannot be reached ({e}); serving the skills last verified, from the cache {}",
+                        self.url,
+                        self.cache.dir().display()
+                    );
                     inner.offline = Some(e.to_string());
                 }
                 return Ok(false);

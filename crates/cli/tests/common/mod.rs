@@ -270,13 +270,21 @@ pub struct Session {
 impl Session {
     /// Starts `skillctl session --no-defaults ARGS` in `cwd`.
     pub fn start(cwd: &Path, args: &[&str]) -> Session {
-        let proc = Spawned::start(
-            skillctl()
-                .arg("session")
-                .arg("--no-defaults")
-                .args(args)
-                .current_dir(cwd),
-        );
+        Session::start_env(cwd, args, &[])
+    }
+
+    /// [`Session::start`] with environment variables set.
+    pub fn start_env(cwd: &Path, args: &[&str], env: &[(&str, &Path)]) -> Session {
+        let mut command = skillctl();
+        command
+            .arg("session")
+            .arg("--no-defaults")
+            .args(args)
+            .current_dir(cwd);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let proc = Spawned::start(&mut command);
         Session {
             proc,
             next_id: 1,
