@@ -76,9 +76,7 @@ fn differences<'a>(old: &'a Lock, now: &'a Lock) -> (Vec<&'a RemotePin>, Vec<&'a
 /// The lock the roots give now.
 fn current(built: &Built) -> Result<Lock> {
     let mut lock = Lock::new();
-    let mut folders = Vec::new();
     for remote in &built.remotes {
-        folders.push(format!("{}/", remote.url().folder()));
         for (name, digest) in remote.digests() {
             lock.remote.push(RemotePin {
                 name,
@@ -90,8 +88,7 @@ fn current(built: &Built) -> Result<Lock> {
     }
     let snap = built.index.snapshot();
     for record in snap.records() {
-        let path = record.path.to_string_lossy();
-        if folders.iter().any(|f| path.starts_with(f.as_str())) {
+        if record.remote.is_some() {
             continue;
         }
         let skill = built

@@ -9,9 +9,7 @@ use anyhow::{bail, Context, Result};
 use skills_index::{SkillIndex, SkillIndexBuilder};
 use skills_model::Layer;
 use skills_remote::{Lock, RemoteSource};
-use skills_storage::{
-    EmbeddedSource, Preset, RootOrigin, RootSource, RootsConfig, SkillRoot, MAX_ROOT_DEPTH,
-};
+use skills_storage::{EmbeddedSource, Preset, RootsConfig, MAX_ROOT_DEPTH};
 
 /// The skills `skillctl` ships, served as the plugin `builtin` unless `--no-defaults`.
 static BUILTIN: &[(&str, &[u8])] = &[(
@@ -119,12 +117,10 @@ impl RootArgs {
                 Some((layer, url)) => {
                     let source = self.open_remote(spec, url, lock.as_ref())?;
                     remotes.push(Arc::clone(&source));
-                    builder.add_root(SkillRoot {
-                        layer: layer.parse::<Layer>().with_context(|| format!("--root {spec:?}"))?,
-                        source: RootSource::Source(source),
-                        plugin: None,
-                        origin: RootOrigin::Explicit,
-                    })
+                    let layer = layer
+                        .parse::<Layer>()
+                        .with_context(|| format!("--root {spec:?}"))?;
+                    builder.source(layer, source)
                 }
                 None => with_root(builder, spec)?,
             };

@@ -164,11 +164,22 @@ fn a_new_version_published_is_picked_up_by_polling() {
     let root = format!("enterprise={}", server.url());
     let mut s = Session::start_env(
         &f.project(),
-        &["--root", &root, "--poll-interval", "50ms"],
+        &["--root", &root, "--poll-interval", "50ms", "--events"],
         &[("XDG_CACHE_HOME", &cache)],
     );
     s.ok("skills_list", json!({}));
-    publish_three(&f.site(), "# Alpha, second edition\n");
+    // The description changes too: a source's change draws events for the records that
+    // differ (a body-only edit draws none; see the notes of issue 40a).
+    let (_, b, g) = three("");
+    let a2 = skill_md("alpha", "Alpha, second edition.", "# Alpha, second edition\n");
+    publish(
+        &f.site(),
+        &[
+            ("alpha", &[("SKILL.md", &a2)]),
+            ("beta", &[("SKILL.md", &b), ("references/REF.md", "the reference\n")]),
+            ("gamma", &[("SKILL.md", &g), ("scripts/run.sh", "echo gamma\n")]),
+        ],
+    );
     let event = s.event("skills_changed");
     assert!(event.to_string().contains("alpha"), "{event}");
     let receipt = s.ok("skills_load", json!({"skills": ["alpha"]}));

@@ -1,9 +1,10 @@
 //! [`RemoteSource`]: a [`SkillSource`] over a well-known index. It starts from the origin
 //! or, when the origin cannot be reached, from the cache's last verified state (saying so
 //! once); a poller asks the origin again every interval (conditionally, with `ETag`, else
-//! `Last-Modified`), and when the verified state changes it tells its listener, which asks
-//! the index to read the root again. Every read of a file is read from the cache and
-//! verified against the digest taken when its artifact was verified.
+//! `Last-Modified`), and when the verified state changes it tells the index through its
+//! `SourceNotifier`, which reads the root again and publishes the change. Every read of a
+//! file is read from the cache and verified against the digest taken when its artifact
+//! was verified.
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Weak};
@@ -11,7 +12,8 @@ use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use parking_lot::Mutex;
-use skills_storage::{ReadError, SkillSource, MAX_LISTED_FILES};
+use skills_model::RemoteOrigin;
+use skills_storage::{ReadError, SkillSource, SourceNotifier, MAX_LISTED_FILES};
 
 use crate::disk::Cache;
 use crate::held::{Ctx, State};
@@ -84,7 +86,7 @@ impl RemoteSourceBuilder {
             pins: self.pins,
             bounds: self.bounds,
             inner: Mutex::new(Inner::default()),
-            listener: Mutex::new(None),
+            notifier: Mutex::new(None),
             wake,
         });
         source.start()?;
@@ -109,8 +111,6 @@ struct Inner {
     offline: Option<String>,
 }
 
-type Listener = Box<dyn Fn() + Send + Sync>;
-
 /// Skills of a well-known index (discovery v0.2.0), verified and cached.
 pub struct RemoteSource {
     url: IndexUrl,
@@ -119,7 +119,7 @@ pub struct RemoteSource {
     pins: Option<Pins>,
     bounds: Bounds,
     inner: Mutex<Inner>,
-    listener: Mutex<Option<Listener>>,
+    notifier: Mutex<Option<SourceNotifier>>,
     wake: Sender<()>,
 }
 
@@ -177,11 +177,6 @@ impl RemoteSource {
     pub fn digests(&self) -> Vec<(String, Digest)> {
         let state = Arc::clone(&self.inner.lock().state);
         state.held.values().map(|h| (h.entry.name.clone(), h.entry.digest)).collect()
-    }
-
-    /// Calls `listener` (from the poller's thread) whenever the verified state changes.
-    pub fn on_change(&self, listener: impl Fn() + Send + Sync + 'static) {
-        *self.listener.lock() = Some(Box::new(listener));
     }
 
     /// Asks the poller to ask the origin now (a host's "check for updates", and tests).
@@ -302,8 +297,9 @@ fn poll_loop(source: &Weak<RemoteSource>, every: Option<Duration>, woken: &Recei
         };
         match source.refresh() {
             Ok(true) => {
-                if let Some(listener) = source.listener.lock().as_ref() {
-                    listener();
+                let notifier = source.notifier.lock().clone();
+                if let Some(notifier) = notifier {
+                    notifier.changed();
                 }
             }
             Ok(false) => {}
@@ -316,6 +312,16 @@ impl SkillSource for RemoteSource {
     /// The index's folder: a skill's path is `<folder>/<name>/SKILL.md`.
     fn location(&self) -> Option<String> {
         Some(self.url.folder())
+    }
+
+    /// `url:https://HOST[:PORT]`: every record of this source carries it.
+    fn remote_origin(&self) -> Option<RemoteOrigin> {
+        Some(RemoteOrigin::url(self.url.origin()))
+    }
+
+    /// The poller tells the index through it when the verified state changes.
+    fn set_notifier(&self, notifier: SourceNotifier) {
+        *self.notifier.lock() = Some(notifier);
     }
 
     fn skill_dirs(&self) -> Vec<String> {

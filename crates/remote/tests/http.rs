@@ -1,6 +1,6 @@
 //! A URL root against a static server on loopback: skills listed and read after their
 //! digests are verified, a tampered artifact refused (a last good version kept), a new
-//! version picked up by a poll (synchronised on the change callback), a start from the
+//! version picked up by a poll (synchronised on the source's notifier), a start from the
 //! cache when the server is gone, an altered cache file refused, and a lock's pins.
 
 mod support;
@@ -56,12 +56,13 @@ fn a_url_root_serves_verified_skills_and_polls_for_new_versions() {
     assert_eq!(source.files("beta"), [("SKILL.md".to_owned(), beta.len() as u64), ("references/REF.md".to_owned(), 4)]);
     assert!(source.is_dir("beta/references"));
     assert_eq!(source.location().unwrap(), format!("{}/.well-known/agent-skills", server.url()));
+    assert_eq!(source.remote_origin().unwrap().to_string(), format!("url:{}", server.url()));
 
     // A new version, picked up by a poll: the change callback says so.
     let (tx, changed) = mpsc::channel();
-    source.on_change(move || {
+    source.set_notifier(skills_storage::SourceNotifier::new(move || {
         let _ = tx.send(());
-    });
+    }));
     let alpha2 = skill_md("alpha", "Alpha, second.", "# Alpha 2\n");
     publish(&s.site(), &[("alpha", &[("SKILL.md", &alpha2)]), ("beta", &[("SKILL.md", &beta), ("references/REF.md", "ref\n")])]);
     source.poll_now();

@@ -69,13 +69,6 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     fn fs_root(&self) -> Option<&Path> {
         None
     }
-    /// Where a source that is not on disk lives, when it has such a place (a URL root's
-    /// folder, `https://HOST/.well-known/agent-skills`): its skills' paths are named under
-    /// it (`<location>/<folder>/SKILL.md`) in place of the `embedded:` label. `None` by
-    /// default.
-    fn location(&self) -> Option<String> {
-        None
-    }
     /// The skill folders with the file each is known by: `SKILL.md`, or a misnamed
     /// `skill.md` that validation reports. The default is [`skill_dirs`](Self::skill_dirs),
     /// each with `SKILL.md`.
