@@ -8,8 +8,9 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use skills_index::{SkillIndex, SkillIndexBuilder};
 use skills_model::Layer;
+use skills_executor::UrlRoots;
 use skills_remote::{Lock, RemoteSource};
-use skills_storage::{EmbeddedSource, Preset, RootsConfig, MAX_ROOT_DEPTH};
+use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
 
 /// The skills `skillctl` ships, served as the plugin `builtin` unless `--no-defaults`.
 static BUILTIN: &[(&str, &[u8])] = &[(
@@ -137,16 +138,19 @@ impl RootArgs {
         url: &str,
         lock: Option<&(Lock, PathBuf)>,
     ) -> Result<Arc<RemoteSource>> {
-        let mut builder = RemoteSource::builder(url)
-            .with_context(|| format!("--root {spec:?}"))?
-            .poll_interval(Some(self.poll_interval));
-        if let Some((lock, path)) = lock {
-            let pins = lock.pins_for(builder.url(), path);
-            builder = builder.pins(pins);
-        }
-        // A start from the cache is said once, by the source's own warning.
-        let source = builder.open().with_context(|| format!("--root {spec:?}"))?;
-        Ok(source)
+        open_url(url, self.poll_interval, lock).with_context(|| format!("--root {spec:?}"))
+    }
+
+    /// How `register_plugin` opens a plugin root given as a URL: as `--root` does, under
+    /// the project's lock as it is at the registration.
+    pub(crate) fn url_roots(&self) -> UrlRoots {
+        let poll = self.poll_interval;
+        UrlRoots::new(move |url| {
+            let path = lock_path()?;
+            let lock = Lock::read(&path)?.map(|lock| (lock, path));
+            let source: Arc<dyn SkillSource> = open_url(url, poll, lock.as_ref())?;
+            Ok(source)
+        })
     }
 
     /// A root named on the command line that does not exist is most likely a typo: say so
@@ -178,6 +182,21 @@ impl RootArgs {
             }
         }
     }
+}
+
+/// A URL root's source, polled every `poll`, under `lock` when there is one. A start from
+/// the cache is said once, by the source's own warning.
+fn open_url(
+    url: &str,
+    poll: std::time::Duration,
+    lock: Option<&(Lock, PathBuf)>,
+) -> Result<Arc<RemoteSource>, skills_remote::RemoteError> {
+    let mut builder = RemoteSource::builder(url)?.poll_interval(Some(poll));
+    if let Some((lock, path)) = lock {
+        let pins = lock.pins_for(builder.url(), path);
+        builder = builder.pins(pins);
+    }
+    builder.open()
 }
 
 /// The layer and URL of a `--root LAYER=URL`, when its value is a URL.

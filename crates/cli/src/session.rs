@@ -233,6 +233,7 @@ impl SessionOptions {
         Ok(Executor::builder(index)
             .policy(policy.build())
             .audit_sink(sink)
+            .url_roots(self.roots.url_roots())
             .build())
     }
 

@@ -257,3 +257,29 @@ fn a_lock_refuses_a_changed_digest_and_an_unnamed_skill_until_update() {
 fn serve_hex(text: &str) -> String {
     skills_remote::Digest::of(text.as_bytes()).hex()
 }
+
+#[test]
+fn a_plugin_registered_over_the_wire_may_be_a_url_root_on_https_or_loopback() {
+    let f = Fleet::new();
+    publish_three(&f.site(), "# Alpha\n");
+    let server = Server::start(&f.site());
+    let cache = f.cache();
+    let mut s = Session::start_env(&f.project(), &[], &[("XDG_CACHE_HOME", &cache)]);
+    let out = s.ok("register_plugin", json!({"id": "fleet", "root": server.url()}));
+    assert_eq!(out["skills"], 3, "{out}");
+    assert_eq!(out["root"], server.url());
+    let receipt = s.ok("skills_load", json!({"skills": ["fleet:gamma"]}));
+    let location = format!("{}/.well-known/agent-skills/gamma/SKILL.md", server.url());
+    assert_eq!(receipt["active_skills"][0]["location"], location, "{receipt}");
+    // http:// only on loopback; an https:// origin that cannot be reached and has no cache.
+    for (root, why) in [
+        ("http://example.com", "only on a loopback address"),
+        ("https://127.0.0.1:1", "nothing is cached"),
+    ] {
+        let (code, message) = s.err("register_plugin", json!({"id": "other", "root": root}));
+        assert_eq!(code, "SKILL_REMOTE_ROOT_FAILED", "{root}: {message}");
+        assert!(message.contains(why), "{root}: {message}");
+    }
+    let (status, _) = s.finish();
+    assert!(status.success());
+}

@@ -32,7 +32,9 @@ mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use error::ExecError;
-pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
+pub use executor::{
+    Executor, ExecutorBuilder, SessionContext, SessionContextBuilder, UrlRootError, UrlRoots,
+};
 pub use origin::PluginOrigin;
 pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
