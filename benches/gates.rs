@@ -25,17 +25,21 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 struct Args {
     quick: bool,
+    /// `--only url-cache`: only the URL root's row (its corpus is the 1,000-skill one).
+    only_url_cache: bool,
     /// (label, folder) of each corpus to index.
     corpora: Vec<(String, PathBuf)>,
 }
 
 fn args() -> Args {
     let mut quick = false;
+    let mut only_url_cache = false;
     let mut corpora = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => quick = true,
+            "--only" => only_url_cache = it.next().as_deref() == Some("url-cache"),
             "--corpus" => {
                 if let Some((label, dir)) = it.next().as_deref().and_then(|v| v.split_once('=')) {
                     corpora.push((label.to_owned(), PathBuf::from(dir)));
@@ -44,7 +48,11 @@ fn args() -> Args {
             _ => {} // cargo bench passes --bench
         }
     }
-    Args { quick, corpora }
+    Args {
+        quick,
+        only_url_cache,
+        corpora,
+    }
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -109,6 +117,8 @@ fn depth_of(root: &Path) -> usize {
 
 #[path = "support/row.rs"]
 mod row;
+#[path = "support/url_cache.rs"]
+mod url_cache;
 use row::metric;
 
 fn main() {
@@ -120,6 +130,12 @@ fn main() {
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
     for (label, root) in &args.corpora {
+        if label == "1000" {
+            url_cache::row(root, runs, &mut metrics);
+        }
+        if args.only_url_cache {
+            continue;
+        }
         // The real-world corpus nests skills as owner/repo/.../name: search it to the cap.
         let depth = if label == "real" { 6 } else { depth_of(root) };
         let n_runs = match label.as_str() {

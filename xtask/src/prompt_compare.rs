@@ -360,6 +360,7 @@ fn our_record(parser: &SkillParser, dir: &Path) -> Result<SkillRecord, String> {
         body_offset: parsed.body_offset,
         frontmatter: Arc::new(parsed.frontmatter),
         diagnostics: parsed.diagnostics.into(),
+        remote: None,
     })
 }
 

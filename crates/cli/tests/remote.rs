@@ -137,6 +137,11 @@ fn a_session_lists_loads_and_reads_the_skills_of_a_url_root() {
     assert!(entry["body"].as_str().unwrap().contains("See references/REF.md."));
     let read = s.ok("skills_read", json!({"path": "references/REF.md"}));
     assert!(read.to_string().contains("the reference"), "{read}");
+    // An untrusted origin's script never runs (the host trusts it with --trust url:...).
+    s.ok("skills_load", json!({"skills": ["gamma"]}));
+    let (code, message) = s.err("skills_run_script", json!({"skill": "gamma", "path": "scripts/run.sh"}));
+    assert_eq!(code, "SKILL_UNTRUSTED", "{message}");
+    assert!(message.contains(&format!("url:{url}")), "{message}");
     let (status, _) = s.finish();
     assert!(status.success());
 }

@@ -167,6 +167,26 @@ mod tests {
     }
 
     #[test]
+    fn a_redirect_never_leaves_https_nor_loopback() {
+        let https = "https://example.com/.well-known/agent-skills/index.json";
+        assert_eq!(
+            follow(https, "/v2/index.json", true).unwrap(),
+            "https://example.com/v2/index.json"
+        );
+        for (to, why) in [
+            ("http://example.com/x", "loopback"),
+            ("http://127.0.0.1/x", "from https"),
+            ("file:///etc/passwd", "not https"),
+        ] {
+            let e = follow(https, to, true).unwrap_err();
+            assert!(e.contains(why), "{to}: {e}");
+        }
+        let local = "http://127.0.0.1:8080/index.json";
+        assert!(follow(local, "http://localhost:9/x", false).is_ok());
+        assert!(follow(local, "http://example.com/x", false).is_err());
+    }
+
+    #[test]
     fn artifact_urls_resolve_against_the_index() {
         let url = IndexUrl::parse("https://example.com").unwrap();
         let ok = [
