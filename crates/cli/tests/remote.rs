@@ -124,6 +124,7 @@ fn a_session_lists_loads_and_reads_the_skills_of_a_url_root() {
     let alpha = &listed["skills"][0];
     assert_eq!(alpha["layer"], "enterprise");
     assert_eq!(alpha["path"], format!("{url}/.well-known/agent-skills/alpha/SKILL.md"));
+    assert_eq!(alpha["origin"], format!("url:{url}"));
     assert_eq!(listed["shadowed"][0]["shadowed_by"], "enterprise:alpha", "{listed}");
 
     let cache = f.cache();
@@ -134,14 +135,17 @@ fn a_session_lists_loads_and_reads_the_skills_of_a_url_root() {
     let receipt = s.ok("skills_load", json!({"skills": ["beta"]}));
     let entry = &receipt["active_skills"][0];
     assert_eq!(entry["location"], format!("{url}/.well-known/agent-skills/beta/SKILL.md"));
+    assert_eq!(entry["origin"], format!("url:{url}"));
     assert!(entry["body"].as_str().unwrap().contains("See references/REF.md."));
     let read = s.ok("skills_read", json!({"path": "references/REF.md"}));
     assert!(read.to_string().contains("the reference"), "{read}");
-    // An untrusted origin's script never runs (the host trusts it with --trust url:...).
+    // A URL root's script never runs: its skill has no folder of its own on disk (the
+    // executor refuses it as it refuses an embedded skill's, before asking about trust).
     s.ok("skills_load", json!({"skills": ["gamma"]}));
     let (code, message) = s.err("skills_run_script", json!({"skill": "gamma", "path": "scripts/run.sh"}));
-    assert_eq!(code, "SKILL_UNTRUSTED", "{message}");
-    assert!(message.contains(&format!("url:{url}")), "{message}");
+    assert_eq!(code, "SKILL_SCRIPT_NOT_ON_DISK", "{message}");
+    let listed = s.ok("skills_list", json!({}));
+    assert_eq!(listed["skills"][0]["origin"], format!("url:{url}"), "{listed}");
     let (status, _) = s.finish();
     assert!(status.success());
 }
