@@ -78,7 +78,11 @@ pub(crate) fn row(root: &Path, runs: usize, metrics: &mut Vec<Value>) {
             let index = if step == 0 { from_cache() } else { from_disk() };
             let took = ms(t.elapsed());
             drop(Arc::new(index));
-            if step == 0 { cached.push(took) } else { disk.push(took) }
+            if step == 0 {
+                cached.push(took)
+            } else {
+                disk.push(took)
+            }
         }
     }
     metrics.push(metric(

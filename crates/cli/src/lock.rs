@@ -40,16 +40,33 @@ pub(crate) fn lock(args: &LockArgs) -> Result<ExitCode> {
         Some(old) if !args.update => {
             let (stale, fresh) = differences(&old, &now);
             if stale.is_empty() && fresh.is_empty() {
-                writeln!(out, "{} is up to date ({} remote skills pinned)", path.display(), now.remote.len())?;
+                writeln!(
+                    out,
+                    "{} is up to date ({} remote skills pinned)",
+                    path.display(),
+                    now.remote.len()
+                )?;
                 return Ok(ExitCode::SUCCESS);
             }
             for pin in stale {
-                writeln!(out, "- {} {} {} (in the lock)", pin.name, pin.index, pin.digest)?;
+                writeln!(
+                    out,
+                    "- {} {} {} (in the lock)",
+                    pin.name, pin.index, pin.digest
+                )?;
             }
             for pin in fresh {
-                writeln!(out, "+ {} {} {} (published now)", pin.name, pin.index, pin.digest)?;
+                writeln!(
+                    out,
+                    "+ {} {} {} (published now)",
+                    pin.name, pin.index, pin.digest
+                )?;
             }
-            writeln!(out, "{} differs from the roots; `skillctl lock --update` accepts them", path.display())?;
+            writeln!(
+                out,
+                "{} differs from the roots; `skillctl lock --update` accepts them",
+                path.display()
+            )?;
             Ok(ExitCode::from(1))
         }
         _ => {
@@ -68,8 +85,16 @@ pub(crate) fn lock(args: &LockArgs) -> Result<ExitCode> {
 
 /// The pins of `old` no longer published, and those published that `old` does not hold.
 fn differences<'a>(old: &'a Lock, now: &'a Lock) -> (Vec<&'a RemotePin>, Vec<&'a RemotePin>) {
-    let stale = old.remote.iter().filter(|p| !now.remote.contains(p)).collect();
-    let fresh = now.remote.iter().filter(|p| !old.remote.contains(p)).collect();
+    let stale = old
+        .remote
+        .iter()
+        .filter(|p| !now.remote.contains(p))
+        .collect();
+    let fresh = now
+        .remote
+        .iter()
+        .filter(|p| !old.remote.contains(p))
+        .collect();
     (stale, fresh)
 }
 

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use anyhow::{bail, Context, Result};
+use skills_executor::UrlRoots;
 use skills_index::{SkillIndex, SkillIndexBuilder};
 use skills_model::Layer;
-use skills_executor::UrlRoots;
 use skills_remote::{Lock, RemoteSource};
 use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
 

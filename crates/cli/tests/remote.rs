@@ -80,18 +80,32 @@ fn parsed(run: &Run) -> Value {
 }
 
 fn names(listed: &Value) -> Vec<&str> {
-    listed["skills"].as_array().unwrap().iter().map(|s| s["name"].as_str().unwrap()).collect()
+    listed["skills"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect()
 }
 
 fn messages(listed: &Value) -> String {
-    listed["diagnostics"].as_array().unwrap().iter().map(|d| format!("{}\n", d["message"])).collect()
+    listed["diagnostics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|d| format!("{}\n", d["message"]))
+        .collect()
 }
 
 /// Three skills: a lone SKILL.md, and two archives with supporting files.
 fn three(alpha_body: &str) -> (String, String, String) {
     (
         skill_md("alpha", "Alpha for tests.", alpha_body),
-        skill_md("beta", "Beta with references.", "# Beta\n\nSee references/REF.md.\n"),
+        skill_md(
+            "beta",
+            "Beta with references.",
+            "# Beta\n\nSee references/REF.md.\n",
+        ),
         skill_md("gamma", "Gamma with a script.", "# Gamma\n"),
     )
 }
@@ -102,8 +116,14 @@ fn publish_three(site: &Path, alpha_body: &str) -> Vec<PathBuf> {
         site,
         &[
             ("alpha", &[("SKILL.md", &a)]),
-            ("beta", &[("SKILL.md", &b), ("references/REF.md", "the reference\n")]),
-            ("gamma", &[("SKILL.md", &g), ("scripts/run.sh", "echo gamma\n")]),
+            (
+                "beta",
+                &[("SKILL.md", &b), ("references/REF.md", "the reference\n")],
+            ),
+            (
+                "gamma",
+                &[("SKILL.md", &g), ("scripts/run.sh", "echo gamma\n")],
+            ),
         ],
     )
 }
@@ -117,35 +137,64 @@ fn a_session_lists_loads_and_reads_the_skills_of_a_url_root() {
     // A personal folder's alpha is shadowed by the enterprise URL's, as a folder's would be.
     let personal = f.tmp.path().join("personal/alpha");
     std::fs::create_dir_all(&personal).unwrap();
-    std::fs::write(personal.join("SKILL.md"), skill_md("alpha", "Local alpha.", "# Local\n")).unwrap();
+    std::fs::write(
+        personal.join("SKILL.md"),
+        skill_md("alpha", "Local alpha.", "# Local\n"),
+    )
+    .unwrap();
     let root = format!("personal={}", personal.parent().unwrap().display());
-    let listed = parsed(&run(&mut f.cmd(&url, &["list", "--format", "json", "--root", &root])));
+    let listed = parsed(&run(
+        &mut f.cmd(&url, &["list", "--format", "json", "--root", &root])
+    ));
     assert_eq!(names(&listed), ["alpha", "beta", "gamma"]);
     let alpha = &listed["skills"][0];
     assert_eq!(alpha["layer"], "enterprise");
-    assert_eq!(alpha["path"], format!("{url}/.well-known/agent-skills/alpha/SKILL.md"));
+    assert_eq!(
+        alpha["path"],
+        format!("{url}/.well-known/agent-skills/alpha/SKILL.md")
+    );
     assert_eq!(alpha["origin"], format!("url:{url}"));
-    assert_eq!(listed["shadowed"][0]["shadowed_by"], "enterprise:alpha", "{listed}");
+    assert_eq!(
+        listed["shadowed"][0]["shadowed_by"], "enterprise:alpha",
+        "{listed}"
+    );
 
     let cache = f.cache();
     let root = format!("enterprise={url}");
-    let mut s = Session::start_env(&f.project(), &["--root", &root], &[("XDG_CACHE_HOME", &cache)]);
+    let mut s = Session::start_env(
+        &f.project(),
+        &["--root", &root],
+        &[("XDG_CACHE_HOME", &cache)],
+    );
     let all = s.ok("skills_list", json!({}));
     assert!(all.to_string().contains("Beta with references."), "{all}");
     let receipt = s.ok("skills_load", json!({"skills": ["beta"]}));
     let entry = &receipt["active_skills"][0];
-    assert_eq!(entry["location"], format!("{url}/.well-known/agent-skills/beta/SKILL.md"));
+    assert_eq!(
+        entry["location"],
+        format!("{url}/.well-known/agent-skills/beta/SKILL.md")
+    );
     assert_eq!(entry["origin"], format!("url:{url}"));
-    assert!(entry["body"].as_str().unwrap().contains("See references/REF.md."));
+    assert!(entry["body"]
+        .as_str()
+        .unwrap()
+        .contains("See references/REF.md."));
     let read = s.ok("skills_read", json!({"path": "references/REF.md"}));
     assert!(read.to_string().contains("the reference"), "{read}");
     // A URL root's script never runs: its skill has no folder of its own on disk (the
     // executor refuses it as it refuses an embedded skill's, before asking about trust).
     s.ok("skills_load", json!({"skills": ["gamma"]}));
-    let (code, message) = s.err("skills_run_script", json!({"skill": "gamma", "path": "scripts/run.sh"}));
+    let (code, message) = s.err(
+        "skills_run_script",
+        json!({"skill": "gamma", "path": "scripts/run.sh"}),
+    );
     assert_eq!(code, "SKILL_SCRIPT_NOT_ON_DISK", "{message}");
     let listed = s.ok("skills_list", json!({}));
-    assert_eq!(listed["skills"][0]["origin"], format!("url:{url}"), "{listed}");
+    assert_eq!(
+        listed["skills"][0]["origin"],
+        format!("url:{url}"),
+        "{listed}"
+    );
     let (status, _) = s.finish();
     assert!(status.success());
 }
@@ -156,12 +205,19 @@ fn a_tampered_artifact_is_refused() {
     let artifacts = publish_three(&f.site(), "# Alpha\n");
     // beta's archive replaced after the index was written: its digest no longer holds.
     let (_, _, g) = three("");
-    std::fs::write(&artifacts[1], serve::tar_gz(&[("SKILL.md", &g.replace("gamma", "beta"))])).unwrap();
+    std::fs::write(
+        &artifacts[1],
+        serve::tar_gz(&[("SKILL.md", &g.replace("gamma", "beta"))]),
+    )
+    .unwrap();
     let server = Server::start(&f.site());
     let listed = f.listed(&server.url());
     assert_eq!(names(&listed), ["alpha", "gamma"]);
     let why = messages(&listed);
-    assert!(why.contains("digest mismatch") && why.contains("beta.tar.gz"), "{why}");
+    assert!(
+        why.contains("digest mismatch") && why.contains("beta.tar.gz"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -180,13 +236,23 @@ fn a_new_version_published_is_picked_up_by_polling() {
     // The description changes too: a source's change draws events for the records that
     // differ (a body-only edit draws none; see the notes of issue 40a).
     let (_, b, g) = three("");
-    let a2 = skill_md("alpha", "Alpha, second edition.", "# Alpha, second edition\n");
+    let a2 = skill_md(
+        "alpha",
+        "Alpha, second edition.",
+        "# Alpha, second edition\n",
+    );
     publish(
         &f.site(),
         &[
             ("alpha", &[("SKILL.md", &a2)]),
-            ("beta", &[("SKILL.md", &b), ("references/REF.md", "the reference\n")]),
-            ("gamma", &[("SKILL.md", &g), ("scripts/run.sh", "echo gamma\n")]),
+            (
+                "beta",
+                &[("SKILL.md", &b), ("references/REF.md", "the reference\n")],
+            ),
+            (
+                "gamma",
+                &[("SKILL.md", &g), ("scripts/run.sh", "echo gamma\n")],
+            ),
         ],
     );
     let event = s.event("skills_changed");
@@ -208,22 +274,35 @@ fn with_the_server_stopped_a_new_process_starts_from_the_cache_and_refuses_an_al
 
     let offline = f.list(&url);
     assert_eq!(offline.code, Some(0), "{offline:#?}");
-    assert!(offline.stderr.contains("cannot be reached") && offline.stderr.contains("from the cache"), "{offline:#?}");
+    assert!(
+        offline.stderr.contains("cannot be reached") && offline.stderr.contains("from the cache"),
+        "{offline:#?}"
+    );
     assert_eq!(offline.stderr.lines().count(), 1, "said once: {offline:#?}");
-    assert!(offline.stderr.contains(&f.cache().display().to_string()), "names the cache: {offline:#?}");
+    assert!(
+        offline.stderr.contains(&f.cache().display().to_string()),
+        "names the cache: {offline:#?}"
+    );
     let listed: Value = serde_json::from_str(&offline.stdout).unwrap();
     assert_eq!(names(&listed), ["alpha", "beta", "gamma"]);
 
     // A cached file altered on disk (same size, so the folder looks whole) is refused.
     let script = &f.cached("run.sh")[0];
     std::fs::write(script, "rm -rf ~/\n").unwrap();
-    let skill = f.cached("SKILL.md").into_iter().find(|p| std::fs::read_to_string(p).unwrap().contains("name: alpha")).unwrap();
+    let skill = f
+        .cached("SKILL.md")
+        .into_iter()
+        .find(|p| std::fs::read_to_string(p).unwrap().contains("name: alpha"))
+        .unwrap();
     let text = std::fs::read_to_string(&skill).unwrap();
     std::fs::write(&skill, text.replace("Alpha for tests.", "Alpha for TESTS.")).unwrap();
     let listed = f.listed(&url);
     assert_eq!(names(&listed), ["beta", "gamma"]);
     let why = messages(&listed);
-    assert!(why.contains("altered") && why.contains("digest mismatch"), "{why}");
+    assert!(
+        why.contains("altered") && why.contains("digest mismatch"),
+        "{why}"
+    );
 }
 
 #[test]
@@ -234,14 +313,18 @@ fn a_lock_refuses_a_changed_digest_and_an_unnamed_skill_until_update() {
         &f.site(),
         &[
             ("alpha", &[("SKILL.md", &a)]),
-            ("beta", &[("SKILL.md", &b), ("references/REF.md", "the reference\n")]),
+            (
+                "beta",
+                &[("SKILL.md", &b), ("references/REF.md", "the reference\n")],
+            ),
         ],
     );
     let server = Server::start(&f.site());
     let url = server.url();
     let wrote = run(&mut f.cmd(&url, &["lock"]));
     assert!(wrote.ok().contains("2 remote skills pinned"), "{wrote:#?}");
-    let lock: Value = serde_json::from_slice(&std::fs::read(f.project().join("skills.lock")).unwrap()).unwrap();
+    let lock: Value =
+        serde_json::from_slice(&std::fs::read(f.project().join("skills.lock")).unwrap()).unwrap();
     assert_eq!(lock["remote"][0]["origin"], format!("url:{url}"));
     let pinned = lock["remote"][0]["digest"].as_str().unwrap().to_owned();
 
@@ -252,12 +335,21 @@ fn a_lock_refuses_a_changed_digest_and_an_unnamed_skill_until_update() {
     let why = messages(&listed);
     let (a2, _, _) = three("# Alpha, unreviewed\n");
     let published = format!("sha256:{}", serve_hex(&a2));
-    assert!(why.contains(&pinned) && why.contains(&published), "both digests: {why}");
-    assert!(why.contains("\\\"gamma\\\"") && why.contains("is not in the lock"), "{why}");
+    assert!(
+        why.contains(&pinned) && why.contains(&published),
+        "both digests: {why}"
+    );
+    assert!(
+        why.contains("\\\"gamma\\\"") && why.contains("is not in the lock"),
+        "{why}"
+    );
 
     let check = run(&mut f.cmd(&url, &["lock"]));
     assert_eq!(check.code, Some(1), "{check:#?}");
-    assert!(check.stdout.contains("+ gamma") && check.stdout.contains("- alpha"), "{check:#?}");
+    assert!(
+        check.stdout.contains("+ gamma") && check.stdout.contains("- alpha"),
+        "{check:#?}"
+    );
     run(&mut f.cmd(&url, &["lock", "--update"])).ok();
     assert_eq!(names(&f.listed(&url)), ["alpha", "beta", "gamma"]);
 }
@@ -274,12 +366,18 @@ fn a_plugin_registered_over_the_wire_may_be_a_url_root_on_https_or_loopback() {
     let server = Server::start(&f.site());
     let cache = f.cache();
     let mut s = Session::start_env(&f.project(), &[], &[("XDG_CACHE_HOME", &cache)]);
-    let out = s.ok("register_plugin", json!({"id": "fleet", "root": server.url()}));
+    let out = s.ok(
+        "register_plugin",
+        json!({"id": "fleet", "root": server.url()}),
+    );
     assert_eq!(out["skills"], 3, "{out}");
     assert_eq!(out["root"], server.url());
     let receipt = s.ok("skills_load", json!({"skills": ["fleet:gamma"]}));
     let location = format!("{}/.well-known/agent-skills/gamma/SKILL.md", server.url());
-    assert_eq!(receipt["active_skills"][0]["location"], location, "{receipt}");
+    assert_eq!(
+        receipt["active_skills"][0]["location"], location,
+        "{receipt}"
+    );
     // http:// only on loopback; an https:// origin that cannot be reached and has no cache.
     for (root, why) in [
         ("http://example.com", "only on a loopback address"),

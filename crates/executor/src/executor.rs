@@ -52,7 +52,10 @@ pub type UrlRootError = Box<dyn std::error::Error + Send + Sync>;
 /// root, `http://` on loopback): a well-known index as a source, with the host's own
 /// cache, polling and lock. The executor knows no HTTP; the host brings it.
 #[derive(Clone)]
-pub struct UrlRoots(Arc<dyn Fn(&str) -> Result<Arc<dyn SkillSource>, UrlRootError> + Send + Sync>);
+pub struct UrlRoots(Arc<OpenUrlRoot>);
+
+/// What opens a URL root.
+type OpenUrlRoot = dyn Fn(&str) -> Result<Arc<dyn SkillSource>, UrlRootError> + Send + Sync;
 
 impl UrlRoots {
     /// An opener of URL roots.

@@ -72,9 +72,18 @@ impl Cache {
             .split_once("://")
             .map_or(origin.as_str(), |(_, rest)| rest)
             .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '.' { c } else { '-' })
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '.' {
+                    c
+                } else {
+                    '-'
+                }
+            })
             .collect();
-        let key = format!("{site}-{}", &Digest::of(url.as_str().as_bytes()).hex()[..16]);
+        let key = format!(
+            "{site}-{}",
+            &Digest::of(url.as_str().as_bytes()).hex()[..16]
+        );
         Cache {
             dir: root.join("agent-skills").join("remote").join(key),
         }
@@ -127,7 +136,11 @@ impl Cache {
 
     /// The folder `digest`'s artifact unpacks to, written (through a temporary folder and a
     /// rename) when it is missing or does not hold exactly `files` by name and size.
-    pub(crate) fn skill_folder(&self, digest: &Digest, files: &Files) -> Result<PathBuf, RemoteError> {
+    pub(crate) fn skill_folder(
+        &self,
+        digest: &Digest,
+        files: &Files,
+    ) -> Result<PathBuf, RemoteError> {
         let skills = self.dir.join("skills");
         let target = skills.join(digest.hex());
         if holds(&target, files) {
@@ -135,8 +148,8 @@ impl Cache {
         }
         let temp = skills.join(temp_name("skill"));
         let written = write_files(&temp, files);
+        // A folder there (altered, or half of an older layout) is moved aside, then swept.
         let _ = std::fs::rename(&target, skills.join(temp_name("old")))
-            .map(|()| ())
             .or_else(|_| std::fs::remove_dir_all(&target));
         if let Err(e) = written.and_then(|()| std::fs::rename(&temp, &target)) {
             let _ = std::fs::remove_dir_all(&temp);

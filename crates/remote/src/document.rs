@@ -80,7 +80,9 @@ impl IndexDocument {
             Some(other) => {
                 return Err(RemoteError::SchemaUnknown {
                     url: url.to_string(),
-                    schema: other.as_str().map_or_else(|| other.to_string(), str::to_owned),
+                    schema: other
+                        .as_str()
+                        .map_or_else(|| other.to_string(), str::to_owned),
                 })
             }
         }
@@ -184,6 +186,15 @@ mod tests {
             "https://example.com/.well-known/agent-skills/good/SKILL.md"
         );
         let places: Vec<&str> = parsed.skipped.iter().map(|s| &s[..9]).collect();
-        assert_eq!(places, ["skills[1]", "skills[2]", "skills[3]", "skills[4]", "skills[5]"]);
+        assert_eq!(
+            places,
+            [
+                "skills[1]",
+                "skills[2]",
+                "skills[3]",
+                "skills[4]",
+                "skills[5]"
+            ]
+        );
     }
 }

@@ -7,6 +7,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use rayon::prelude::*;
+
 use crate::disk::Cache;
 use crate::http::{Fetched, Fetcher};
 use crate::unpack::{unpack, Bounds, Files};
@@ -48,21 +50,35 @@ pub(crate) struct Ctx<'a> {
 impl State {
     /// The state `document` leads to from `self`.
     pub(crate) fn next(&self, document: &IndexDocument, ctx: &Ctx<'_>) -> State {
-        let mut next = State::default();
         for why in &document.skipped {
             tracing::warn!(index = %ctx.url, "skipped an index entry: {why}");
         }
-        for entry in &document.entries {
+        // Each new digest is verified (read, hashed, unpacked) in parallel: a start from
+        // the cache verifies every skill.
+        let obtained: Vec<(&IndexEntry, Option<Result<Held, RemoteError>>)> = document
+            .entries
+            .par_iter()
+            .map(|entry| {
+                let unchanged = self
+                    .held
+                    .get(&entry.name)
+                    .is_some_and(|o| o.entry == *entry);
+                (entry, (!unchanged).then(|| obtain(entry, ctx)))
+            })
+            .collect();
+        let mut next = State::default();
+        for (entry, got) in obtained {
             let old = self.held.get(&entry.name);
-            if let Some(old) = old.filter(|o| o.entry == *entry) {
-                next.held.insert(entry.name.clone(), old.clone());
-                continue;
-            }
-            match obtain(entry, ctx) {
-                Ok(held) => {
+            match got {
+                None => {
+                    if let Some(old) = old {
+                        next.held.insert(entry.name.clone(), old.clone());
+                    }
+                }
+                Some(Ok(held)) => {
                     next.held.insert(entry.name.clone(), held);
                 }
-                Err(e) => {
+                Some(Err(e)) => {
                     tracing::warn!(index = %ctx.url, skill = %entry.name, code = e.code(), "{e}");
                     match old {
                         Some(old) => {

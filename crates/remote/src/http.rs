@@ -115,8 +115,8 @@ impl Fetcher {
                         url: current.clone(),
                         reason,
                     };
-                    let location = header("location")
-                        .ok_or_else(|| refused("no Location header".into()))?;
+                    let location =
+                        header("location").ok_or_else(|| refused("no Location header".into()))?;
                     current = follow(&current, &location, self.https).map_err(refused)?;
                 }
                 status => {

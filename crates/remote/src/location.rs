@@ -148,7 +148,10 @@ mod tests {
         }
         let url = IndexUrl::parse("https://Example.com:8443/a").unwrap();
         assert_eq!(url.origin(), "https://example.com:8443");
-        assert_eq!(url.folder(), "https://example.com:8443/a/.well-known/agent-skills");
+        assert_eq!(
+            url.folder(),
+            "https://example.com:8443/a/.well-known/agent-skills"
+        );
     }
 
     #[test]
@@ -190,9 +193,18 @@ mod tests {
     fn artifact_urls_resolve_against_the_index() {
         let url = IndexUrl::parse("https://example.com").unwrap();
         let ok = [
-            ("/.well-known/agent-skills/a/SKILL.md", "https://example.com/.well-known/agent-skills/a/SKILL.md"),
-            ("a.tar.gz", "https://example.com/.well-known/agent-skills/a.tar.gz"),
-            ("https://cdn.example.com/x.zip", "https://cdn.example.com/x.zip"),
+            (
+                "/.well-known/agent-skills/a/SKILL.md",
+                "https://example.com/.well-known/agent-skills/a/SKILL.md",
+            ),
+            (
+                "a.tar.gz",
+                "https://example.com/.well-known/agent-skills/a.tar.gz",
+            ),
+            (
+                "https://cdn.example.com/x.zip",
+                "https://cdn.example.com/x.zip",
+            ),
         ];
         for (reference, resolved) in ok {
             assert_eq!(url.resolve(reference).unwrap(), resolved);

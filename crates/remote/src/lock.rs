@@ -100,7 +100,10 @@ impl Lock {
         }
         for pin in &lock.remote {
             if Digest::parse(&pin.digest).is_none() {
-                return Err(bad(format!("{}: the digest {:?} is not sha256:<hex>", pin.name, pin.digest)));
+                return Err(bad(format!(
+                    "{}: the digest {:?} is not sha256:<hex>",
+                    pin.name, pin.digest
+                )));
             }
         }
         Ok(Some(lock))

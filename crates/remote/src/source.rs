@@ -170,13 +170,21 @@ impl RemoteSource {
     /// with why.
     pub fn refused(&self) -> Vec<(String, String)> {
         let state = Arc::clone(&self.inner.lock().state);
-        state.refused.iter().map(|(n, w)| (n.clone(), w.clone())).collect()
+        state
+            .refused
+            .iter()
+            .map(|(n, w)| (n.clone(), w.clone()))
+            .collect()
     }
 
     /// Every skill served, with the digest of its artifact as the index gives it.
     pub fn digests(&self) -> Vec<(String, Digest)> {
         let state = Arc::clone(&self.inner.lock().state);
-        state.held.values().map(|h| (h.entry.name.clone(), h.entry.digest)).collect()
+        state
+            .held
+            .values()
+            .map(|h| (h.entry.name.clone(), h.entry.digest))
+            .collect()
     }
 
     /// Asks the poller to ask the origin now (a host's "check for updates", and tests).
@@ -269,12 +277,14 @@ impl RemoteSource {
         let mut inner = self.inner.lock();
         inner.state = Arc::new(state);
         inner.validators = validators;
-        inner.offline.get_or_insert_with(|| "the origin failed".into());
+        inner
+            .offline
+            .get_or_insert_with(|| "the origin failed".into());
         Ok(())
     }
 
     /// The skill and file a source path names, and the held state.
-    fn split<'p>(&self, path: &'p str) -> Option<(Arc<State>, String, String)> {
+    fn split(&self, path: &str) -> Option<(Arc<State>, String, String)> {
         let rel = skills_model::RelPath::file(path).ok()?;
         let (name, file) = rel.as_str().split_once('/')?;
         let state = Arc::clone(&self.inner.lock().state);
@@ -326,7 +336,12 @@ impl SkillSource for RemoteSource {
 
     fn skill_dirs(&self) -> Vec<String> {
         let state = Arc::clone(&self.inner.lock().state);
-        let mut names: Vec<String> = state.held.keys().chain(state.refused.keys()).cloned().collect();
+        let mut names: Vec<String> = state
+            .held
+            .keys()
+            .chain(state.refused.keys())
+            .cloned()
+            .collect();
         names.sort();
         names
     }
@@ -368,7 +383,10 @@ impl SkillSource for RemoteSource {
         };
         held.files
             .iter()
-            .filter(|(path, _)| path.split('/').all(|p| !p.starts_with('.') && p != "node_modules"))
+            .filter(|(path, _)| {
+                path.split('/')
+                    .all(|p| !p.starts_with('.') && p != "node_modules")
+            })
             .take(MAX_LISTED_FILES)
             .map(|(path, (size, _))| (path.clone(), *size))
             .collect()

@@ -162,7 +162,12 @@ fn unpack_tar_gz(bytes: &[u8], taken: &mut Taken) -> Result<(), Refused> {
         let mut entry = entry.map_err(|e| (String::new(), corrupt(&e.to_string())))?;
         let raw = entry.path_bytes();
         let name = std::str::from_utf8(&raw)
-            .map_err(|_| (String::from_utf8_lossy(&raw).into_owned(), Refusal::NotPlain))?
+            .map_err(|_| {
+                (
+                    String::from_utf8_lossy(&raw).into_owned(),
+                    Refusal::NotPlain,
+                )
+            })?
             .to_owned();
         taken.count(&name)?;
         let refused = |reason| Err((name.clone(), reason));

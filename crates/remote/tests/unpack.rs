@@ -19,6 +19,9 @@ enum Member<'a> {
 
 const SKILL: Member<'static> = Member::File("SKILL.md", b"---\nname: s\ndescription: S.\n---\n");
 
+/// Writes an archive of members.
+type Make = fn(&[Member<'_>]) -> Vec<u8>;
+
 /// A `.tar.gz` of `members`, names written byte for byte (no builder checks).
 fn tar_gz(members: &[Member<'_>]) -> Vec<u8> {
     let mut out = tar::Builder::new(Vec::new());
@@ -84,7 +87,10 @@ fn zip(members: &[Member<'_>]) -> Vec<u8> {
         for header in [&b"PK\x03\x04"[..], b"PK\x01\x02"] {
             let skip = if header[2] == 3 { 30 } else { 46 };
             let at = (0..bytes.len() - skip)
-                .find(|&i| bytes[i..].starts_with(header) && bytes[i + skip..].starts_with(stand_in.as_bytes()))
+                .find(|&i| {
+                    bytes[i..].starts_with(header)
+                        && bytes[i + skip..].starts_with(stand_in.as_bytes())
+                })
                 .unwrap()
                 + skip;
             bytes[at..at + name.len()].copy_from_slice(name.as_bytes());
@@ -97,8 +103,7 @@ fn zip(members: &[Member<'_>]) -> Vec<u8> {
 fn patch_mode(bytes: &mut [u8], name: &str, mode: u32) {
     let at = (0..bytes.len() - 46)
         .find(|&i| {
-            bytes[i..i + 4] == *b"PK\x01\x02"
-                && bytes[i + 46..].starts_with(name.as_bytes())
+            bytes[i..i + 4] == *b"PK\x01\x02" && bytes[i + 46..].starts_with(name.as_bytes())
         })
         .unwrap();
     bytes[at + 5] = 3; // made by: Unix
@@ -108,26 +113,100 @@ fn patch_mode(bytes: &mut [u8], name: &str, mode: u32) {
 /// Each case: what the archive holds, the member refused, and why.
 fn refusals() -> Vec<(&'static str, Vec<Member<'static>>, &'static str, Refusal)> {
     vec![
-        ("absolute", vec![SKILL, Member::File("/etc/cron.d/x", b"x")], "/etc/cron.d/x", Refusal::Absolute),
-        ("dot-dot", vec![SKILL, Member::File("scripts/../../x", b"x")], "scripts/../../x", Refusal::Parent),
-        ("dot-dot folder", vec![SKILL, Member::Dir("../up/")], "../up/", Refusal::Parent),
-        ("symlink", vec![SKILL, Member::Symlink("link", "/etc/passwd")], "link", Refusal::Symlink),
-        ("symlink inside", vec![SKILL, Member::Symlink("alias.md", "SKILL.md")], "alias.md", Refusal::Symlink),
-        ("hard link", vec![SKILL, Member::HardLink("hard", "/etc/passwd")], "hard", Refusal::HardLink),
-        ("character device", vec![SKILL, Member::Special("tty", tar::EntryType::Char, 0o020_000)], "tty", Refusal::Special("a character device")),
-        ("block device", vec![SKILL, Member::Special("sda", tar::EntryType::Block, 0o060_000)], "sda", Refusal::Special("a block device")),
-        ("fifo", vec![SKILL, Member::Special("pipe", tar::EntryType::Fifo, 0o010_000)], "pipe", Refusal::Special("a FIFO")),
-        ("duplicate", vec![SKILL, Member::File("a", b"1"), Member::File("a", b"2")], "a", Refusal::Duplicate),
-        ("file under a file", vec![SKILL, Member::File("a", b"1"), Member::File("a/b", b"2")], "a/b", Refusal::Duplicate),
-        ("no SKILL.md", vec![Member::File("README.md", b"x")], "SKILL.md", Refusal::NoSkillFile),
-        ("SKILL.md not at the root", vec![Member::File("s/SKILL.md", b"x")], "SKILL.md", Refusal::NoSkillFile),
+        (
+            "absolute",
+            vec![SKILL, Member::File("/etc/cron.d/x", b"x")],
+            "/etc/cron.d/x",
+            Refusal::Absolute,
+        ),
+        (
+            "dot-dot",
+            vec![SKILL, Member::File("scripts/../../x", b"x")],
+            "scripts/../../x",
+            Refusal::Parent,
+        ),
+        (
+            "dot-dot folder",
+            vec![SKILL, Member::Dir("../up/")],
+            "../up/",
+            Refusal::Parent,
+        ),
+        (
+            "symlink",
+            vec![SKILL, Member::Symlink("link", "/etc/passwd")],
+            "link",
+            Refusal::Symlink,
+        ),
+        (
+            "symlink inside",
+            vec![SKILL, Member::Symlink("alias.md", "SKILL.md")],
+            "alias.md",
+            Refusal::Symlink,
+        ),
+        (
+            "hard link",
+            vec![SKILL, Member::HardLink("hard", "/etc/passwd")],
+            "hard",
+            Refusal::HardLink,
+        ),
+        (
+            "character device",
+            vec![
+                SKILL,
+                Member::Special("tty", tar::EntryType::Char, 0o020_000),
+            ],
+            "tty",
+            Refusal::Special("a character device"),
+        ),
+        (
+            "block device",
+            vec![
+                SKILL,
+                Member::Special("sda", tar::EntryType::Block, 0o060_000),
+            ],
+            "sda",
+            Refusal::Special("a block device"),
+        ),
+        (
+            "fifo",
+            vec![
+                SKILL,
+                Member::Special("pipe", tar::EntryType::Fifo, 0o010_000),
+            ],
+            "pipe",
+            Refusal::Special("a FIFO"),
+        ),
+        (
+            "duplicate",
+            vec![SKILL, Member::File("a", b"1"), Member::File("a", b"2")],
+            "a",
+            Refusal::Duplicate,
+        ),
+        (
+            "file under a file",
+            vec![SKILL, Member::File("a", b"1"), Member::File("a/b", b"2")],
+            "a/b",
+            Refusal::Duplicate,
+        ),
+        (
+            "no SKILL.md",
+            vec![Member::File("README.md", b"x")],
+            "SKILL.md",
+            Refusal::NoSkillFile,
+        ),
+        (
+            "SKILL.md not at the root",
+            vec![Member::File("s/SKILL.md", b"x")],
+            "SKILL.md",
+            Refusal::NoSkillFile,
+        ),
     ]
 }
 
 #[test]
 fn every_refused_member_kind_is_refused_in_tar_gz_and_zip() {
     for (what, members, member, why) in refusals() {
-        let formats: &[(&str, fn(&[Member<'_>]) -> Vec<u8>)] = if what == "hard link" {
+        let formats: &[(&str, Make)] = if what == "hard link" {
             &[("tar.gz", tar_gz)]
         } else {
             &[("tar.gz", tar_gz), ("zip", zip)]
@@ -148,15 +227,27 @@ fn every_refused_member_kind_is_refused_in_tar_gz_and_zip() {
 
 #[test]
 fn too_many_files_and_too_many_bytes_are_refused_in_both_formats() {
-    let small = Bounds { files: 3, bytes: 1_000 };
-    let many = [SKILL, Member::File("a", b"1"), Member::File("b", b"2"), Member::File("c", b"3")];
+    let small = Bounds {
+        files: 3,
+        bytes: 1_000,
+    };
+    let many = [
+        SKILL,
+        Member::File("a", b"1"),
+        Member::File("b", b"2"),
+        Member::File("c", b"3"),
+    ];
     let big = vec![b'x'; 2_000];
     let large = [SKILL, Member::File("big.bin", &big)];
-    for (format, make) in [("tar.gz", tar_gz as fn(&[Member<'_>]) -> Vec<u8>), ("zip", zip)] {
+    for (format, make) in [("tar.gz", tar_gz as Make), ("zip", zip)] {
         let (_, why) = unpack(&make(&many), small).unwrap_err();
         assert_eq!(why, Refusal::TooManyFiles(3), "{format}");
         let (member, why) = unpack(&make(&large), small).unwrap_err();
-        assert_eq!((member.as_str(), why), ("big.bin", Refusal::TooLarge(1_000)), "{format}");
+        assert_eq!(
+            (member.as_str(), why),
+            ("big.bin", Refusal::TooLarge(1_000)),
+            "{format}"
+        );
     }
 }
 
@@ -167,8 +258,18 @@ fn the_bound_counts_unpacked_bytes_not_declared_sizes() {
     let zeros = vec![0u8; 1 << 20];
     let bytes = tar_gz(&[SKILL, Member::File("zeros", &zeros)]);
     assert!(bytes.len() < 4_096, "compresses well: {}", bytes.len());
-    let (member, why) = unpack(&bytes, Bounds { files: 10, bytes: 100_000 }).unwrap_err();
-    assert_eq!((member.as_str(), why), ("zeros", Refusal::TooLarge(100_000)));
+    let (member, why) = unpack(
+        &bytes,
+        Bounds {
+            files: 10,
+            bytes: 100_000,
+        },
+    )
+    .unwrap_err();
+    assert_eq!(
+        (member.as_str(), why),
+        ("zeros", Refusal::TooLarge(100_000))
+    );
 }
 
 #[test]
@@ -180,10 +281,14 @@ fn a_well_formed_archive_unpacks_to_its_files() {
         Member::File("./scripts/run.sh", b"echo hi\n"),
         Member::File("references/REF.md", b"ref"),
     ];
-    for (format, make) in [("tar.gz", tar_gz as fn(&[Member<'_>]) -> Vec<u8>), ("zip", zip)] {
+    for (format, make) in [("tar.gz", tar_gz as Make), ("zip", zip)] {
         let files = unpack(&make(&members), Bounds::default()).unwrap();
         let names: Vec<&str> = files.keys().map(String::as_str).collect();
-        assert_eq!(names, ["SKILL.md", "references/REF.md", "scripts/run.sh"], "{format}");
+        assert_eq!(
+            names,
+            ["SKILL.md", "references/REF.md", "scripts/run.sh"],
+            "{format}"
+        );
         assert_eq!(files["scripts/run.sh"], b"echo hi\n");
     }
     let (_, why) = unpack(b"not an archive", Bounds::default()).unwrap_err();

@@ -112,7 +112,11 @@ fn answer(root: &Path, stream: TcpStream) -> std::io::Result<()> {
     let mut out = stream;
     match std::fs::read(&file) {
         Ok(bytes) if if_none_match.as_deref() == Some(etag(&bytes).as_str()) => {
-            write!(out, "HTTP/1.1 304 Not Modified\r\nETag: {}\r\nConnection: close\r\n\r\n", etag(&bytes))
+            write!(
+                out,
+                "HTTP/1.1 304 Not Modified\r\nETag: {}\r\nConnection: close\r\n\r\n",
+                etag(&bytes)
+            )
         }
         Ok(bytes) => {
             let kind = match file.extension().and_then(|e| e.to_str()) {
@@ -129,7 +133,10 @@ fn answer(root: &Path, stream: TcpStream) -> std::io::Result<()> {
             )?;
             out.write_all(&bytes)
         }
-        Err(_) => write!(out, "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+        Err(_) => write!(
+            out,
+            "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+        ),
     }
 }
 
@@ -156,7 +163,9 @@ pub fn tar_gz(files: &[(&str, &str)]) -> Vec<u8> {
         out.append(&header, text.as_bytes()).unwrap();
     }
     let tar = out.into_inner().unwrap();
-    let mut gz = flate2::GzBuilder::new().mtime(0).write(Vec::new(), flate2::Compression::best());
+    let mut gz = flate2::GzBuilder::new()
+        .mtime(0)
+        .write(Vec::new(), flate2::Compression::best());
     gz.write_all(&tar).unwrap();
     gz.finish().unwrap()
 }
@@ -177,7 +186,11 @@ pub fn publish(site: &Path, skills: &[(&str, &[(&str, &str)])]) -> Vec<PathBuf> 
             .and_then(|(_, t)| t.lines().find_map(|l| l.strip_prefix("description: ")))
             .unwrap_or_default();
         let (kind, url, bytes) = match files {
-            [("SKILL.md", text)] => ("skill-md", format!("{name}/SKILL.md"), text.as_bytes().to_vec()),
+            [("SKILL.md", text)] => (
+                "skill-md",
+                format!("{name}/SKILL.md"),
+                text.as_bytes().to_vec(),
+            ),
             _ => ("archive", format!("{name}.tar.gz"), tar_gz(files)),
         };
         let path = folder.join(&url);
@@ -196,6 +209,10 @@ pub fn publish(site: &Path, skills: &[(&str, &[(&str, &str)])]) -> Vec<PathBuf> 
         "$schema": skills_remote::SCHEMA_0_2_0,
         "skills": entries,
     });
-    std::fs::write(folder.join("index.json"), serde_json::to_vec_pretty(&index).unwrap()).unwrap();
+    std::fs::write(
+        folder.join("index.json"),
+        serde_json::to_vec_pretty(&index).unwrap(),
+    )
+    .unwrap();
     artifacts
 }
