@@ -8,7 +8,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::location::follow;
-use crate::RemoteError;
+use crate::{IndexUrl, RemoteError};
 
 /// The most redirects one GET follows.
 pub const MAX_REDIRECTS: usize = 5;
@@ -43,23 +43,26 @@ pub(crate) enum Fetched {
 #[derive(Debug, Clone)]
 pub(crate) struct Fetcher {
     agent: ureq::Agent,
-    https: bool,
+    root: IndexUrl,
 }
 
 impl Fetcher {
-    /// A client for a root that is `https` (or `http` on loopback).
-    pub(crate) fn new(https: bool) -> Fetcher {
+    /// A client for `root` (`https`, or `http` on loopback).
+    pub(crate) fn new(root: &IndexUrl) -> Fetcher {
         let agent = ureq::Agent::config_builder()
             .timeout_global(Some(REQUEST_TIMEOUT))
             .timeout_connect(Some(CONNECT_TIMEOUT))
             .max_redirects(0)
             .max_redirects_will_error(false)
             .http_status_as_error(false)
-            .https_only(https)
+            .https_only(root.is_https())
             .user_agent(concat!("agent-skills/", env!("CARGO_PKG_VERSION")))
             .build()
             .into();
-        Fetcher { agent, https }
+        Fetcher {
+            agent,
+            root: root.clone(),
+        }
     }
 
     /// GETs `url`, at most `limit` bytes; with `validators`, conditionally.
@@ -117,7 +120,7 @@ impl Fetcher {
                     };
                     let location =
                         header("location").ok_or_else(|| refused("no Location header".into()))?;
-                    current = follow(&current, &location, self.https).map_err(refused)?;
+                    current = follow(&current, &location, &self.root).map_err(refused)?;
                 }
                 status => {
                     return Err(RemoteError::Status {

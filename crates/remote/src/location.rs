@@ -84,9 +84,10 @@ impl fmt::Display for IndexUrl {
     }
 }
 
-/// The URL a redirect from `from` to `location` leads to, under the rule of a root that is
-/// `https` (or not): a redirect never leaves `https`, nor `http` a loopback address.
-pub(crate) fn follow(from: &str, location: &str, https: bool) -> Result<String, String> {
+/// The URL a redirect from `from` to `location` leads to, under `root`'s rule: a redirect
+/// never leaves `https`, nor `http` a loopback address.
+pub(crate) fn follow(from: &str, location: &str, root: &IndexUrl) -> Result<String, String> {
+    let https = root.is_https();
     let base = Url::parse(from).map_err(|e| e.to_string())?;
     let url = base.join(location).map_err(|e| e.to_string())?;
     check_scheme(&url)?;
@@ -172,8 +173,9 @@ mod tests {
     #[test]
     fn a_redirect_never_leaves_https_nor_loopback() {
         let https = "https://example.com/.well-known/agent-skills/index.json";
+        let root = IndexUrl::parse(https).unwrap();
         assert_eq!(
-            follow(https, "/v2/index.json", true).unwrap(),
+            follow(https, "/v2/index.json", &root).unwrap(),
             "https://example.com/v2/index.json"
         );
         for (to, why) in [
@@ -181,12 +183,13 @@ mod tests {
             ("http://127.0.0.1/x", "from https"),
             ("file:///etc/passwd", "not https"),
         ] {
-            let e = follow(https, to, true).unwrap_err();
+            let e = follow(https, to, &root).unwrap_err();
             assert!(e.contains(why), "{to}: {e}");
         }
         let local = "http://127.0.0.1:8080/index.json";
-        assert!(follow(local, "http://localhost:9/x", false).is_ok());
-        assert!(follow(local, "http://example.com/x", false).is_err());
+        let root = IndexUrl::parse(local).unwrap();
+        assert!(follow(local, "http://localhost:9/x", &root).is_ok());
+        assert!(follow(local, "http://example.com/x", &root).is_err());
     }
 
     #[test]

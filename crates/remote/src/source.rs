@@ -81,7 +81,7 @@ impl RemoteSourceBuilder {
         let (wake, woken) = crossbeam_channel::unbounded();
         let source = Arc::new(RemoteSource {
             cache: Cache::new(&root, &self.url),
-            fetcher: Fetcher::new(self.url.is_https()),
+            fetcher: Fetcher::new(&self.url),
             url: self.url,
             pins: self.pins,
             bounds: self.bounds,
