@@ -6,10 +6,7 @@
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::{Digest, IndexUrl, RemoteError};
-
-/// The one `$schema` this client reads.
-pub const SCHEMA_0_2_0: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+use crate::{Digest, IndexUrl, RemoteError, SCHEMA_0_2_0};
 
 /// The most entries an index may hold.
 pub const MAX_ENTRIES: usize = 10_000;

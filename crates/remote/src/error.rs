@@ -4,6 +4,9 @@ use std::path::PathBuf;
 
 use thiserror::Error;
 
+/// The one `$schema` this client reads (discovery v0.2.0); the errors name it.
+pub const SCHEMA_0_2_0: &str = "https://schemas.agentskills.io/discovery/0.2.0/schema.json";
+
 /// Why an archive member was refused ([`RemoteError::Archive`]).
 #[derive(Debug, Clone, PartialEq, Eq, Error)]
 #[non_exhaustive]
@@ -89,13 +92,13 @@ pub enum RemoteError {
         limit: u64,
     },
     /// An index without `$schema`: v0.1.0, which has no digests.
-    #[error("{url}: the index has no $schema: it is a v0.1.0 index, whose artifacts carry no digest and cannot be verified; publish it as v0.2.0 ({schema})", schema = crate::SCHEMA_0_2_0)]
+    #[error("{url}: the index has no $schema: it is a v0.1.0 index, whose artifacts carry no digest and cannot be verified; publish it as v0.2.0 ({schema})", schema = SCHEMA_0_2_0)]
     SchemaMissing {
         /// The index URL.
         url: String,
     },
     /// An index with a `$schema` this client does not know.
-    #[error("{url}: unknown $schema {schema:?}; this client reads {known}", known = crate::SCHEMA_0_2_0)]
+    #[error("{url}: unknown $schema {schema:?}; this client reads {known}", known = SCHEMA_0_2_0)]
     SchemaUnknown {
         /// The index URL.
         url: String,

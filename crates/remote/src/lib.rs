@@ -26,8 +26,8 @@ mod source;
 mod unpack;
 
 pub use digest::Digest;
-pub use document::{ArtifactKind, IndexDocument, IndexEntry, MAX_ENTRIES, SCHEMA_0_2_0};
-pub use error::{Refusal, RemoteError};
+pub use document::{ArtifactKind, IndexDocument, IndexEntry, MAX_ENTRIES};
+pub use error::{Refusal, RemoteError, SCHEMA_0_2_0};
 pub use http::{
     Validators, CONNECT_TIMEOUT, MAX_ARTIFACT_BYTES, MAX_INDEX_BYTES, MAX_REDIRECTS,
     REQUEST_TIMEOUT,
