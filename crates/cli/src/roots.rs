@@ -105,12 +105,14 @@ impl RootArgs {
                 });
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
+        // The lock is read only when a URL root needs it.
+        let has_remote = self.roots.iter().any(|spec| remote_spec(spec).is_some());
         let lock = match pinning {
-            Pinning::Lock => {
+            Pinning::Lock if has_remote => {
                 let path = lock_path()?;
                 Lock::read(&path)?.map(|lock| (lock, path))
             }
-            Pinning::Unpinned => None,
+            Pinning::Lock | Pinning::Unpinned => None,
         };
         let mut remotes = Vec::new();
         for spec in &self.roots {

@@ -167,3 +167,34 @@ impl Pins {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lock_that_cannot_be_read_says_where_and_why() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join(LOCK_FILE);
+        assert_eq!(Lock::read(&path).unwrap(), None);
+        let bad_digest = r#"{"version":1,"remote":[{"name":"a","origin":"url:https://x","index":"https://x/i.json","digest":"md5:0"}]}"#;
+        for (text, needle) in [
+            ("{", "line 1"),
+            (r#"{"version":2}"#, "version 2"),
+            (bad_digest, "is not sha256"),
+            (r#"{"version":1,"extra":1}"#, "unknown field"),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let e = Lock::read(&path).unwrap_err();
+            assert_eq!(e.code(), "REMOTE_LOCK_INVALID");
+            let message = e.to_string();
+            assert!(
+                message.contains(needle) && message.contains(LOCK_FILE),
+                "{message}"
+            );
+        }
+        let lock = Lock::new();
+        lock.write(&path).unwrap();
+        assert_eq!(Lock::read(&path).unwrap(), Some(lock));
+    }
+}
