@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use rayon::prelude::*;
 use serde_json::{json, Value};
-use skills_executor::{Executor, LoadMode, SessionContext};
+use skills_executor::{Executor, JsonlFileSink, LoadMode, OtlpExporter, SessionContext};
 use skills_index::SkillIndex;
 use skills_model::{Layer, SkillRecord};
 use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
@@ -25,21 +25,22 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 struct Args {
     quick: bool,
-    /// `--only url-cache`: only the URL root's row (its corpus is the 1,000-skill one).
-    only_url_cache: bool,
+    /// `--only NAME`: only that group of rows (`otlp`: the audit export rows; `url-cache`:
+    /// the URL root's row, over the 1,000-skill corpus).
+    only: Option<String>,
     /// (label, folder) of each corpus to index.
     corpora: Vec<(String, PathBuf)>,
 }
 
 fn args() -> Args {
     let mut quick = false;
-    let mut only_url_cache = false;
+    let mut only = None;
     let mut corpora = Vec::new();
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--quick" => quick = true,
-            "--only" => only_url_cache = it.next().as_deref() == Some("url-cache"),
+            "--only" => only = it.next(),
             "--corpus" => {
                 if let Some((label, dir)) = it.next().as_deref().and_then(|v| v.split_once('=')) {
                     corpora.push((label.to_owned(), PathBuf::from(dir)));
@@ -50,7 +51,7 @@ fn args() -> Args {
     }
     Args {
         quick,
-        only_url_cache,
+        only,
         corpora,
     }
 }
@@ -127,13 +128,22 @@ fn main() {
     let mut metrics = Vec::new();
     // Warm the rayon pool and the page cache before anything is measured.
     rayon::broadcast(|_| ());
+    let only = args.only.as_deref();
+    if only != Some("url-cache") {
+        audit_export(runs, &mut metrics);
+    }
+    if only == Some("otlp") {
+        let doc = json!({ "quick": args.quick, "metrics": metrics });
+        println!("{doc}");
+        return;
+    }
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
     for (label, root) in &args.corpora {
         if label == "1000" {
             url_cache::row(root, runs, &mut metrics);
         }
-        if args.only_url_cache {
+        if only.is_some() {
             continue;
         }
         // The real-world corpus nests skills as owner/repo/.../name: search it to the cap.
@@ -535,6 +545,7 @@ fn first_searches(
                 limit: Some(10),
                 layer: None,
                 tag: None,
+                explain: false,
             };
             let t = Instant::now();
             std::hint::black_box(session.search(&query).expect("a search"));
@@ -736,6 +747,71 @@ fn activation(index: &Arc<SkillIndex>, names: &[String], metrics: &mut Vec<Value
         median(samples),
         None,
         "allowed and denied calls alternately; audit not included",
+    ));
+}
+
+/// `check_tool` throughput with the audit file, and with an unreachable OTLP exporter
+/// beside it (a loopback port nothing listens on): the export never holds up a decision.
+fn audit_export(runs: usize, metrics: &mut Vec<Value>) {
+    let dir = tempfile::tempdir().expect("a temporary folder");
+    let index = Arc::new(
+        SkillIndex::builder()
+            .watch(false)
+            .build()
+            .expect("an empty index"),
+    );
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free loopback port")
+        .port();
+    let session = |file: &str, export: bool| {
+        let sink = JsonlFileSink::open(&dir.path().join(file)).expect("the audit file");
+        let mut builder = Executor::builder(Arc::clone(&index)).audit_sink(Arc::new(sink));
+        if export {
+            let exporter = OtlpExporter::builder(&format!("http://127.0.0.1:{port}"))
+                .drain(Duration::ZERO)
+                .build()
+                .expect("an exporter");
+            builder = builder.audit_export(exporter);
+        }
+        let executor = builder.build();
+        (
+            executor.session(SessionContext::builder().build()),
+            executor,
+        )
+    };
+    let (plain, _) = session("plain.jsonl", false);
+    let (exported, executor) = session("exported.jsonl", true);
+    let input = json!({"command": "git log --oneline"});
+    const N: usize = 20_000;
+    let (mut without, mut with) = (Vec::new(), Vec::new());
+    for run in 0..runs {
+        for step in row::order(run, 2) {
+            let (s, out) = if step == 0 {
+                (&plain, &mut without)
+            } else {
+                (&exported, &mut with)
+            };
+            let t = Instant::now();
+            for _ in 0..N {
+                std::hint::black_box(s.check_tool("Bash", &input));
+            }
+            out.push(t.elapsed().as_nanos() as f64 / N as f64);
+        }
+    }
+    let stats = executor
+        .audit_export()
+        .map(|e| e.stats())
+        .unwrap_or_default();
+    metrics.push(metric(
+        "check_tool with the audit file, an unreachable OTLP exporter beside it",
+        "ns",
+        median(with),
+        Some(median(without)),
+        &format!(
+            "floor: the same calls with the audit file alone; each call audited; the exporter's requests failed for {} events and its queue dropped {}",
+            stats.failed, stats.dropped
+        ),
     ));
 }
 

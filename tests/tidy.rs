@@ -993,6 +993,14 @@ const OPEN_HOMES: &[(&str, &str)] = &[
         "crates/remote/src/disk.rs",
         "a URL root's cache and the lock file, written through a temporary name and a rename",
     ),
+    (
+        "crates/cli/src/cases.rs",
+        "the binary reads the trigger case file its user names",
+    ),
+    (
+        "crates/cli/src/publish.rs",
+        "publish writes the index, archives and catalogue it builds into the folder its user names",
+    ),
 ];
 
 /// The opens in `files` (path, text) outside `homes`, tests (`#[cfg(test)]`) left out; and

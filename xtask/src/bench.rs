@@ -162,6 +162,14 @@ const GATES: &[Gate] = &[
         open: None,
     },
     Gate {
+        metric: "check_tool with the audit file, an unreachable OTLP exporter beside it",
+        on_ratio: true,
+        limit: 1.5,
+        absolute: false,
+        target: "<= 1.5x the audit file alone",
+        open: None,
+    },
+    Gate {
         metric: "check_tool decision (compiled rules, one restricting skill)",
         on_ratio: false,
         limit: 1000.0,

@@ -6,6 +6,12 @@
 //! once however many findings it has), out of the total, and the percentage; then the same
 //! counts per top-level folder of the corpus (one folder per source repository). A noisy
 //! rule is one that fires on most skills: its warning stops being read.
+//!
+//! `description.overlap` judges pairs, not one file: the skills of one source (one
+//! repository, installed together) are compared with each other, as `list --lint` compares
+//! the skills a session sees, and a skill counts when it is in at least one pair.
+//! `--list description.overlap` prints each pair (similarity, both paths, shared words);
+//! `--near LOW` prints the pairs from LOW up to the threshold instead (the near misses).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -16,14 +22,27 @@ use skills_model::{Rule, Severity};
 use skills_parser::{ParseInput, SkillParser};
 
 /// The lint rules, in the order they are reported.
-const LINT_RULES: [Rule; 6] = [
+const LINT_RULES: [Rule; 7] = [
     Rule::ContextBudget,
     Rule::DescriptionQuality,
     Rule::NoGenericInstructions,
     Rule::ProgressiveDisclosure,
     Rule::DefaultsOverMenus,
     Rule::GotchasPresent,
+    Rule::DescriptionOverlap,
 ];
+
+/// What the overlap reads of one skill: its path under the corpus and its fields.
+struct Read {
+    rel: std::path::PathBuf,
+    name: String,
+    description: String,
+    when_to_use: Option<String>,
+    tags: Vec<String>,
+}
+
+/// Per source: its skills as the overlap reads them.
+type Sources = BTreeMap<String, Vec<Read>>;
 
 /// Per source (top-level folder): the number of skills, then per rule the skills it fires on.
 type Totals = BTreeMap<String, (usize, BTreeMap<&'static str, usize>)>;
@@ -35,8 +54,13 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     if files.is_empty() {
         bail!("no SKILL.md under {}", corpus.display());
     }
-    let (totals, unreadable) = tally(&corpus, &files, list);
-    if list.is_some() {
+    let (mut totals, unreadable, sources) = tally(&corpus, &files, list);
+    let near = crate::flag(args, "--near")
+        .map(str::parse::<f32>)
+        .transpose()
+        .map_err(|e| anyhow::anyhow!("--near: {e}"))?;
+    overlap(&mut totals, &sources, list, near);
+    if list.is_some() || near.is_some() {
         return Ok(ExitCode::SUCCESS);
     }
     print_rates(&corpus, &totals, unreadable);
@@ -46,9 +70,14 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
 
 /// Lints every file: the totals per source, and how many files could not be read. With
 /// `list`, prints each finding of that rule as it goes.
-fn tally(corpus: &Path, files: &[std::path::PathBuf], list: Option<&str>) -> (Totals, usize) {
+fn tally(
+    corpus: &Path,
+    files: &[std::path::PathBuf],
+    list: Option<&str>,
+) -> (Totals, usize, Sources) {
     let parser = SkillParser::builder().lint(true).build();
     let mut totals = Totals::new();
+    let mut sources = Sources::new();
     let mut unreadable = 0;
     for path in files {
         let Ok(source) = std::fs::read(path) else {
@@ -69,6 +98,14 @@ fn tally(corpus: &Path, files: &[std::path::PathBuf], list: Option<&str>) -> (To
             .next()
             .map(|c| c.as_os_str().to_string_lossy().into_owned())
             .unwrap_or_default();
+        let fm = &parsed.frontmatter;
+        sources.entry(group.clone()).or_default().push(Read {
+            rel: rel.to_path_buf(),
+            name: fm.name.as_deref().unwrap_or(&dir_name).to_owned(),
+            description: fm.description.as_deref().unwrap_or("").to_owned(),
+            when_to_use: fm.when_to_use.as_deref().map(str::to_owned),
+            tags: fm.tags.clone(),
+        });
         let entry = totals.entry(group).or_default();
         entry.0 += 1;
         for rule in LINT_RULES {
@@ -85,7 +122,51 @@ fn tally(corpus: &Path, files: &[std::path::PathBuf], list: Option<&str>) -> (To
             }
         }
     }
-    (totals, unreadable)
+    (totals, unreadable, sources)
+}
+
+/// `description.overlap` within each source: the skills in a pair counted in `totals`;
+/// with `list`, each pair printed; with `near`, the pairs from `near` up to the threshold.
+fn overlap(totals: &mut Totals, sources: &Sources, list: Option<&str>, near: Option<f32>) {
+    let rule = Rule::DescriptionOverlap.id();
+    for (group, reads) in sources {
+        let described: Vec<skills_index::Described<'_>> = reads
+            .iter()
+            .map(|r| skills_index::Described {
+                name: &r.name,
+                description: &r.description,
+                when_to_use: r.when_to_use.as_deref(),
+                tags: &r.tags,
+            })
+            .collect();
+        let found = skills_index::overlaps(&described);
+        let mut in_pair = vec![false; reads.len()];
+        for o in &found {
+            in_pair[o.first] = true;
+            in_pair[o.second] = true;
+            if list == Some(rule) {
+                let (a, b) = (&reads[o.first], &reads[o.second]);
+                println!(
+                    "{:.3}\t{}\t{}\t{}",
+                    o.similarity,
+                    a.rel.display(),
+                    b.rel.display(),
+                    o.shared.join(" ")
+                );
+            }
+        }
+        if let Some(low) = near {
+            for (a, b, sim) in skills_index::similarities(&described) {
+                if sim >= low && sim < skills_index::OVERLAP_THRESHOLD {
+                    let (a, b) = (&reads[a], &reads[b]);
+                    println!("{sim:.3}\t{}\t{}", a.rel.display(), b.rel.display());
+                }
+            }
+        }
+        let fires = in_pair.iter().filter(|x| **x).count();
+        let entry = totals.entry(group.clone()).or_default();
+        *entry.1.entry(rule).or_default() += fires;
+    }
 }
 
 /// Each rule's rate over the whole corpus.
@@ -138,8 +219,11 @@ fn print_per_source(totals: &Totals) {
     }
 }
 
-/// A column header for a rule: its id's first word.
+/// A column header for a rule: its id's first word (after the dot of a dotted id).
 fn short(id: &str) -> String {
+    if let Some((_, last)) = id.split_once('.') {
+        return last.to_owned();
+    }
     id.split('-').next().unwrap_or(id).to_owned()
 }
 

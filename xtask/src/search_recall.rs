@@ -11,6 +11,12 @@
 //! cannot give the skill away: harder, and unfair to catalogues whose skills differ only
 //! by the product they name, such as 860 Composio skills `Automate <App> tasks via Rube
 //! MCP`).
+//!
+//! Then the offering threshold (`SearchIndex::offer_threshold`) at fractions of its value:
+//! of the measured queries, how often the skill they were made from reaches it (it would
+//! be offered), and how often another skill does once that skill is left out (a request
+//! with no skill of its own would still be offered one: the false offers a threshold must
+//! keep down).
 
 use std::process::ExitCode;
 
@@ -23,6 +29,9 @@ const FUNCTION_WORDS: [&str; 30] = [
     "from", "into", "are", "can", "will", "any", "all", "its", "not", "but", "skill", "skills",
     "should", "asks", "user", "users", "such", "via",
 ];
+
+/// Fractions of the offering threshold measured.
+const FRACTIONS: [f32; 5] = [0.25, 0.5, 0.75, 1.0, 1.5];
 
 /// Whether a query may hold words of the skill's own name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -62,17 +71,27 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             "description words, the name's words held out",
         ),
     ] {
+        let threshold = snap.offer_threshold();
+        let mut offers = [(0usize, 0usize); FRACTIONS.len()];
         let (mut measured, mut at1, mut at5) = (0usize, 0usize, 0usize);
         for record in snap.skills() {
             let Some(query) = query_of(record.name.as_str(), &record.description, rule) else {
                 continue;
             };
             measured += 1;
-            let rank = snap
-                .search(&query, 5, |_| true)
-                .hits
+            let hits = snap.search(&query, 5, |_| true).hits;
+            let rank = hits
                 .iter()
                 .position(|h| std::sync::Arc::ptr_eq(&h.record, record));
+            let own = rank.map_or(0.0, |r| hits[r].score);
+            let other = hits
+                .iter()
+                .find(|h| !std::sync::Arc::ptr_eq(&h.record, record))
+                .map_or(0.0, |h| h.score);
+            for (slot, f) in offers.iter_mut().zip(FRACTIONS) {
+                slot.0 += usize::from(own >= f * threshold);
+                slot.1 += usize::from(other >= f * threshold);
+            }
             match rank {
                 Some(0) => {
                     at1 += 1;
@@ -88,6 +107,14 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             pct(at1),
             pct(at5)
         );
+        for ((own, other), f) in offers.iter().zip(FRACTIONS) {
+            println!(
+                "  offered from {f:.2} of the threshold ({:.3}): its own skill {:.1}%, another once it is left out {:.1}%",
+                f * threshold,
+                pct(*own),
+                pct(*other)
+            );
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

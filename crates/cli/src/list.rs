@@ -19,6 +19,7 @@ use crate::validate::Format;
   skillctl list
   skillctl list --preset claude --shadowed
   skillctl list --no-defaults --root project=./skills --format json
+  skillctl list --lint
 
 Exit status: 0 listed, 2 usage error")]
 pub(crate) struct ListArgs {
@@ -33,6 +34,10 @@ pub(crate) struct ListArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     format: Format,
+    /// Also lint the skills a model sees together: `description.overlap` names pairs whose
+    /// descriptions a model could not tell apart.
+    #[arg(long)]
+    lint: bool,
 }
 
 /// Show one skill: its record, body, files and digest.
@@ -103,10 +108,20 @@ pub(crate) fn list(args: &ListArgs) -> Result<ExitCode> {
             .as_ref()
             .is_none_or(|t| r.frontmatter.tags.contains(t))
     };
+    let lint = if args.lint {
+        overlaps(&snap)
+    } else {
+        Vec::new()
+    };
     let mut out = crate::stdout();
     match args.format {
-        Format::Json => list_json(&mut out, &snap, &keep)?,
-        Format::Human => list_human(&mut out, &snap, &keep, args.shadowed)?,
+        Format::Json => list_json(&mut out, &snap, &keep, args.lint.then_some(&lint))?,
+        Format::Human => {
+            list_human(&mut out, &snap, &keep, args.shadowed)?;
+            for l in &lint {
+                writeln!(out, "warning[{}]: {}", l.rule, visible(&l.message))?;
+            }
+        }
     }
     out.flush()?;
     // The process ends here: freeing every record first would only cost time (8 ms at
@@ -122,6 +137,7 @@ fn list_json(
     out: &mut impl std::io::Write,
     snap: &Snapshot,
     keep: &(impl Fn(&SkillRecord) -> bool + Sync),
+    lint: Option<&Vec<Finding>>,
 ) -> Result<()> {
     // Written as it is serialised: no tree of the whole answer is built. The
     // records, most of it, are serialised on two threads (`Object::array_field`).
@@ -130,6 +146,9 @@ fn list_json(
         element.write(&DiagnosticView::at(d))
     })?;
     doc.field("generation", &snap.generation())?;
+    if let Some(lint) = lint {
+        doc.field("lint", lint)?;
+    }
     doc.field(
         "shadowed",
         &Seq::new(
@@ -145,6 +164,68 @@ fn list_json(
     doc.end()?;
     writeln!(out)?;
     Ok(())
+}
+
+/// A lint finding over several skills (`list --lint`).
+#[derive(Debug, serde::Serialize)]
+struct Finding {
+    rule: &'static str,
+    /// The skills it names, by qualified name.
+    skills: Vec<String>,
+    similarity: f64,
+    /// The words both hold, heaviest first.
+    shared: Vec<String>,
+    message: String,
+}
+
+/// `description.overlap` over the skills a model may be offered together: resolved, not
+/// `disable-model-invocation`, and a pair only when some session sees both (their scopes
+/// meet).
+fn overlaps(snap: &Snapshot) -> Vec<Finding> {
+    let offered: Vec<&Arc<SkillRecord>> = snap
+        .skills()
+        .filter(|r| r.model_invocable())
+        .filter(|r| r.frontmatter.scope.as_deref().is_none_or(|s| !s.unreadable))
+        .collect();
+    let described: Vec<skills_index::Described<'_>> = offered
+        .iter()
+        .map(|r| skills_index::Described::from(&***r))
+        .collect();
+    skills_index::overlaps(&described)
+        .into_iter()
+        .filter(|o| scopes_meet(offered[o.first], offered[o.second]))
+        .map(|o| {
+            let (a, b) = (
+                offered[o.first].qualified_name(),
+                offered[o.second].qualified_name(),
+            );
+            Finding {
+                rule: skills_model::Rule::DescriptionOverlap.id(),
+                message: skills_index::overlap_message(&o, &a, &b),
+                similarity: (f64::from(o.similarity) * 1000.0).round() / 1000.0,
+                shared: o.shared,
+                skills: vec![a, b],
+            }
+        })
+        .collect()
+}
+
+/// Whether some session may see both skills: on no dimension do both scopes name values
+/// and share none.
+fn scopes_meet(a: &SkillRecord, b: &SkillRecord) -> bool {
+    let (Some(x), Some(y)) = (
+        a.frontmatter.scope.as_deref(),
+        b.frontmatter.scope.as_deref(),
+    ) else {
+        return true;
+    };
+    [
+        (&x.agents, &y.agents),
+        (&x.tenants, &y.tenants),
+        (&x.environments, &y.environments),
+    ]
+    .iter()
+    .all(|(p, q)| p.is_empty() || q.is_empty() || p.iter().any(|v| q.contains(v)))
 }
 
 /// `list`: a line for each skill `keep` keeps (then each shadowed one, with `--shadowed`),

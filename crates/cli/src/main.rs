@@ -7,12 +7,17 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 mod author;
+mod cases;
+mod eval;
+mod explain;
 mod list;
 mod lock;
 mod log;
 mod mcp;
+mod model_command;
 mod out;
 mod prompt;
+mod publish;
 mod roots;
 mod search;
 mod session;
@@ -36,6 +41,7 @@ static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
   skillctl list --preset claude                 what an agent would get here
   skillctl search \"fill a pdf form\"             find a skill by its task
   skillctl new my-skill --scripts               start a skill
+  skillctl publish skills --out site            a well-known index for a static host
   skillctl session --audit audit.jsonl          serve the runtime tools as JSON lines
 
 Exit status:
@@ -66,6 +72,11 @@ enum Command {
     Prompt(prompt::PromptArgs),
     /// Find skills by what a task is about (the ranking skills_search serves a model).
     Search(search::SearchArgs),
+    /// Evaluate skills: `eval triggers CASES`, whether requests choose the skills they should.
+    Eval(eval::EvalArgs),
+    /// Publish a root's skills as a well-known index (.well-known/agent-skills) for a
+    /// static web server, with a catalogue page.
+    Publish(publish::PublishArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
     /// Pin the URL roots' skills by digest in the project's skills.lock.
@@ -165,6 +176,8 @@ fn main() -> ExitCode {
         Command::Mcp(args) => mcp::run(&args),
         Command::Prompt(args) => prompt::run(&args),
         Command::Search(args) => search::run(&args),
+        Command::Eval(args) => eval::run(&args),
+        Command::Publish(args) => publish::run(&args),
         Command::New(args) => author::new(&args),
         Command::Lock(args) => lock::lock(&args),
         Command::Schema => author::schema(),

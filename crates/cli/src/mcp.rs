@@ -91,7 +91,10 @@ pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
             }
         }
     };
-    skills_mcp::run(executor, context, transport).map_err(|e| match (&e, &args.token_file) {
+    let flushed = executor.clone();
+    let served = skills_mcp::run(executor, context, transport);
+    crate::session::flush_export(&flushed);
+    served.map_err(|e| match (&e, &args.token_file) {
         (skills_mcp::McpError::EmptyToken, Some(file)) => anyhow::Error::new(e).context(format!(
             "the token file {} is empty or blank",
             file.display()

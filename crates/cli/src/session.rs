@@ -12,7 +12,7 @@ use anyhow::{Context, Result};
 use parking_lot::Mutex;
 use skills_executor::{
     AllowedToolsMode, AuditSink, DefaultDecision, Delivery, Executor, JsonlFileSink, NullSink,
-    Policy, Session, SessionContext, SkillWrites,
+    OtlpExporter, Policy, Session, SessionContext, SkillWrites,
 };
 use skills_model::Layer;
 use skills_protocol as protocol;
@@ -98,6 +98,26 @@ impl ContextArgs {
         }
         context.build()
     }
+
+    /// The context as words: `agent A, tenant T`, or `no agent, tenant or environment`.
+    pub(crate) fn describe(&self) -> String {
+        let parts: Vec<String> = [
+            ("agent", &self.agent),
+            ("tenant", &self.tenant),
+            ("environment", &self.environment),
+        ]
+        .iter()
+        .filter_map(|(what, v)| {
+            v.as_deref()
+                .map(|v| format!("{what} {}", crate::out::visible(v)))
+        })
+        .collect();
+        if parts.is_empty() {
+            "no agent, tenant or environment".to_owned()
+        } else {
+            parts.join(", ")
+        }
+    }
 }
 
 /// The options every command that serves sessions shares (`session`, `mcp`).
@@ -111,6 +131,11 @@ pub(crate) struct SessionOptions {
     /// fsync the audit file after every event.
     #[arg(long)]
     audit_fsync: bool,
+    /// Also export every audit event as an OpenTelemetry log record (OTLP over
+    /// HTTP/protobuf) to URL (http://HOST:4318 sends to /v1/logs). Never holds up a call:
+    /// what the export queue cannot take is dropped, counted and warned of.
+    #[arg(long, value_name = "URL")]
+    otlp_endpoint: Option<String>,
     /// Trust a layer, one plugin as plugin:ID, or a remote origin as url:https://HOST or
     /// mcp:LABEL, to run scripts and hooks (repeatable; project, plugins registered over
     /// the protocol and every remote origin are untrusted by default).
@@ -230,11 +255,18 @@ impl SessionOptions {
             ),
             None => Arc::new(NullSink),
         };
-        Ok(Executor::builder(index)
+        let mut executor = Executor::builder(index)
             .policy(policy.build())
             .audit_sink(sink)
-            .url_roots(self.roots.url_roots())
-            .build())
+            .url_roots(self.roots.url_roots());
+        if let Some(url) = &self.otlp_endpoint {
+            let exporter = OtlpExporter::builder(url)
+                .service_name("skillctl")
+                .build()
+                .with_context(|| format!("--otlp-endpoint {url}"))?;
+            executor = executor.audit_export(exporter);
+        }
+        Ok(executor.build())
     }
 
     /// Who the sessions work for.
@@ -286,6 +318,25 @@ fn write_line(out: &Out, line: &str, flush: bool) -> std::io::Result<()> {
 
 pub(crate) fn run(args: &SessionArgs) -> Result<ExitCode> {
     let executor = args.options.executor()?;
+    let served = serve_session(args, &executor);
+    flush_export(&executor);
+    served
+}
+
+/// Gives the audit's OpenTelemetry export, if any, its drain time before the process
+/// exits (the events of the session's end included): a process may exit before the last
+/// handle on the exporter is dropped.
+pub(crate) fn flush_export(executor: &Executor) {
+    if let Some(exporter) = executor.audit_export() {
+        if !exporter.flush(EXPORT_DRAIN) {
+            tracing::warn!("the audit's OpenTelemetry export was not sent in full before exit");
+        }
+    }
+}
+
+/// Serves one session of `executor` until the end of input.
+fn serve_session(args: &SessionArgs, executor: &Executor) -> Result<ExitCode> {
+    let executor = executor.clone();
     let batches = args.events.then(|| executor.index().subscribe_batches());
     let session = args.options.session(&executor)?;
     // Whatever ends the loop (end of input, a broken pipe), the task guard deactivates
@@ -370,8 +421,13 @@ fn end_on_signal(
     if let Some(mut out) = out {
         let _ = out.flush();
     }
+    // The exit drops nothing: the exporter is given its drain time here.
+    flush_export(&session.executor());
     std::process::exit(0);
 }
+
+/// How long a session ending on a signal waits for its audit export to be sent.
+const EXPORT_DRAIN: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How long a session ending on a signal waits for the batch under way to be answered.
 const SIGNAL_GRACE: std::time::Duration = std::time::Duration::from_secs(10);

@@ -25,7 +25,8 @@ pub(crate) enum Format {
 
 Exit status: 0 every skill valid (warnings allowed), 1 a skill is invalid, 2 usage error or a path that does not exist")]
 pub(crate) struct Args {
-    /// Run the lint rules too (warnings only).
+    /// Run the lint rules too (warnings only), `description.overlap` among the skills
+    /// given included.
     #[arg(long)]
     lint: bool,
     /// Output format.
@@ -48,7 +49,10 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
         );
     }
     let missing_path = validation.missing_paths;
-    let reports = validation.reports;
+    let mut reports = validation.reports;
+    if args.lint {
+        overlap(&mut reports);
+    }
     let mut out = crate::stdout();
     match args.format {
         Format::Human => out.write_all(human(&reports, colour()).as_bytes())?,
@@ -62,6 +66,43 @@ pub(crate) fn run(args: &Args) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `description.overlap` over the skills checked together, which `validate --lint` takes
+/// as one catalogue: a warning on each skill of a pair.
+fn overlap(reports: &mut [SkillReport]) {
+    let read: Vec<(usize, String, skills_model::Frontmatter)> = reports
+        .iter()
+        .enumerate()
+        .filter_map(|(i, r)| {
+            let fm = &r.parsed.as_ref()?.frontmatter;
+            fm.description.as_deref().filter(|d| !d.trim().is_empty())?;
+            let name = r
+                .name()
+                .map(str::to_owned)
+                .or_else(|| Some(r.dir.file_name()?.to_string_lossy().into_owned()))?;
+            Some((i, name, fm.clone()))
+        })
+        .collect();
+    let described: Vec<skills_index::Described<'_>> = read
+        .iter()
+        .map(|(_, name, fm)| skills_index::Described {
+            name,
+            description: fm.description.as_deref().unwrap_or(""),
+            when_to_use: fm.when_to_use.as_deref(),
+            tags: &fm.tags,
+        })
+        .collect();
+    for o in skills_index::overlaps(&described) {
+        let (a, b) = (&read[o.first], &read[o.second]);
+        let message = skills_index::overlap_message(&o, &a.1, &b.1);
+        for i in [a.0, b.0] {
+            reports[i].diagnostics.push(Diagnostic::warning(
+                skills_model::Rule::DescriptionOverlap,
+                message.clone(),
+            ));
+        }
+    }
 }
 
 struct Totals {

@@ -406,3 +406,96 @@ fn gotchas_present_asks_only_procedures_that_warn_about_nothing() {
         .collect();
     assert_lints(&cases);
 }
+
+/// Each `description.overlap` finding of a `validate --format json` document: the skill's
+/// name and the message.
+fn overlap_findings(doc: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for skill in doc["skills"].as_array().unwrap() {
+        for d in skill["diagnostics"].as_array().unwrap() {
+            if d["rule"] == "description.overlap" {
+                let name = skill["name"].as_str().unwrap().to_owned();
+                found.push((name, d["message"].as_str().unwrap().to_owned()));
+            }
+        }
+    }
+    found
+}
+
+/// `description.overlap` fires on a pair a model could not tell apart, in `validate --lint`
+/// over the skills given together and in `list --lint` over a session's catalogue, naming
+/// both and the words they share; it stays quiet on distinct skills, on a skill no model is
+/// offered, and on a pair of skills no one session sees both of (their scopes never meet).
+#[test]
+fn description_overlap_names_the_pair_and_the_shared_words() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, description: &str, extra: &str| {
+        let d = tmp.path().join(name);
+        std::fs::create_dir_all(&d).unwrap();
+        std::fs::write(
+            d.join("SKILL.md"),
+            format!("---\nname: {name}\ndescription: {description}\n{extra}---\nBody.\n"),
+        )
+        .unwrap();
+    };
+    let forms = "Fills in PDF forms and reads their fields. Use when a PDF form must be filled.";
+    let form = "Fills PDF forms, reads and fills in their fields. Use when a PDF form is given.";
+    write("pdf-forms", forms, "");
+    write("pdf-form", form, "");
+    write(
+        "release-notes",
+        "Writes release notes from merged pull requests. Use before a release.",
+        "",
+    );
+    write(
+        "commit-messages",
+        "Writes commit messages that explain why. Use before committing.",
+        "",
+    );
+    let doc = run(skillctl()
+        .args(["validate", "--lint", "--format", "json"])
+        .arg(tmp.path()))
+    .json();
+    let fired = overlap_findings(&doc);
+    let names: Vec<&str> = fired.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["pdf-form", "pdf-forms"], "{fired:?}");
+    assert!(
+        fired[0]
+            .1
+            .starts_with("`pdf-form` and `pdf-forms` read alike to a model"),
+        "{}",
+        fired[0].1
+    );
+    assert!(fired[0].1.contains("both say pdf, form"), "{}", fired[0].1);
+    assert!(fired[0]
+        .1
+        .contains("make each description say what sets it apart"));
+    let root = format!("project={}", tmp.path().display());
+    let list = |root: &str| {
+        run(skillctl().args([
+            "list",
+            "--lint",
+            "--no-defaults",
+            "--root",
+            root,
+            "--format",
+            "json",
+        ]))
+        .json()["lint"]
+            .clone()
+    };
+    let lint = list(&root);
+    assert_eq!(lint.as_array().unwrap().len(), 1, "{lint}");
+    assert_eq!(
+        lint[0]["skills"],
+        serde_json::json!(["project:pdf-form", "project:pdf-forms"])
+    );
+    // Never seen together: one is the user's alone, or their tenants never meet.
+    write("pdf-form", form, "disable-model-invocation: true\n");
+    assert_eq!(list(&root), serde_json::json!([]));
+    write("pdf-form", form, "scope:\n  tenants: [acme]\n");
+    write("pdf-forms", forms, "scope:\n  tenants: [globex]\n");
+    assert_eq!(list(&root), serde_json::json!([]));
+    write("pdf-forms", forms, "scope:\n  tenants: [globex, acme]\n");
+    assert_eq!(list(&root).as_array().unwrap().len(), 1);
+}

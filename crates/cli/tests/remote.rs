@@ -1,5 +1,5 @@
-//! A URL root end to end: skills published as a well-known index (built here by the
-//! support module's `publish`), served by a plain static server on loopback, read by real
+//! A URL root end to end: skills published as a well-known index by `skillctl publish`,
+//! served by a plain static server on loopback, read by real
 //! `skillctl` processes with their own cache folder (`XDG_CACHE_HOME`): listed, loaded and
 //! read in a session, named by URL; a tampered artifact refused; a new version picked up
 //! by polling (synchronised on the `skills_changed` event); a new process started from the
@@ -15,7 +15,7 @@ use std::process::Command;
 
 use common::{run, skillctl, Run, Session};
 use serde_json::{json, Value};
-use serve::{publish, skill_md, Server};
+use serve::{skill_md, Server};
 
 struct Fleet {
     tmp: tempfile::TempDir,
@@ -72,6 +72,32 @@ impl Fleet {
         }
         found
     }
+}
+
+/// Publishes `skills` (each a name and its files) with `skillctl publish`: their folders
+/// are written beside `site` (replacing the last ones), then published into `site`.
+/// Returns each skill's artifact, in the order given: `NAME/SKILL.md` for a lone
+/// `SKILL.md`, `NAME.tar.gz` for any other.
+fn publish(site: &Path, skills: &[(&str, &[(&str, &str)])]) -> Vec<PathBuf> {
+    let root = site.parent().unwrap().join("skills");
+    let _ = std::fs::remove_dir_all(&root);
+    for (name, files) in skills {
+        for (path, text) in *files {
+            let file = root.join(name).join(path);
+            std::fs::create_dir_all(file.parent().unwrap()).unwrap();
+            std::fs::write(file, text).unwrap();
+        }
+    }
+    let published = run(skillctl().arg("publish").arg(&root).arg("--out").arg(site));
+    assert_eq!(published.code, Some(0), "{published:#?}");
+    let folder = serve::well_known(site);
+    skills
+        .iter()
+        .map(|(name, files)| match files {
+            [("SKILL.md", _)] => folder.join(name).join("SKILL.md"),
+            _ => folder.join(format!("{name}.tar.gz")),
+        })
+        .collect()
 }
 
 fn parsed(run: &Run) -> Value {

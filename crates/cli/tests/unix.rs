@@ -160,6 +160,7 @@ fn every_command_shows_examples_and_exit_status() {
         "watch",
         "session",
         "mcp",
+        "publish",
         "new",
         "read-properties",
         "completions",

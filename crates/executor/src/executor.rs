@@ -12,6 +12,7 @@ use skills_model::SkillRecord;
 use skills_storage::SkillSource;
 
 use crate::audit::{AuditSink, NullSink};
+use crate::export::{Exported, OtlpExporter};
 use crate::origin::PluginOrigin;
 use crate::{ExecError, Policy};
 
@@ -27,6 +28,8 @@ pub(crate) struct Inner {
     pub(crate) index: Arc<SkillIndex>,
     pub(crate) policy: Policy,
     pub(crate) sink: Arc<dyn AuditSink>,
+    /// The OpenTelemetry exporter behind the sink, if any.
+    export: Option<OtlpExporter>,
     /// Plugin ids registered over the protocol.
     pub(crate) registered: Mutex<HashSet<String>>,
     /// How a plugin root given as a URL is opened, when the host reads URL roots.
@@ -42,6 +45,7 @@ pub struct ExecutorBuilder {
     index: Arc<SkillIndex>,
     policy: Policy,
     sink: Arc<dyn AuditSink>,
+    export: Option<OtlpExporter>,
     url_roots: Option<UrlRoots>,
 }
 
@@ -98,13 +102,30 @@ impl ExecutorBuilder {
         self
     }
 
+    /// Also export every audit event the sink records as an OpenTelemetry log record
+    /// (default: none). The sink stays the record a call fails closed on: an event is
+    /// offered to the exporter once the sink has recorded it, and the exporter never holds
+    /// up a call (what its queue cannot take is dropped and counted).
+    pub fn audit_export(mut self, exporter: OtlpExporter) -> ExecutorBuilder {
+        self.export = Some(exporter);
+        self
+    }
+
     /// The executor.
     pub fn build(self) -> Executor {
+        let sink: Arc<dyn AuditSink> = match &self.export {
+            Some(exporter) => Arc::new(Exported {
+                durable: self.sink,
+                exporter: exporter.clone(),
+            }),
+            None => self.sink,
+        };
         Executor {
             inner: Arc::new(Inner {
                 index: self.index,
                 policy: self.policy,
-                sink: self.sink,
+                sink,
+                export: self.export,
                 registered: Mutex::new(HashSet::new()),
                 url_roots: self.url_roots,
                 protected: Mutex::new(None),
@@ -121,7 +142,15 @@ impl Executor {
             policy: Policy::default(),
             sink: Arc::new(NullSink),
             url_roots: None,
+            export: None,
         }
+    }
+
+    /// The OpenTelemetry exporter of the audit, if one was given
+    /// ([`ExecutorBuilder::audit_export`]): its [`stats`](OtlpExporter::stats) say what
+    /// it dropped.
+    pub fn audit_export(&self) -> Option<&OtlpExporter> {
+        self.inner.export.as_ref()
     }
 
     pub(crate) fn inner(&self) -> &Arc<Inner> {

@@ -15,8 +15,10 @@ mod audit;
 mod check;
 mod error;
 mod executor;
+mod export;
 mod files;
 mod origin;
+mod otlp;
 mod pin;
 mod policy;
 mod prompt;
@@ -35,7 +37,11 @@ pub use error::ExecError;
 pub use executor::{
     Executor, ExecutorBuilder, SessionContext, SessionContextBuilder, UrlRootError, UrlRoots,
 };
+pub use export::{
+    ExportError, ExportStats, OtlpExporter, OtlpExporterBuilder, DEFAULT_EXPORT_QUEUE,
+};
 pub use origin::PluginOrigin;
+pub use otlp::{ATTRIBUTE_NAMES, AUDIT_SCOPE};
 pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
@@ -43,8 +49,9 @@ pub use prompt::{
 };
 pub use results::{
     ActiveSkill, CheckResult, Encoding, FileContent, Hello, HookRun, HookStage, Instructions,
-    ListedSkill, LoadReceipt, Outdated, PluginRegistered, PluginUnregistered, Reloaded, ScriptRun,
-    SearchResult, SearchResults, ServerInfo, SkillContent, SkillList, UnloadReceipt, Verdict,
+    ListedSkill, LoadReceipt, MatchedTerm, Outdated, PluginRegistered, PluginUnregistered,
+    Reloaded, ScriptRun, SearchResult, SearchResults, ServerInfo, SkillContent, SkillList,
+    UnloadReceipt, Verdict,
 };
 pub use script_call::ScriptCall;
 pub use search::{SearchQuery, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};

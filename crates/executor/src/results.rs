@@ -193,6 +193,21 @@ pub struct SearchResult {
     pub score: f64,
     /// The fields the query matched: `name`, `description`, `when_to_use`, `tags`.
     pub matched: Vec<String>,
+    /// With `explain`: each query term this skill matched, in which field, and what it
+    /// added to the score (they add up to `score`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub terms: Option<Vec<MatchedTerm>>,
+}
+
+/// One query term's part of a result's score (`skills_search` with `explain`).
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct MatchedTerm {
+    /// The query's term, as the index holds it (the word's stem: "fill" for "filling").
+    pub term: String,
+    /// The field it matched: `name`, `description`, `when_to_use` or `tags`.
+    pub field: String,
+    /// What it added to the score.
+    pub contribution: f64,
 }
 
 /// What the single-skill `skill` tool returns.

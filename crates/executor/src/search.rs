@@ -7,12 +7,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
-use skills_index::SearchHit;
+use skills_index::{Audience, SearchHit, Snapshot, TermShare};
 use skills_model::SkillRecord;
 
 use crate::audit::AuditKind;
 use crate::state::SessionState;
-use crate::{ExecError, SearchResult, SearchResults};
+use crate::{ExecError, MatchedTerm, SearchResult, SearchResults};
 
 /// The most results one query returns.
 pub const MAX_SEARCH_LIMIT: usize = 50;
@@ -30,6 +30,9 @@ pub struct SearchQuery {
     pub layer: Option<String>,
     /// Only skills with this tag (compared without case).
     pub tag: Option<String>,
+    /// Whether each result says which query terms matched which field, and what each
+    /// added to its score (`explain`; results the model is shown, nothing else).
+    pub explain: bool,
 }
 
 impl SearchResult {
@@ -44,6 +47,19 @@ impl SearchResult {
             layer: r.layer.to_string(),
             score: (f64::from(hit.score) * 10_000.0).round() / 10_000.0,
             matched: hit.matched.iter().map(|f| f.as_str().to_owned()).collect(),
+            terms: None,
+        }
+    }
+}
+
+impl MatchedTerm {
+    /// One term's share, as `skills_search` with `explain` answers it (the contribution to
+    /// four decimals).
+    pub fn from_share(share: &TermShare) -> MatchedTerm {
+        MatchedTerm {
+            term: share.term.clone(),
+            field: share.field.as_str().to_owned(),
+            contribution: (f64::from(share.contribution) * 10_000.0).round() / 10_000.0,
         }
     }
 }
@@ -92,6 +108,58 @@ impl SessionState {
             })?),
             None => None,
         };
+        let explain = q.explain;
+        let (outcome, terms) = self.with_audience(|snapshot, audience| {
+            let outcome = snapshot.search_for(audience, &q.query, limit, |r| {
+                // What it may see is asked of every hit too: no hit rests on the memo alone.
+                self.offers_model(r)
+                    && layer.is_none_or(|l| r.layer == l)
+                    && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
+            });
+            // Only the results listed are explained, each by its own matches.
+            let terms: Vec<Option<Vec<MatchedTerm>>> = outcome
+                .hits
+                .iter()
+                .map(|h| {
+                    explain.then(|| {
+                        snapshot
+                            .explain_for(audience, &q.query, &h.record)
+                            .iter()
+                            .map(MatchedTerm::from_share)
+                            .collect()
+                    })
+                })
+                .collect();
+            (outcome, terms)
+        });
+        let total = outcome.total;
+        let results = outcome
+            .hits
+            .iter()
+            .zip(terms)
+            .map(|(h, terms)| SearchResult {
+                terms,
+                ..SearchResult::from_hit(h)
+            })
+            .collect();
+        let mut e = self.event(AuditKind::SkillsSearched);
+        e.tool_name = Some("skills_search".to_owned());
+        e.query = Some(q.query.clone());
+        e.result_count = Some(total as u64);
+        e.duration_ms = Some(crate::timing::elapsed_ms(started));
+        self.emit(&e)?;
+        Ok(SearchResults { results, total })
+    }
+
+    /// The least score at which this session's search offers its model a skill (see
+    /// [`skills_index::SearchIndex::offer_threshold`]), over what the model may see.
+    pub(crate) fn offer_threshold(&self) -> f32 {
+        self.with_audience(|snapshot, audience| snapshot.offer_threshold_for(audience))
+    }
+
+    /// `f` with the current snapshot and the audience of this session's model: the
+    /// skills it may be offered, of each name the record the name stands for to it.
+    fn with_audience<R>(&self, f: impl FnOnce(&Snapshot, &Audience<'_>) -> R) -> R {
         // Scored over what the model may see: a hidden skill moves no score. The search
         // index holds every record, shadowed ones too; this session sees, of each name, the
         // record the name stands for to it (one it may not see takes no name from one it
@@ -123,25 +191,7 @@ impl SessionState {
                 })
                 .contains(&std::ptr::from_ref(r))
         };
-        let audience = skills_index::Audience::seeing(&sees).remembered_in(&self.audience);
-        let outcome = snapshot.search_for(&audience, &q.query, limit, |r| {
-            // What it may see is asked of every hit too: no hit rests on the memo alone.
-            self.offers_model(r)
-                && layer.is_none_or(|l| r.layer == l)
-                && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
-        });
-        let total = outcome.total;
-        let results = outcome
-            .hits
-            .into_iter()
-            .map(|h| SearchResult::from_hit(&h))
-            .collect();
-        let mut e = self.event(AuditKind::SkillsSearched);
-        e.tool_name = Some("skills_search".to_owned());
-        e.query = Some(q.query.clone());
-        e.result_count = Some(total as u64);
-        e.duration_ms = Some(crate::timing::elapsed_ms(started));
-        self.emit(&e)?;
-        Ok(SearchResults { results, total })
+        let audience = Audience::seeing(&sees).remembered_in(&self.audience);
+        f(&snapshot, &audience)
     }
 }

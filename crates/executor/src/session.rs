@@ -208,6 +208,13 @@ impl Session {
 
     // Search (`search.rs`).
 
+    /// The least score at which this session's `skills_search` offers its model a skill:
+    /// a request none reaches has no skill for it (`skillctl eval triggers`; see
+    /// [`skills_index::SearchIndex::offer_threshold`]). Over what the model may see.
+    pub fn offer_threshold(&self) -> f32 {
+        self.state.offer_threshold()
+    }
+
     /// Searches the skills the model may see (see [`skills_index::SearchIndex`] for the
     /// ranking), best first; audited as `skills_searched`.
     pub fn search(&self, q: &SearchQuery) -> Result<SearchResults, ExecError> {

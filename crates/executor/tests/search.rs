@@ -177,3 +177,66 @@ fn a_hidden_skill_moves_no_score_of_a_search() {
     let out = protocol::call(&globex, "skills_search", json!({"query": "merger"})).unwrap();
     assert_eq!(out["total"], 4);
 }
+
+/// Promise: `skills_search` with `explain` tells the model which of its words matched
+/// which field of each skill it lists, and nothing of a skill it may not see: not its
+/// name, not its terms, not that it exists or why it is hidden. The explanation of a
+/// listed skill is the same whether hidden skills hold the query's words or not, and its
+/// parts add up to the listed score.
+#[test]
+fn an_explained_search_says_nothing_of_a_hidden_skill() {
+    let shown = Env::new();
+    let with_hidden = Env::new();
+    for env in [&shown, &with_hidden] {
+        env.skill("invoice-tables", "tags: [billing]\n", "Tables.\n");
+    }
+    with_hidden.skill(
+        "invoice-merger",
+        "scope:\n  tenants:\n    - globex\n",
+        "Another tenant's.\n",
+    );
+    with_hidden.skill(
+        "invoice-private",
+        "disable-model-invocation: true\n",
+        "The user's alone.\n",
+    );
+    let acme = |env: &Env| {
+        env.executor(Policy::default()).session(
+            SessionContext::builder()
+                .id("acme-1")
+                .tenant("acme")
+                .build(),
+        )
+    };
+    let ask = json!({"query": "invoice merger private billing", "explain": true});
+    let hidden_from = protocol::call(&acme(&with_hidden), "skills_search", ask.clone()).unwrap();
+    let seeing_all = protocol::call(&acme(&shown), "skills_search", ask).unwrap();
+    assert_eq!(hidden_from, seeing_all);
+    let results = hidden_from["results"].as_array().unwrap();
+    assert_eq!(results.len(), 1, "{hidden_from}");
+    let terms = results[0]["terms"].as_array().unwrap();
+    let fields: Vec<(&str, &str)> = terms
+        .iter()
+        .map(|t| (t["term"].as_str().unwrap(), t["field"].as_str().unwrap()))
+        .collect();
+    assert!(fields.contains(&("invoic", "name")), "{fields:?}");
+    assert!(fields.contains(&("bill", "tags")), "{fields:?}");
+    let sum: f64 = terms
+        .iter()
+        .map(|t| t["contribution"].as_f64().unwrap())
+        .sum();
+    let score = results[0]["score"].as_f64().unwrap();
+    assert!((sum - score).abs() < 0.001, "{sum} against {score}");
+    let text = hidden_from.to_string();
+    for secret in ["merger", "private", "globex", "scope", "hidden", "disable"] {
+        assert!(!text.contains(secret), "{secret} in {text}");
+    }
+    // Without `explain`, no result carries terms.
+    let plain = protocol::call(
+        &acme(&with_hidden),
+        "skills_search",
+        json!({"query": "invoice"}),
+    )
+    .unwrap();
+    assert!(plain["results"][0].get("terms").is_none(), "{plain}");
+}

@@ -35,6 +35,7 @@ mod events;
 mod index;
 mod load;
 mod lookalike;
+mod overlap;
 mod pool;
 mod search;
 mod snapshot;
@@ -46,8 +47,10 @@ pub use error::IndexError;
 pub use events::{ChangeEvent, ChangeKind};
 pub use index::{plugin_id_problem, SkillIndex, SkillIndexBuilder};
 pub use load::skill_digest;
+pub use overlap::{overlap_message, overlaps, similarities, Described, Overlap, OVERLAP_THRESHOLD};
 pub use search::{
-    Audience, AudienceMemo, SearchField, SearchHit, SearchIndex, SearchOutcome, FIELD_WEIGHTS,
+    search_terms, Audience, AudienceMemo, SearchField, SearchHit, SearchIndex, SearchOutcome,
+    TermShare, FIELD_WEIGHTS,
 };
 pub use snapshot::{PathDiagnostic, Shadowed, SkillPlace, Snapshot};
 pub use validate::{validate_paths, Validation};

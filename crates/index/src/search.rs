@@ -890,25 +890,13 @@ impl SearchIndex {
     /// Adds one query word's BM25F share to the score of every document `seen` holds that
     /// has it.
     fn score_word<'s>(&'s self, word: &str, seen: &Seen, scoring: &mut Scoring<'s>) {
-        let n = seen.live as f32;
         let avg = seen.avg;
-        let removed = self.docs.len() != self.live;
-        let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
-        let postings = || lists.iter().copied().flatten();
-        let df = if seen.docs.is_some() {
-            postings().filter(|(d, _)| seen.has(*d as usize)).count()
-        } else if removed {
-            postings()
-                .filter(|(d, _)| self.docs[*d as usize].record.is_some())
-                .count()
-        } else {
-            lists.iter().map(|l| l.len()).sum::<usize>()
-        };
+        let (df, lists) = self.frequency(word, seen);
         if df == 0 {
             return;
         }
-        let df = df as f32;
-        let idf = (1.0 + (n - df + 0.5) / (df + 0.5)).ln();
+        let postings = || lists.iter().copied().flatten();
+        let idf = idf(seen.live, df);
         for (doc, counts) in postings() {
             let d = *doc as usize;
             let Doc {
@@ -937,6 +925,89 @@ impl SearchIndex {
             scoring.scores[d] += idf * tf / (K1 + tf);
             scoring.fields[d] |= mask;
         }
+    }
+
+    /// How many documents `seen` holds that have `word` (its document frequency), and
+    /// its lists in every part.
+    fn frequency<'s>(&'s self, word: &str, seen: &Seen) -> (usize, Vec<&'s List>) {
+        let removed = self.docs.len() != self.live;
+        let lists: Vec<&List> = self.parts.iter().filter_map(|p| p.list(word)).collect();
+        let postings = || lists.iter().copied().flatten();
+        let df = if seen.docs.is_some() {
+            postings().filter(|(d, _)| seen.has(*d as usize)).count()
+        } else if removed {
+            postings()
+                .filter(|(d, _)| self.docs[*d as usize].record.is_some())
+                .count()
+        } else {
+            lists.iter().map(|l| l.len()).sum::<usize>()
+        };
+        (df, lists)
+    }
+
+    /// Each query term's share of `record`'s score for `query`, as [`SearchIndex::search_for`]
+    /// adds it up for `audience`, one share per field the term matched: a term's part of
+    /// the score, split between its fields by their weighted, length-normalised counts.
+    /// Terms in query order (sorted stems); empty when `audience` does not see `record`,
+    /// the index does not hold it, or it shares no term with the query.
+    pub fn explain_for(
+        &self,
+        audience: &Audience<'_>,
+        query: &str,
+        record: &SkillRecord,
+    ) -> Vec<TermShare> {
+        let seen = self.seen(audience);
+        let held = self.docs.iter().position(|doc| {
+            doc.record
+                .as_deref()
+                .is_some_and(|r| std::ptr::eq(r, record))
+        });
+        let Some(d) = held.filter(|d| seen.has(*d)) else {
+            return Vec::new();
+        };
+        let lens = self.docs[d].lens;
+        let mut shares = Vec::new();
+        for word in query_words(query) {
+            let (df, lists) = self.frequency(&word, &seen);
+            let counts = lists
+                .iter()
+                .copied()
+                .flatten()
+                .find(|(doc, _)| *doc as usize == d)
+                .map(|(_, counts)| *counts);
+            let Some(counts) = counts.filter(|_| df > 0) else {
+                continue;
+            };
+            let mut per_field = [0f32; 4];
+            for f in 0..4 {
+                if counts[f] > 0 {
+                    let norm = 1.0 - B + B * f32::from(lens[f]) / seen.avg[f];
+                    per_field[f] = FIELD_WEIGHTS[f] * f32::from(counts[f]) / norm;
+                }
+            }
+            let tf: f32 = per_field.iter().sum();
+            let part = idf(seen.live, df) * tf / (K1 + tf);
+            for (f, field_tf) in per_field.iter().enumerate().filter(|(_, t)| **t > 0.0) {
+                shares.push(TermShare {
+                    term: word.clone(),
+                    field: SearchField::ALL[f],
+                    contribution: part * field_tf / tf,
+                });
+            }
+        }
+        shares
+    }
+
+    /// The least score at which the ranking offers a skill for a request, for `audience`:
+    /// what one term that a single skill of those `audience` sees holds adds to that
+    /// skill's score when it occurs once in a field of weight 1 (the description) of
+    /// average length, `idf(1) / (K1 + 1)`. A skill below it matched only words many
+    /// skills share, or one rare word in a long text: no evidence enough to offer it.
+    /// It grows with the catalogue as a rare term's weight does (0.32 at 2 skills, 1.91 at
+    /// 100, 2.95 at 1,000), so it means the same at every size. See `docs/trigger-evals.md`.
+    pub fn offer_threshold(&self, audience: &Audience<'_>) -> f32 {
+        let seen = self.seen(audience);
+        idf(seen.live, 1) / (K1 + 1.0)
     }
 
     /// The best `limit` of the scored documents `keep` admits, best first (ties by
@@ -983,6 +1054,37 @@ impl SearchIndex {
             .collect();
         SearchOutcome { hits, total }
     }
+}
+
+/// BM25's inverse document frequency of a term `df` of `n` documents hold.
+fn idf(n: usize, df: usize) -> f32 {
+    let (n, df) = (n as f32, df as f32);
+    (1.0 + (n - df + 0.5) / (df + 0.5)).ln()
+}
+
+/// The search terms of `text` as the index reads a skill's fields and a query: each word
+/// with the term it stands for (lowercased, stemmed; a word with a digit as it is), stop
+/// words left out, in text order.
+pub fn search_terms(text: &str) -> Vec<(String, String)> {
+    let stemmer = stemmer();
+    words(text)
+        .filter_map(|w| {
+            let lower = w.to_lowercase();
+            let t = term(&stemmer, &lower)?.into_owned();
+            Some((w.to_owned(), t))
+        })
+        .collect()
+}
+
+/// One query term's share of a skill's score in one field ([`SearchIndex::explain_for`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TermShare {
+    /// The query's term (the word's stem, as the index holds it).
+    pub term: String,
+    /// The field it matched.
+    pub field: SearchField,
+    /// What it added to the score.
+    pub contribution: f32,
 }
 
 /// A query's searchable words (stemmed), sorted, each once.

@@ -386,6 +386,46 @@ impl Snapshot {
         self.search_index().search_for(audience, query, limit, keep)
     }
 
+    /// Each query term's share of `record`'s score in [`Snapshot::search`] (see
+    /// [`SearchIndex::explain_for`]).
+    pub fn explain(&self, query: &str, record: &SkillRecord) -> Vec<crate::TermShare> {
+        let index = self.search_index();
+        if self.shadowed.is_empty() {
+            return index.explain_for(&crate::Audience::everyone(), query, record);
+        }
+        let wins = |r: &SkillRecord| self.wins(r);
+        let audience = crate::Audience::seeing(&wins).remembered_in(&self.resolved_audience);
+        index.explain_for(&audience, query, record)
+    }
+
+    /// Each query term's share of `record`'s score in [`Snapshot::search_for`].
+    pub fn explain_for(
+        &self,
+        audience: &crate::Audience<'_>,
+        query: &str,
+        record: &SkillRecord,
+    ) -> Vec<crate::TermShare> {
+        self.search_index().explain_for(audience, query, record)
+    }
+
+    /// The least score at which [`Snapshot::search`] offers a skill (see
+    /// [`SearchIndex::offer_threshold`]).
+    pub fn offer_threshold(&self) -> f32 {
+        let index = self.search_index();
+        if self.shadowed.is_empty() {
+            return index.offer_threshold(&crate::Audience::everyone());
+        }
+        let wins = |r: &SkillRecord| self.wins(r);
+        let audience = crate::Audience::seeing(&wins).remembered_in(&self.resolved_audience);
+        index.offer_threshold(&audience)
+    }
+
+    /// The least score [`Snapshot::search_for`] offers a skill at, for `audience` (see
+    /// [`SearchIndex::offer_threshold`]).
+    pub fn offer_threshold_for(&self, audience: &crate::Audience<'_>) -> f32 {
+        self.search_index().offer_threshold(audience)
+    }
+
     /// Builds this snapshot's search index from `previous`'s, re-reading only the records
     /// that changed, when `previous` has one.
     pub(crate) fn follow_search(&self, previous: &Snapshot) {

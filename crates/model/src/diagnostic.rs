@@ -159,6 +159,9 @@ rules! {
     /// Lint: a long procedure (code blocks or numbered steps) that warns about nothing: no
     /// caveat section under any common name, no callout, no prohibition.
     GotchasPresent = "gotchas-present",
+    /// Lint: two skills a model sees together whose descriptions it could not tell apart
+    /// (their search terms alike); named with the terms both hold.
+    DescriptionOverlap = "description.overlap",
 }
 
 impl fmt::Display for Rule {

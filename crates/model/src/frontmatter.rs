@@ -413,16 +413,23 @@ pub struct Composition {
     pub execution_order: Vec<String>,
 }
 
-/// One entry of skillscraft's `test-scenarios`. It serialises as one object: the three
-/// typed keys that are set, then the others as written.
+/// One entry of skillscraft's `test-scenarios`: a `name`, a `description` and its `cases`
+/// (each a request that should choose this skill: `skillctl eval triggers` runs them).
+/// The flat form some authors write (`input`/`prompt`, `expected`/`expect` on the
+/// scenario itself) is read too. It serialises as one object: the typed keys that are set,
+/// then the others as written.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
 pub struct TestScenario {
     /// The scenario's name.
     pub name: Option<String>,
-    /// The prompt or input given.
+    /// What the scenario is about.
+    pub description: Option<String>,
+    /// The prompt or input given (the flat form).
     pub input: Option<String>,
-    /// What should happen.
+    /// What should happen (the flat form).
     pub expected: Option<String>,
+    /// Its cases.
+    pub cases: Vec<ScenarioCase>,
     /// Any other keys, as written.
     pub extra: Vec<(String, RawValue)>,
 }
@@ -432,12 +439,55 @@ impl Serialize for TestScenario {
         let mut map = serializer.serialize_map(None)?;
         for (key, value) in [
             ("name", &self.name),
+            ("description", &self.description),
             ("input", &self.input),
             ("expected", &self.expected),
         ] {
             if let Some(value) = value {
                 map.serialize_entry(key, value)?;
             }
+        }
+        if !self.cases.is_empty() {
+            map.serialize_entry("cases", &self.cases)?;
+        }
+        for (key, value) in &self.extra {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// One case of a [`TestScenario`]: `name`, `input` (a user's request), `assertions` and
+/// `expectedBehavior`. It serialises under skillscraft's keys, the set ones first, then
+/// the others as written.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct ScenarioCase {
+    /// The case's name.
+    pub name: Option<String>,
+    /// The request given.
+    pub input: Option<String>,
+    /// What must hold of the answer.
+    pub assertions: Vec<String>,
+    /// `expectedBehavior`: what should happen.
+    pub expected_behavior: Option<String>,
+    /// Any other keys, as written.
+    pub extra: Vec<(String, RawValue)>,
+}
+
+impl Serialize for ScenarioCase {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(name) = &self.name {
+            map.serialize_entry("name", name)?;
+        }
+        if let Some(input) = &self.input {
+            map.serialize_entry("input", input)?;
+        }
+        if !self.assertions.is_empty() {
+            map.serialize_entry("assertions", &self.assertions)?;
+        }
+        if let Some(expected) = &self.expected_behavior {
+            map.serialize_entry("expectedBehavior", expected)?;
         }
         for (key, value) in &self.extra {
             map.serialize_entry(key, value)?;

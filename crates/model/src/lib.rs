@@ -32,7 +32,7 @@ pub use diagnostic::{Diagnostic, Rule, Severity};
 pub use error::ModelError;
 pub use frontmatter::{
     ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Frontmatter, HookEvent, Hooks,
-    Metadata, RawValue, Scope, Security, SkillDependency, TestScenario, ToolBinding,
+    Metadata, RawValue, ScenarioCase, Scope, Security, SkillDependency, TestScenario, ToolBinding,
     ToolDependency, EXTENSION_FIELDS, SPEC_FIELDS,
 };
 pub use layer::Layer;

@@ -162,12 +162,17 @@ impl fmt::Display for ToolRule {
         if self.tool_is_prefix {
             f.write_str("*")?;
         }
-        match &self.specifier {
-            None => Ok(()),
-            Some(Specifier::Exact(t)) => write!(f, "({t})"),
-            Some(Specifier::Prefix(t)) => write!(f, "({t}*)"),
-            Some(Specifier::WordPrefix(t)) => write!(f, "({t}:*)"),
-        }
+        // Pieces, not `write!`: a decision names the rule that admitted it, so this runs
+        // once per allowed call.
+        let (text, end) = match &self.specifier {
+            None => return Ok(()),
+            Some(Specifier::Exact(t)) => (t, ")"),
+            Some(Specifier::Prefix(t)) => (t, "*)"),
+            Some(Specifier::WordPrefix(t)) => (t, ":*)"),
+        };
+        f.write_str("(")?;
+        f.write_str(text)?;
+        f.write_str(end)
     }
 }
 

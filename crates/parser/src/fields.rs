@@ -8,9 +8,9 @@ use std::borrow::Cow;
 
 use skills_model::{
     spec_name_problem, ClaudeCodeFields, ClaudeHook, Composition, ContextMode, Diagnostic,
-    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, Scope, Security, Severity,
-    SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules, CLAUDE_SKILL_DIR_VAR,
-    EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
+    Frontmatter, HookEvent, Hooks, Metadata, RawValue, Rule, ScenarioCase, Scope, Security,
+    Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
+    CLAUDE_SKILL_DIR_VAR, EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
 
 use crate::node::{Kind, Node, ScalarType};
@@ -69,6 +69,16 @@ fn string_list(node: &Node<'_>) -> Option<Vec<String>> {
     }
 }
 
+/// A case's `assertions`: one string, or a list of strings (not split at commas: an
+/// assertion is a sentence).
+fn assertions(node: &Node<'_>) -> Option<Vec<String>> {
+    match &node.kind {
+        Kind::Scalar(_) => Some(text(node).into_iter().collect()),
+        Kind::Seq(items) => items.iter().map(text).collect(),
+        Kind::Map(_) => None,
+    }
+}
+
 /// The shape of a value that is not a string or a list of strings, for messages: a list
 /// names the shape of its first odd item.
 fn list_shape(node: &Node<'_>) -> String {
@@ -114,7 +124,7 @@ fn claude_boolean(node: &Node<'_>) -> Option<bool> {
     }
 }
 
-fn raw(node: &Node<'_>) -> RawValue {
+pub(crate) fn raw(node: &Node<'_>) -> RawValue {
     match &node.kind {
         Kind::Scalar(s) if s.resolve() == ScalarType::Null && s.plain => RawValue::Null,
         Kind::Scalar(s) => RawValue::Scalar(s.text.to_string()),
@@ -151,7 +161,7 @@ fn single_script(command: &str) -> Option<String> {
 }
 
 /// A key's text, borrowed from the node (read for every key of every skill).
-fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
+pub(crate) fn key_text<'n>(node: &'n Node<'_>) -> Cow<'n, str> {
     match &node.kind {
         Kind::Scalar(s) => Cow::Borrowed(&s.text),
         _ => Cow::Owned(format!("<{}>", shape(node))),
@@ -1033,14 +1043,51 @@ impl FieldReader<'_> {
             for (k, v) in e {
                 match &*key_text(k) {
                     "name" => scenario.name = text(v),
+                    "description" => scenario.description = text(v),
                     "input" | "prompt" => scenario.input = text(v),
                     "expected" | "expect" => scenario.expected = text(v),
+                    "cases" => scenario.cases = self.scenario_cases(v),
                     other => scenario.extra.push((other.to_owned(), raw(v))),
                 }
             }
             scenarios.push(scenario);
         }
         scenarios
+    }
+
+    /// A scenario's `cases`: mappings of `name`, `input`, `assertions` (a list of strings,
+    /// or one) and `expectedBehavior`; an item of another shape is a warning and ignored.
+    fn scenario_cases(&mut self, value: &Node<'_>) -> Vec<ScenarioCase> {
+        let Kind::Seq(items) = &value.kind else {
+            self.ext_warning("test-scenarios[].cases", "a list", value);
+            return Vec::new();
+        };
+        let mut cases = Vec::new();
+        for item in items {
+            let Some(e) = entries(item) else {
+                self.ext_warning("test-scenarios[].cases[]", "a mapping", item);
+                continue;
+            };
+            let mut case = ScenarioCase::default();
+            for (k, v) in e {
+                match &*key_text(k) {
+                    "name" => case.name = text(v),
+                    "input" | "prompt" => case.input = text(v),
+                    "assertions" => match assertions(v) {
+                        Some(list) => case.assertions = list,
+                        None => self.ext_warning(
+                            "test-scenarios[].cases[].assertions",
+                            "a list of strings",
+                            v,
+                        ),
+                    },
+                    "expectedBehavior" => case.expected_behavior = text(v),
+                    other => case.extra.push((other.to_owned(), raw(v))),
+                }
+            }
+            cases.push(case);
+        }
+        cases
     }
 }
 

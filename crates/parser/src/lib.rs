@@ -23,6 +23,7 @@
 //! ```
 
 mod codex;
+mod data;
 mod fast;
 mod fields;
 mod lint;
@@ -31,6 +32,7 @@ mod repair;
 mod split;
 
 pub use codex::{read_codex_policy, CodexPolicy};
+pub use data::{read_yaml_items, YamlItem, YamlProblem};
 pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;
 

@@ -214,15 +214,17 @@ impl<'c> Forms<'c> {
     }
 
     /// Whether `allowed` (and, for a resolved path, its canonical spelling) admits the
-    /// call; if not, why, for a Bash line.
-    pub(crate) fn permitted(
+    /// call; if not, why, for a Bash line. When admitted, the rule that admits it where the
+    /// check met it on the way (a rule without an argument, the rule of a Bash line's first
+    /// command); `None` where it did not (paths: `decide::admitting_rule` finds it).
+    pub(crate) fn permitted<'r>(
         &self,
-        allowed: Indexed<'_>,
+        allowed: Indexed<'r>,
         canonical: Option<Indexed<'_>>,
-    ) -> Result<(), NotAdmitted> {
+    ) -> Result<Option<&'r ToolRule>, NotAdmitted> {
         let (tool, work) = (self.tool, &self.work);
-        if allowed.any_matches(tool, None, work) {
-            return Ok(());
+        if let Some(rule) = allowed.first_match(tool, None, work) {
+            return Ok(Some(rule));
         }
         if self.bash && self.arg.is_some() {
             return self.bash_permitted(allowed);
@@ -239,7 +241,7 @@ impl<'c> Forms<'c> {
             allowed.any_matches(tool, self.arg, work)
         };
         if admitted {
-            Ok(())
+            Ok(None)
         } else {
             Err(NotAdmitted::default())
         }
@@ -250,14 +252,22 @@ impl<'c> Forms<'c> {
     /// is an option that writes files or runs programs (`guard`). A denial names the first
     /// command no rule admits; for a line the grammar refuses, a command whose name no rule
     /// could admit comes before the construct.
-    fn bash_permitted(&self, allowed: Indexed<'_>) -> Result<(), NotAdmitted> {
+    fn bash_permitted<'r>(
+        &self,
+        allowed: Indexed<'r>,
+    ) -> Result<Option<&'r ToolRule>, NotAdmitted> {
         match self.commands() {
             Ok(cmds) => {
-                let Some((cmd, held)) = cmds
-                    .iter()
-                    .find_map(|c| self.admitting(allowed, c).err().map(|held| (c, held)))
-                else {
-                    return Ok(());
+                let mut first = None;
+                let refused = cmds.iter().find_map(|c| match self.admitting(allowed, c) {
+                    Ok(rule) => {
+                        first.get_or_insert(rule);
+                        None
+                    }
+                    Err(held) => Some((c, held)),
+                });
+                let Some((cmd, held)) = refused else {
+                    return Ok(first);
                 };
                 // A line of one command is quoted whole already.
                 let command = (held.is_none() && cmds.len() > 1).then(|| {

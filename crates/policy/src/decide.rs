@@ -8,6 +8,7 @@ use crate::call::{Call, Forms, NotAdmitted, ToolClass, Unadmitted};
 use crate::index::MAX_COMPARISONS;
 use crate::rules::CompiledRules;
 use crate::tool::PathAccess;
+use skills_model::ToolRule;
 
 /// What happens to a host tool call when no active skill restricts tools.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -170,9 +171,9 @@ fn by_rules<'a>(
         AllowedToolsMode::Restrict => match (restrict(below, forms), denier) {
             (Err(denied), _) => denied,
             (Ok(_), Some((_, rules))) => denial(rules),
-            (Ok(Some(rules)), None) => {
+            (Ok(Some(admitted)), None) => {
                 Decision::allow("allowed by every active skill's allowed-tools")
-                    .by(rules, admitting_rule(rules, forms))
+                    .by(admitted.0, admitting_rule(admitted, forms))
             }
             (Ok(None), None) if fallback.default == DefaultDecision::Allow => {
                 Decision::allow("no active skill restricts tools")
@@ -182,8 +183,10 @@ fn by_rules<'a>(
             ),
         },
         AllowedToolsMode::Preapprove => match (preapprove(below, forms), denier) {
-            (Some(rules), _) => Decision::allow("pre-approved by an active skill's allowed-tools")
-                .by(rules, admitting_rule(rules, forms)),
+            (Some(admitted), _) => {
+                Decision::allow("pre-approved by an active skill's allowed-tools")
+                    .by(admitted.0, admitting_rule(admitted, forms))
+            }
             (None, Some((_, rules))) => denial(rules),
             (None, None) if fallback.default == DefaultDecision::Allow => {
                 Decision::allow("no active skill pre-approves it; the host allows by default")
@@ -309,33 +312,37 @@ fn protect<'a>(
 fn restrict<'a>(
     stack: impl Iterator<Item = &'a CompiledRules>,
     forms: &Forms<'_>,
-) -> Result<Option<&'a CompiledRules>, Decision> {
+) -> Result<Option<Admitted<'a>>, Decision> {
     let mut deciding = None;
     for rules in stack {
         let Some(allowed) = rules.allowed_indexed() else {
             continue;
         };
-        deciding = Some(rules);
-        if let Err(why) = forms.permitted(allowed, rules.canonical_indexed()) {
-            return Err(not_allowed(rules, forms, &why));
+        match forms.permitted(allowed, rules.canonical_indexed()) {
+            Ok(rule) => deciding = Some((rules, rule)),
+            Err(why) => return Err(not_allowed(rules, forms, &why)),
         }
     }
     Ok(deciding)
 }
+
+/// The skill whose `allowed-tools` decided, and the rule that admitted the call when the
+/// check met it on the way.
+type Admitted<'a> = (&'a CompiledRules, Option<&'a ToolRule>);
 
 /// `allowed-tools` as a pre-approval: the first skill that lists the call allows it; a
 /// skill that does not list it says nothing.
 fn preapprove<'a>(
     stack: impl Iterator<Item = &'a CompiledRules>,
     forms: &Forms<'_>,
-) -> Option<&'a CompiledRules> {
+) -> Option<Admitted<'a>> {
     // A skill of an untrusted remote origin pre-approves nothing.
     stack
         .filter(|rules| rules.untrusted_origin.is_none())
-        .find(|rules| {
-            rules
-                .allowed_indexed()
-                .is_some_and(|allowed| forms.permitted(allowed, rules.canonical_indexed()).is_ok())
+        .find_map(|rules| {
+            let allowed = rules.allowed_indexed()?;
+            let rule = forms.permitted(allowed, rules.canonical_indexed()).ok()?;
+            Some((rules, rule))
         })
 }
 
@@ -371,7 +378,10 @@ fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> D
 
 /// The rule of the deciding skill that admits the call (for a compound Bash line, the one
 /// its first command matched).
-fn admitting_rule(rules: &CompiledRules, forms: &Forms<'_>) -> Option<String> {
+fn admitting_rule((rules, known): Admitted<'_>, forms: &Forms<'_>) -> Option<String> {
+    if let Some(rule) = known {
+        return Some(rule.to_string());
+    }
     let (tool, work) = (forms.tool, &forms.work);
     let first = if forms.bash {
         forms.commands().as_ref().ok().and_then(|cmds| cmds.first())

@@ -364,6 +364,7 @@ impl Request for SkillsSearch {
             limit: input.limit.map(size),
             layer: input.layer,
             tag: input.tag,
+            explain: input.explain,
         })
     }
 }

@@ -102,6 +102,10 @@ pub(crate) struct SearchInput {
     /// Only skills with this tag.
     #[serde(default)]
     pub(crate) tag: Option<String>,
+    /// Also say, for each result, which words of the query matched which of its fields
+    /// and what each added to its score.
+    #[serde(default)]
+    pub(crate) explain: bool,
 }
 
 /// `skill`.
