@@ -361,7 +361,6 @@ fn our_record(parser: &SkillParser, dir: &Path) -> Result<SkillRecord, String> {
         body_offset: parsed.body_offset,
         frontmatter: Arc::new(parsed.frontmatter),
         diagnostics: parsed.diagnostics.into(),
-        remote: None,
     })
 }
 
