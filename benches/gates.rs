@@ -26,7 +26,8 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 struct Args {
     quick: bool,
     /// `--only NAME`: only that group of rows (`otlp`: the audit export rows;
-    /// `requirements`: the requirement checks' row, on a corpus it writes itself).
+    /// `requirements`: the requirement checks' row, on a corpus it writes itself;
+    /// `url-cache`: the URL root's row, over the 1,000-skill corpus).
     only: Option<String>,
     /// (label, folder) of each corpus to index.
     corpora: Vec<(String, PathBuf)>,
@@ -118,6 +119,8 @@ fn depth_of(root: &Path) -> usize {
 
 #[path = "support/row.rs"]
 mod row;
+#[path = "support/url_cache.rs"]
+mod url_cache;
 use row::metric;
 
 fn main() {
@@ -126,13 +129,15 @@ fn main() {
     let mut metrics = Vec::new();
     // Warm the rayon pool and the page cache before anything is measured.
     rayon::broadcast(|_| ());
-    match args.only.as_deref() {
+    let only = args.only.as_deref();
+    match only {
         None => audit_export(runs, &mut metrics),
-        Some(only) => {
-            match only {
+        Some("url-cache") => {}
+        Some(alone) => {
+            match alone {
                 "otlp" => audit_export(runs, &mut metrics),
                 "requirements" => requirement_checks(runs.min(9), &mut metrics),
-                other => panic!("--only {other:?}: otlp or requirements"),
+                other => panic!("--only {other:?}: otlp, requirements or url-cache"),
             }
             println!("{}", json!({ "quick": args.quick, "metrics": metrics }));
             return;
@@ -141,6 +146,12 @@ fn main() {
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
     for (label, root) in &args.corpora {
+        if label == "1000" {
+            url_cache::row(root, runs, &mut metrics);
+        }
+        if only.is_some() {
+            continue;
+        }
         // The real-world corpus nests skills as owner/repo/.../name: search it to the cap.
         let depth = if label == "real" { 6 } else { depth_of(root) };
         let n_runs = match label.as_str() {

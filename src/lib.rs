@@ -3,7 +3,8 @@
 //! This facade re-exports each crate of the workspace as a module, in the order data flows:
 //! [`model`] (the types), [`parser`] (bytes of one `SKILL.md` to
 //! a typed frontmatter and diagnostics), [`storage`] (where skills live:
-//! layered roots, discovery, bounded reads, sources), [`index`] (the live
+//! layered roots, discovery, bounded reads, sources), [`remote`] (well-known HTTP
+//! indexes as sources: verified, cached, polled), [`index`] (the live
 //! index), [`executor`] (sessions, enforcement, scripts, audit, prompts),
 //! and the [`protocol`] every transport speaks. The types a host needs most are also here at
 //! the top:
@@ -85,6 +86,8 @@ pub use skills_model as model;
 pub use skills_parser as parser;
 #[doc(inline)]
 pub use skills_protocol as protocol;
+#[doc(inline)]
+pub use skills_remote as remote;
 #[doc(inline)]
 pub use skills_storage as storage;
 

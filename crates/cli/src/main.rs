@@ -11,6 +11,7 @@ mod cases;
 mod eval;
 mod explain;
 mod list;
+mod lock;
 mod log;
 mod mcp;
 mod model_command;
@@ -81,6 +82,8 @@ enum Command {
     Publish(publish::PublishArgs),
     /// Create a skill folder that validates clean, ready to fill in.
     New(author::NewArgs),
+    /// Pin the URL roots' skills by digest in the project's skills.lock.
+    Lock(lock::LockArgs),
     /// Print the JSON Schema of the SKILL.md frontmatter.
     Schema,
     /// Print a skill folder's frontmatter as JSON.
@@ -180,6 +183,7 @@ fn main() -> ExitCode {
         Command::Eval(args) => eval::run(&args),
         Command::Publish(args) => publish::run(&args),
         Command::New(args) => author::new(&args),
+        Command::Lock(args) => lock::lock(&args),
         Command::Schema => author::schema(),
         Command::ReadProperties(args) => author::read_properties(&args),
         Command::Completions(args) => completions(&args),

@@ -127,6 +127,9 @@ pub(crate) struct RecordView<'a> {
     description: &'a str,
     layer: Layer,
     name: &'a str,
+    /// A remote skill's origin (`url:https://HOST`), absent for the others.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    origin: Option<String>,
     path: &'a Path,
     plugin: Option<&'a str>,
     priority: i64,
@@ -149,6 +152,7 @@ impl<'a> RecordView<'a> {
             description: &r.description,
             layer: r.layer,
             name: r.name.as_str(),
+            origin: r.remote.as_ref().map(|o| o.to_string()),
             path: &r.path,
             plugin: r.plugin.as_deref(),
             priority: r.frontmatter.priority,

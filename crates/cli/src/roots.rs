@@ -1,14 +1,16 @@
 //! The root options every index command shares (`--root`, `--no-defaults`, `--app`,
 //! `--preset`, `--depth`, `--strict`), and building the index from them.
 
+use std::io::Write as _;
+use std::path::PathBuf;
 use std::sync::Arc;
 
-use std::io::Write as _;
-
 use anyhow::{bail, Context, Result};
+use skills_executor::UrlRoots;
 use skills_index::{SkillIndex, SkillIndexBuilder};
 use skills_model::Layer;
-use skills_storage::{EmbeddedSource, Preset, RootsConfig, MAX_ROOT_DEPTH};
+use skills_remote::{Lock, RemoteSource};
+use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
 
 /// The skills `skillctl` ships, served as the plugin `builtin` unless `--no-defaults`.
 static BUILTIN: &[(&str, &[u8])] = &[(
@@ -18,9 +20,13 @@ static BUILTIN: &[(&str, &[u8])] = &[(
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RootArgs {
-    /// A root: LAYER=DIR, where LAYER is enterprise, personal, project or plugin:ID.
-    #[arg(long = "root", value_name = "LAYER=DIR")]
+    /// A root: LAYER=DIR, where LAYER is enterprise, personal, project or plugin:ID; or
+    /// LAYER=https://HOST[/PATH], a well-known skills index (http:// only on loopback).
+    #[arg(long = "root", value_name = "LAYER=DIR|URL")]
     roots: Vec<String>,
+    /// How often a URL root asks its origin for a new index (e.g. 30s, 5m).
+    #[arg(long, value_name = "DURATION", default_value = "5m", value_parser = humantime::parse_duration)]
+    poll_interval: std::time::Duration,
     /// Read only the roots given with --root.
     #[arg(long)]
     no_defaults: bool,
@@ -44,8 +50,36 @@ pub(crate) struct RootArgs {
     strict: bool,
 }
 
+/// Whether URL roots load only what the project's `skills.lock` pins.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Pinning {
+    /// Enforce the lock, when the project has one.
+    Lock,
+    /// Load what the indexes give (`skillctl lock` reads them so).
+    Unpinned,
+}
+
+/// An index and the URL roots it reads.
+pub(crate) struct Built {
+    pub(crate) index: SkillIndex,
+    pub(crate) remotes: Vec<Arc<RemoteSource>>,
+}
+
+/// The project root a lock belongs to: the nearest ancestor of the working directory
+/// holding `.git`, else the working directory.
+pub(crate) fn lock_path() -> Result<PathBuf> {
+    let cwd = std::env::current_dir().context("the working directory")?;
+    let root = skills_storage::project_root(&cwd).unwrap_or(cwd);
+    Ok(root.join(skills_remote::LOCK_FILE))
+}
+
 impl RootArgs {
     pub(crate) fn build_index(&self, watch: bool) -> Result<SkillIndex> {
+        Ok(self.build(watch, Pinning::Lock)?.index)
+    }
+
+    /// The index, with the URL roots it reads.
+    pub(crate) fn build(&self, watch: bool, pinning: Pinning) -> Result<Built> {
         if !(1..=MAX_ROOT_DEPTH).contains(&self.depth) {
             bail!("--depth must be between 1 and {MAX_ROOT_DEPTH}");
         }
@@ -71,12 +105,54 @@ impl RootArgs {
                 });
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
+        // The lock is read only when a URL root needs it.
+        let has_remote = self.roots.iter().any(|spec| remote_spec(spec).is_some());
+        let lock = match pinning {
+            Pinning::Lock if has_remote => {
+                let path = lock_path()?;
+                Lock::read(&path)?.map(|lock| (lock, path))
+            }
+            Pinning::Lock | Pinning::Unpinned => None,
+        };
+        let mut remotes = Vec::new();
         for spec in &self.roots {
-            builder = with_root(builder, spec)?;
+            builder = match remote_spec(spec) {
+                Some((layer, url)) => {
+                    let source = self.open_remote(spec, url, lock.as_ref())?;
+                    remotes.push(Arc::clone(&source));
+                    let layer = layer
+                        .parse::<Layer>()
+                        .with_context(|| format!("--root {spec:?}"))?;
+                    builder.source(layer, source)
+                }
+                None => with_root(builder, spec)?,
+            };
         }
         let index = builder.build()?;
         self.warn_missing(&index, watch);
-        Ok(index)
+        Ok(Built { index, remotes })
+    }
+
+    /// A URL root's source: from its origin, else from the cache.
+    fn open_remote(
+        &self,
+        spec: &str,
+        url: &str,
+        lock: Option<&(Lock, PathBuf)>,
+    ) -> Result<Arc<RemoteSource>> {
+        open_url(url, self.poll_interval, lock).with_context(|| format!("--root {spec:?}"))
+    }
+
+    /// How `register_plugin` opens a plugin root given as a URL: as `--root` does, under
+    /// the project's lock as it is at the registration.
+    pub(crate) fn url_roots(&self) -> UrlRoots {
+        let poll = self.poll_interval;
+        UrlRoots::new(move |url| {
+            let path = lock_path()?;
+            let lock = Lock::read(&path)?.map(|lock| (lock, path));
+            let source: Arc<dyn SkillSource> = open_url(url, poll, lock.as_ref())?;
+            Ok(source)
+        })
     }
 
     /// A root named on the command line that does not exist is most likely a typo: say so
@@ -108,6 +184,27 @@ impl RootArgs {
             }
         }
     }
+}
+
+/// A URL root's source, polled every `poll`, under `lock` when there is one. A start from
+/// the cache is said once, by the source's own warning.
+fn open_url(
+    url: &str,
+    poll: std::time::Duration,
+    lock: Option<&(Lock, PathBuf)>,
+) -> Result<Arc<RemoteSource>, skills_remote::RemoteError> {
+    let mut builder = RemoteSource::builder(url)?.poll_interval(Some(poll));
+    if let Some((lock, path)) = lock {
+        let pins = lock.pins_for(builder.url(), path);
+        builder = builder.pins(pins);
+    }
+    builder.open()
+}
+
+/// The layer and URL of a `--root LAYER=URL`, when its value is a URL.
+fn remote_spec(spec: &str) -> Option<(&str, &str)> {
+    let (layer, url) = spec.split_once('=')?;
+    (url.starts_with("https://") || url.starts_with("http://")).then_some((layer, url))
 }
 
 /// `builder` with the root `--root spec` names (LAYER=DIR or plugin:ID=DIR).

@@ -284,7 +284,8 @@ impl SessionOptions {
         };
         let mut executor = Executor::builder(index)
             .policy(policy.build())
-            .audit_sink(sink);
+            .audit_sink(sink)
+            .url_roots(self.roots.url_roots());
         if let Some(url) = &self.otlp_endpoint {
             let exporter = OtlpExporter::builder(url)
                 .service_name("skillctl")

@@ -138,6 +138,17 @@ pub enum ExecError {
         /// The path as given.
         path: String,
     },
+    /// A URL root registered over the protocol could not be opened: a URL that is not
+    /// `https://` (or `http://` on loopback), an index that cannot be read or is refused,
+    /// or a host that reads no URL roots.
+    #[error("{url}: {source}")]
+    RemoteRoot {
+        /// The root as given.
+        url: String,
+        /// Why.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
     /// An active skill's `allowed-tools` does not allow this runtime tool call.
     #[error("{0}")]
     ToolNotAllowed(String),
@@ -289,6 +300,7 @@ impl ExecError {
             | ExecError::ChangedSinceIndexed { .. }
             | ExecError::ChangedDuringRead { .. } => "SKILL_CHANGED",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",
+            ExecError::RemoteRoot { .. } => "SKILL_REMOTE_ROOT_FAILED",
             ExecError::Audit(_) => "SKILL_AUDIT_FAILED",
             ExecError::BadInput(_) => "SKILL_BAD_INPUT",
             ExecError::UnknownTool(_) => "SKILL_UNKNOWN_TOOL",

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 use skills_index::SkillIndex;
 use skills_model::SkillRecord;
+use skills_storage::SkillSource;
 
 use crate::audit::{AuditSink, NullSink};
 use crate::export::{Exported, OtlpExporter};
@@ -31,6 +32,8 @@ pub(crate) struct Inner {
     export: Option<OtlpExporter>,
     /// Plugin ids registered over the protocol.
     pub(crate) registered: Mutex<HashSet<String>>,
+    /// How a plugin root given as a URL is opened, when the host reads URL roots.
+    url_roots: Option<UrlRoots>,
     /// The folders host write tools may not touch (every root and skill folder, as given
     /// and resolved), for the snapshot generation they were computed from.
     protected: Mutex<Option<(u64, Arc<[PathBuf]>)>>,
@@ -43,6 +46,40 @@ pub struct ExecutorBuilder {
     policy: Policy,
     sink: Arc<dyn AuditSink>,
     export: Option<OtlpExporter>,
+    url_roots: Option<UrlRoots>,
+}
+
+/// The error a host's URL-root opener gives.
+pub type UrlRootError = Box<dyn std::error::Error + Send + Sync>;
+
+/// How a host opens a plugin root given as a URL (`register_plugin` with an `https://`
+/// root, `http://` on loopback): a well-known index as a source, with the host's own
+/// cache, polling and lock. The executor knows no HTTP; the host brings it.
+#[derive(Clone)]
+pub struct UrlRoots(Arc<OpenUrlRoot>);
+
+/// What opens a URL root.
+type OpenUrlRoot = dyn Fn(&str) -> Result<Arc<dyn SkillSource>, UrlRootError> + Send + Sync;
+
+impl UrlRoots {
+    /// An opener of URL roots.
+    pub fn new(
+        open: impl Fn(&str) -> Result<Arc<dyn SkillSource>, UrlRootError> + Send + Sync + 'static,
+    ) -> UrlRoots {
+        UrlRoots(Arc::new(open))
+    }
+}
+
+impl std::fmt::Debug for UrlRoots {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("UrlRoots(..)")
+    }
+}
+
+/// Whether a plugin root names a URL (`https://`, `http://`) rather than a folder.
+fn url_root(root: &std::path::Path) -> Option<&str> {
+    root.to_str()
+        .filter(|r| r.starts_with("https://") || r.starts_with("http://"))
 }
 
 impl ExecutorBuilder {
@@ -55,6 +92,13 @@ impl ExecutorBuilder {
     /// Where audit events are recorded (default: nowhere but `tracing`).
     pub fn audit_sink(mut self, sink: Arc<dyn AuditSink>) -> ExecutorBuilder {
         self.sink = sink;
+        self
+    }
+
+    /// Reads plugin roots given as URLs (over the protocol too) through `opener` (default:
+    /// a URL root is refused).
+    pub fn url_roots(mut self, opener: UrlRoots) -> ExecutorBuilder {
+        self.url_roots = Some(opener);
         self
     }
 
@@ -83,6 +127,7 @@ impl ExecutorBuilder {
                 sink,
                 export: self.export,
                 registered: Mutex::new(HashSet::new()),
+                url_roots: self.url_roots,
                 protected: Mutex::new(None),
             }),
         }
@@ -96,6 +141,7 @@ impl Executor {
             index,
             policy: Policy::default(),
             sink: Arc::new(NullSink),
+            url_roots: None,
             export: None,
         }
     }
@@ -135,7 +181,14 @@ impl Executor {
         origin: PluginOrigin,
     ) -> Result<crate::PluginRegistered, ExecError> {
         let root = root.into();
-        let root = std::path::absolute(&root).unwrap_or(root);
+        let source = match url_root(&root) {
+            Some(url) => Some(self.open_url_root(url)?),
+            None => None,
+        };
+        let root = match source {
+            Some(_) => root,
+            None => std::path::absolute(&root).unwrap_or(root),
+        };
         // Marked before the snapshot is published, so no session ever sees the plugin's
         // skills as trusted; unmarked on failure only if this call marked it (a refused
         // registration under a host plugin's id must not make the host's plugin untrusted).
@@ -146,7 +199,11 @@ impl Executor {
             PluginOrigin::Protocol => skills_storage::RootOrigin::Registered,
             PluginOrigin::Host => skills_storage::RootOrigin::Explicit,
         };
-        let snapshot = match self.inner.index.register_plugin_from(id, &root, from) {
+        let registered = match source {
+            Some(source) => self.inner.index.register_plugin_source(id, source, from),
+            None => self.inner.index.register_plugin_from(id, &root, from),
+        };
+        let snapshot = match registered {
             Ok(s) => s,
             Err(e) => {
                 if marked {
@@ -162,10 +219,25 @@ impl Executor {
             .count();
         Ok(crate::PluginRegistered {
             id: id.to_owned(),
-            warnings: root_warnings(&root, self.inner.index.watching()),
+            warnings: match url_root(&root) {
+                Some(_) => Vec::new(),
+                None => root_warnings(&root, self.inner.index.watching()),
+            },
             root: root.display().to_string(),
             skills,
         })
+    }
+
+    /// A URL root's source, through the host's opener.
+    fn open_url_root(&self, url: &str) -> Result<Arc<dyn SkillSource>, ExecError> {
+        let failed = |source: UrlRootError| ExecError::RemoteRoot {
+            url: url.to_owned(),
+            source,
+        };
+        let opener = self.inner.url_roots.as_ref().ok_or_else(|| {
+            failed("this host reads no URL roots (a host enables them with ExecutorBuilder::url_roots)".into())
+        })?;
+        (opener.0)(url).map_err(failed)
     }
 
     /// Whether plugin `id` was registered over the protocol (and not by the host itself).

@@ -35,7 +35,9 @@ mod timing;
 
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use error::ExecError;
-pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
+pub use executor::{
+    Executor, ExecutorBuilder, SessionContext, SessionContextBuilder, UrlRootError, UrlRoots,
+};
 pub use export::{
     ExportError, ExportStats, OtlpExporter, OtlpExporterBuilder, DEFAULT_EXPORT_QUEUE,
 };

@@ -13,8 +13,11 @@ pub struct ActiveSkill {
     pub name: String,
     /// `layer:name`, or `plugin-id:name`.
     pub qualified_name: String,
-    /// The absolute path of its `SKILL.md`.
+    /// The absolute path of its `SKILL.md` (its URL, for a skill of a URL root).
     pub location: String,
+    /// Its remote origin (`url:https://HOST`, `mcp:LABEL`), for a skill of a remote source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// The skill's folder (relative paths in its instructions start here).
     pub root_dir: String,
     /// `sha256:<hex>` of the `SKILL.md` bytes pinned at load.
@@ -152,6 +155,9 @@ pub struct ListedSkill {
     pub description: String,
     /// `enterprise`, `personal`, `project` or `plugin`.
     pub layer: String,
+    /// Its remote origin (`url:https://HOST`, `mcp:LABEL`), for a skill of a remote source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// Whether it is on this session's stack.
     pub active: bool,
 }

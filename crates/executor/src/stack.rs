@@ -674,6 +674,7 @@ impl SessionState {
                     qualified_name: r.qualified_name(),
                     description: r.listed_description().into_owned(),
                     layer: r.layer.to_string(),
+                    origin: r.remote.as_ref().map(|o| o.to_string()),
                     active: active.contains(&r.qualified_name()),
                 })
                 .collect(),
@@ -783,6 +784,7 @@ fn receipt_entry(a: &Active, with_body: bool) -> ActiveSkill {
         name: r.name.to_string(),
         qualified_name: r.qualified_name(),
         location: r.path.display().to_string(),
+        origin: r.remote.as_ref().map(|o| o.to_string()),
         root_dir: dir.clone(),
         digest: a.skill.digest.clone(),
         properties,

@@ -36,8 +36,11 @@ pub struct ChangeEvent {
     pub qualified_name: String,
     /// Its layer.
     pub layer: Layer,
-    /// Its `SKILL.md`.
+    /// Its `SKILL.md` (a URL for a skill of a URL root).
     pub path: PathBuf,
+    /// Its remote origin (`url:https://HOST`, `mcp:LABEL`), for a skill of a remote source.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
     /// The generation of the snapshot it appears in.
     pub generation: u64,
     /// The skill's record: as the new snapshot holds it, or as the old one held it when
@@ -77,6 +80,7 @@ fn event(
         qualified_name: r.qualified_name(),
         layer: r.layer,
         path: r.path.clone(),
+        origin: r.remote.as_ref().map(|o| o.to_string()),
         generation,
         record: Arc::clone(r),
         previous: previous.map(Arc::clone),

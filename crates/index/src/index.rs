@@ -274,8 +274,8 @@ pub(crate) struct Writer {
 pub(crate) struct RootState {
     /// The root as given.
     pub(crate) root: SkillRoot,
-    /// The prefix of its skills' paths: the folder made absolute, or `embedded:<id>` for a
-    /// source that is not on disk.
+    /// The prefix of its skills' paths: the folder made absolute, the source's location (a
+    /// URL root's folder), or `embedded:<id>` for another source that is not on disk.
     pub(crate) base: PathBuf,
     /// What its skills are read through (an [`FsSource`] for a folder).
     source: Arc<dyn SkillSource>,

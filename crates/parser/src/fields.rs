@@ -9,8 +9,7 @@ use std::borrow::Cow;
 use skills_model::{
     spec_name_problem, Capability, ClaudeCodeFields, ClaudeHook, Composition, ContextMode,
     Diagnostic, Frontmatter, HookEvent, Hooks, Metadata, Os, RawValue, Rule, ScenarioCase, Scope,
-    Security,
-    Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
+    Security, Severity, SkillDependency, TestScenario, ToolBinding, ToolDependency, ToolRules,
     CLAUDE_SKILL_DIR_VAR, EXTENSION_FIELDS, MAX_NAME_LEN, SKILL_DIR_VAR, SPEC_FIELDS,
 };
 

@@ -564,7 +564,7 @@ impl Request for RegisterPlugin {
     const NAME: &'static str = "register_plugin";
     const AUDIENCE: Audience = Audience::HostOnly;
     const DESCRIPTION: &'static str =
-        "Register a plugin's skill folder (untrusted unless the host trusts it).";
+        "Register a plugin's skill folder or URL root (untrusted unless the host trusts it).";
     type Input = RegisterInput;
     type Output = PluginRegistered;
     fn call(

@@ -229,7 +229,8 @@ pub(crate) struct InstructionsInput {
 pub(crate) struct RegisterInput {
     /// The plugin id (its skills are reachable as id:name).
     pub(crate) id: String,
-    /// The plugin's skill folder.
+    /// The plugin's skill folder, or a well-known index's URL (`https://HOST[/PATH]`;
+    /// `http://` only on loopback) when the host reads URL roots.
     pub(crate) root: String,
 }
 
