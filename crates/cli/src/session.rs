@@ -152,8 +152,18 @@ pub(crate) struct SessionOptions {
 impl SessionOptions {
     /// The executor these options describe, over a watching index unless `--no-watch`.
     pub(crate) fn executor(&self) -> Result<Executor> {
+        self.executor_serving(skills_executor::ScriptServing::Withheld)
+    }
+
+    /// The executor, with how MCP's skills extension serves skills with scripts
+    /// (`skillctl mcp --serve-scripts`).
+    pub(crate) fn executor_serving(
+        &self,
+        serving: skills_executor::ScriptServing,
+    ) -> Result<Executor> {
         let index = Arc::new(self.roots.build_index(!self.no_watch)?);
         let mut policy = Policy::builder()
+            .script_serving(serving)
             .max_active(self.max_active)
             .default_decision(match self.default_decision {
                 DecisionArg::Allow => DefaultDecision::Allow,

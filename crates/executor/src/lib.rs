@@ -16,6 +16,7 @@ mod check;
 mod error;
 mod executor;
 mod files;
+mod manifest;
 mod origin;
 mod pin;
 mod policy;
@@ -33,8 +34,11 @@ mod timing;
 pub use audit::{AuditEvent, AuditKind, AuditSink, JsonlFileSink, MemorySink, NullSink};
 pub use error::ExecError;
 pub use executor::{Executor, ExecutorBuilder, SessionContext, SessionContextBuilder};
+pub use manifest::{
+    ManifestFile, ManifestRefusal, SkillManifest, MANIFEST_MAX_BYTES, MANIFEST_MAX_FILES,
+};
 pub use origin::PluginOrigin;
-pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites};
+pub use policy::{Delivery, Policy, PolicyBuilder, ScriptServing, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
     skill_tool_description, MAX_LISTED_RESOURCES,

@@ -171,6 +171,17 @@ impl Session {
         self.state.read_unloaded(skill, path, via)
     }
 
+    /// The complete manifest of `record`'s skill for MCP's skills extension: every file,
+    /// each with the digest and size of what [`read_unloaded`](Session::read_unloaded)
+    /// returns for it; or why the skill cannot be served whole (scripts not served, a file
+    /// outside the served folders or over the read limit, the extension's limits).
+    pub fn skill_manifest(
+        &self,
+        record: &SkillRecord,
+    ) -> Result<crate::SkillManifest, crate::ManifestRefusal> {
+        self.state.skill_manifest(record)
+    }
+
     /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside
     /// its `SKILL.md`, as they are now: under `references/` or `assets/`, regular files
     /// within the read limit, and for a skill on disk resolving inside its folder but not

@@ -7,7 +7,9 @@
 //! Tokio lives here only: the executor stays synchronous, and its calls run on blocking
 //! threads.
 
+mod extension;
 mod server;
+mod uri;
 
 use std::net::SocketAddr;
 use std::sync::Arc;

@@ -23,6 +23,7 @@
 //! ```
 
 mod codex;
+mod core_value;
 mod fast;
 mod fields;
 mod lint;
@@ -31,6 +32,7 @@ mod repair;
 mod split;
 
 pub use codex::{read_codex_policy, CodexPolicy};
+pub use core_value::{core_frontmatter, CoreValueError};
 pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;
 
