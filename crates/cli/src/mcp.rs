@@ -51,6 +51,8 @@ pub(crate) struct McpArgs {
 }
 
 pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
+    // The libraries' logs go to the sessions that ask for them (`logging/setLevel`).
+    let _ = tracing::subscriber::set_global_default(skills_mcp::McpLogs);
     let serving = if args.serve_scripts {
         skills_executor::ScriptServing::TrustedLayers
     } else {

@@ -17,6 +17,8 @@ struct Mcp {
     proc: Spawned,
     next: u64,
     init: Value,
+    /// Notifications met while waiting for a response, oldest first.
+    seen: std::collections::VecDeque<Value>,
 }
 
 impl Mcp {
@@ -34,6 +36,7 @@ impl Mcp {
             proc,
             next: 1,
             init: Value::Null,
+            seen: std::collections::VecDeque::new(),
         };
         mcp.init = mcp.reply(0);
         mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
@@ -53,6 +56,9 @@ impl Mcp {
             if v["id"] == id {
                 return v;
             }
+            if v["method"].is_string() {
+                self.seen.push_back(v);
+            }
         }
     }
 
@@ -63,7 +69,13 @@ impl Mcp {
         self.reply(id)
     }
 
-    fn notification(&mut self, method: &str) {
+    /// The next notification `method`, met already or to come.
+    fn notification(&mut self, method: &str) -> Value {
+        while let Some(v) = self.seen.pop_front() {
+            if v["method"] == method {
+                return v;
+            }
+        }
         loop {
             let line = self
                 .proc
@@ -72,7 +84,7 @@ impl Mcp {
                 .expect("a notification");
             let v: Value = serde_json::from_str(&line).expect("JSON");
             if v["method"] == method {
-                return;
+                return v;
             }
         }
     }
@@ -362,6 +374,7 @@ fn a_change_is_announced_and_the_entry_fetched_again_shows_it() {
     )
     .unwrap();
     std::fs::write(&guide, "Two, longer.\n").unwrap();
+    mcp.seen.clear();
     mcp.notification("notifications/resources/list_changed");
     let after = mcp.call("skills/get", json!({"uri": uri}));
     assert_ne!(before["result"]["skill"], after["result"]["skill"]);
@@ -371,5 +384,100 @@ fn a_change_is_announced_and_the_entry_fetched_again_shows_it() {
     );
     let entry = after["result"]["skill"].clone();
     check_manifest(&mut mcp, &entry);
+    mcp.end();
+}
+
+#[test]
+fn completion_offers_what_the_session_may_see() {
+    let f = Fixture::new();
+    f.skill("notes", "", "Notes.\n");
+    f.file("notes", "references/guide.md", "Guide.\n");
+    f.file("notes", "scripts/run.sh", "echo run\n");
+    f.skill("norse", "", "Norse.\n");
+    f.skill("elsewhere", "scope:\n  agents: [other]\n", "Elsewhere.\n");
+    let mut mcp = Mcp::start(&f, "personal", "2025-11-25", &["--agent", "me"]);
+    let template = json!({"type": "ref/resource", "uri": "skill://{layer}/{name}/{+path}"});
+    let complete = |mcp: &mut Mcp, reference: &Value, name: &str, value: &str, context: Value| {
+        mcp.call(
+            "completion/complete",
+            json!({"ref": reference, "argument": {"name": name, "value": value}, "context": {"arguments": context}}),
+        )
+    };
+    let values = |v: &Value| v["result"]["completion"]["values"].clone();
+    let layer = complete(&mut mcp, &template, "layer", "", json!({}));
+    assert_eq!(values(&layer), json!(["personal"]), "{layer}");
+    let names = complete(
+        &mut mcp,
+        &template,
+        "name",
+        "no",
+        json!({"layer": "personal"}),
+    );
+    assert_eq!(values(&names), json!(["norse", "notes"]), "{names}");
+    assert_eq!(names["result"]["completion"]["total"], 2);
+    let hidden = complete(&mut mcp, &template, "name", "else", json!({}));
+    assert_eq!(
+        values(&hidden),
+        json!([]),
+        "a skill the session may not see: {hidden}"
+    );
+    let paths = complete(
+        &mut mcp,
+        &template,
+        "path",
+        "",
+        json!({"layer": "personal", "name": "notes"}),
+    );
+    assert_eq!(
+        values(&paths),
+        json!(["SKILL.md", "references/guide.md"]),
+        "{paths}"
+    );
+    let prompt = json!({"type": "ref/prompt", "name": "notes"});
+    let free = complete(&mut mcp, &prompt, "arguments", "x", json!({}));
+    assert_eq!(values(&free), json!([]), "{free}");
+    for (reference, argument) in [
+        (
+            json!({"type": "ref/prompt", "name": "missing"}),
+            "arguments",
+        ),
+        (json!({"type": "ref/prompt", "name": "notes"}), "other"),
+        (
+            json!({"type": "ref/resource", "uri": "file:///{path}"}),
+            "path",
+        ),
+        (template.clone(), "other"),
+    ] {
+        let refused = complete(&mut mcp, &reference, argument, "", json!({}));
+        assert_eq!(
+            refused["error"]["code"], -32602,
+            "{reference} {argument}: {refused}"
+        );
+    }
+    mcp.end();
+}
+
+#[test]
+fn the_library_s_logs_reach_a_client_at_the_level_it_set() {
+    let f = Fixture::new();
+    f.skill("scripted", "", "Runs.\n");
+    f.file("scripted", "scripts/run.sh", "echo run\n");
+    let mut mcp = Mcp::start(&f, "personal", "2025-11-25", &[]);
+    let set = mcp.call("logging/setLevel", json!({"level": "warning"}));
+    assert_eq!(set["result"], json!({}), "{set}");
+    mcp.call("skills/list", json!({}));
+    let message = mcp.notification("notifications/message");
+    let params = &message["params"];
+    assert_eq!(params["level"], "warning", "{message}");
+    assert_eq!(params["logger"], "skills_mcp::extension", "{message}");
+    assert!(
+        params["data"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("not served")),
+        "{message}"
+    );
+    assert!(params["data"]["fields"]["reason"]
+        .as_str()
+        .is_some_and(|r| r.contains("scripts/run.sh")));
     mcp.end();
 }

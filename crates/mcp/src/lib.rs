@@ -7,7 +7,9 @@
 //! Tokio lives here only: the executor stays synchronous, and its calls run on blocking
 //! threads.
 
+mod complete;
 mod extension;
+mod logs;
 mod server;
 mod uri;
 
@@ -22,6 +24,7 @@ use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
 use thiserror::Error;
 
+pub use crate::logs::McpLogs;
 pub use crate::server::MAX_PROGRAM_CALLS;
 use crate::server::{Endings, SkillsServer};
 

@@ -6,14 +6,15 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, GetSkillRequestParams, GetSkillResult, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt,
-    PromptArgument, PromptMessage, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetSkillRequestParams, GetSkillResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ProtocolVersion, ReadResourceDirectoryRequestParams,
     ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities,
-    SubscribeRequestParams, Tool, UnsubscribeRequestParams,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
@@ -21,8 +22,9 @@ use serde_json::Value;
 use skills_executor::{Encoding, Executor, Session, SessionContext};
 use skills_model::SkillRecord;
 
-use crate::extension;
+use crate::logs::{LogQueue, LogSink};
 use crate::uri::{layer_segment, parse_uri, uri};
+use crate::{complete, extension};
 use skills_protocol as protocol;
 
 /// One MCP session's server: its own executor session, ended (every skill deactivated,
@@ -43,6 +45,10 @@ pub(crate) struct SkillsServer {
     /// The session's end, run once: by the transport before it returns, or when rmcp
     /// drops the server, whichever comes first.
     ending: Arc<Ending>,
+    /// The level `logging/setLevel` asked for, and the messages waiting for the client
+    /// (taken by the task that sends them, once the client is initialized).
+    logs: Arc<LogSink>,
+    log_queue: Mutex<Option<LogQueue>>,
 }
 
 /// The end of one MCP session's executor session: its running calls stopped and their
@@ -203,7 +209,10 @@ impl SkillsServer {
             ended: Mutex::new(false),
         });
         endings.add(&ending);
+        let (logs, log_queue) = LogSink::register();
         SkillsServer {
+            logs,
+            log_queue: Mutex::new(Some(log_queue)),
             executor: executor.clone(),
             session,
             subscribed: Arc::new(Mutex::new(HashSet::new())),
@@ -528,6 +537,58 @@ impl ServerHandler for SkillsServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.follow(context.peer.clone());
+        let queue = self
+            .log_queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(queue) = queue {
+            crate::logs::forward(context.peer.clone(), queue);
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.logs.set_level(&request);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let info = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let listed: Vec<String> = self.prompts().into_iter().map(|(n, _)| n).collect();
+                complete::prompt(&listed, &p.name, &request.argument)?
+            }
+            Reference::Resource(r) => {
+                let visible = self.visible();
+                let session = Arc::clone(&self.session);
+                let (uri, argument, context) = (
+                    r.uri.clone(),
+                    request.argument.clone(),
+                    request.context.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    complete::template(&session, &visible, &uri, &argument, context.as_ref())
+                })
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "an unknown kind of reference",
+                    None,
+                ))
+            }
+        };
+        Ok(CompleteResult::new(info))
     }
 
     async fn list_tools(
@@ -654,7 +715,7 @@ impl ServerHandler for SkillsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new("skill://{layer}/{name}/{+path}", "skill file"),
+            ResourceTemplate::new(complete::TEMPLATE, "skill file"),
         ]))
     }
 
