@@ -441,7 +441,6 @@ fn completion_offers_what_the_session_may_see() {
             json!({"type": "ref/prompt", "name": "missing"}),
             "arguments",
         ),
-        (json!({"type": "ref/prompt", "name": "notes"}), "other"),
         (
             json!({"type": "ref/resource", "uri": "file:///{path}"}),
             "path",

@@ -33,7 +33,8 @@ fn invalid(message: String) -> ErrorData {
     )
 }
 
-/// A prompt's argument: the one argument, `arguments`, is free text (no values).
+/// A prompt's argument: no values (a skill's prompt has one argument, `arguments`, free
+/// text); a prompt not listed is `-32602`.
 pub(crate) fn prompt(
     listed: &[String],
     name: &str,
@@ -42,12 +43,7 @@ pub(crate) fn prompt(
     if !listed.iter().any(|p| p == name) {
         return Err(invalid(format!("no prompt named {name:?}")));
     }
-    if argument.name != "arguments" {
-        return Err(invalid(format!(
-            "the prompt {name:?} has no argument {:?}",
-            argument.name
-        )));
-    }
+    // Its one argument, `arguments`, is free text; any other has no values either.
     Ok(completion(Vec::new(), &argument.value))
 }
 
