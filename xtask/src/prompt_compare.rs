@@ -356,6 +356,7 @@ fn our_record(parser: &SkillParser, dir: &Path) -> Result<SkillRecord, String> {
             .into(),
         layer: Layer::Project,
         plugin: None,
+        remote: None,
         path,
         body_offset: parsed.body_offset,
         frontmatter: Arc::new(parsed.frontmatter),

@@ -135,6 +135,7 @@ pub(crate) fn record_of(path: &Path) -> Result<Arc<SkillRecord>> {
         frontmatter,
         body_offset: parsed.body_offset,
         diagnostics: parsed.diagnostics.into(),
+        remote: None,
     }))
 }
 

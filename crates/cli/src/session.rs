@@ -46,17 +46,22 @@ pub(crate) enum DeliveryArg {
     TopLevel,
 }
 
-/// A `--trust` value: a layer, or one plugin as `plugin:ID`.
+/// A `--trust` value: a layer, one plugin as `plugin:ID`, or a remote origin as
+/// `url:https://HOST` or `mcp:LABEL`.
 #[derive(Debug, Clone)]
 pub(crate) enum TrustArg {
     Layer(Layer),
     Plugin(String),
+    Origin(skills_model::RemoteOrigin),
 }
 
 fn parse_trust(s: &str) -> Result<TrustArg, String> {
     match s.split_once(':') {
         Some(("plugin", id)) if !id.is_empty() => Ok(TrustArg::Plugin(id.to_owned())),
-        Some(_) => Err(format!("{s:?}: expected a layer or plugin:ID")),
+        Some(("url" | "mcp", _)) => s.parse().map(TrustArg::Origin).map_err(|e| format!("{e}")),
+        Some(_) => Err(format!(
+            "{s:?}: expected a layer, plugin:ID, url:https://HOST or mcp:LABEL"
+        )),
         None => s
             .parse::<Layer>()
             .map(TrustArg::Layer)
@@ -106,10 +111,15 @@ pub(crate) struct SessionOptions {
     /// fsync the audit file after every event.
     #[arg(long)]
     audit_fsync: bool,
-    /// Trust a layer, or one plugin as plugin:ID, to run scripts and hooks (repeatable;
-    /// project and plugins registered over the protocol are untrusted by default).
+    /// Trust a layer, one plugin as plugin:ID, or a remote origin as url:https://HOST or
+    /// mcp:LABEL, to run scripts and hooks (repeatable; project, plugins registered over
+    /// the protocol and every remote origin are untrusted by default).
     #[arg(long, value_name = "LAYER", value_parser = parse_trust)]
     trust: Vec<TrustArg>,
+    /// Declare a host tool that runs code, as Bash does (repeatable): check_tool denies it
+    /// while a skill of an untrusted remote origin is active.
+    #[arg(long, value_name = "TOOL")]
+    code_execution_tool: Vec<String>,
     /// The cap on active skills.
     #[arg(long, default_value_t = 8)]
     max_active: usize,
@@ -181,7 +191,15 @@ impl SessionOptions {
             policy = match trust {
                 TrustArg::Layer(layer) => policy.trust(*layer),
                 TrustArg::Plugin(id) => policy.trust_plugin(id),
+                TrustArg::Origin(origin) => policy.trust_origin(origin.clone()),
             };
+        }
+        for tool in &self.code_execution_tool {
+            anyhow::ensure!(
+                skills_executor::is_plain_tool_name(tool),
+                "--code-execution-tool {tool:?}: not a plain tool name (1 to 128 ASCII letters, digits, '_', '-', '.' or ':')"
+            );
+            policy = policy.code_execution_tool(tool);
         }
         for spec in &self.primary_arg {
             let (tool, field) = spec
@@ -509,4 +527,39 @@ fn answer(session: &Session, out: &Out, turn: &Turn, batch: &mut Batch) -> Resul
     out.flush()?;
     batch.text.clear();
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_trust, TrustArg};
+
+    #[test]
+    fn trust_reads_layers_plugins_and_remote_origins() {
+        assert!(matches!(parse_trust("project"), Ok(TrustArg::Layer(_))));
+        assert!(matches!(parse_trust("plugin:tools"), Ok(TrustArg::Plugin(id)) if id == "tools"));
+        for (arg, origin) in [
+            (
+                "url:https://skills.example.com",
+                "url:https://skills.example.com",
+            ),
+            (
+                "url:https://Skills.Example.com/",
+                "url:https://skills.example.com",
+            ),
+            ("mcp:tools", "mcp:tools"),
+        ] {
+            match parse_trust(arg) {
+                Ok(TrustArg::Origin(o)) => assert_eq!(o.to_string(), origin),
+                other => panic!("{arg}: {other:?}"),
+            }
+        }
+        for bad in [
+            "url:skills.example.com",
+            "url:https://h/path",
+            "mcp:",
+            "host:x",
+        ] {
+            assert!(parse_trust(bad).is_err(), "{bad} accepted");
+        }
+    }
 }

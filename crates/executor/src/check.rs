@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::audit::AuditKind;
 use crate::state::SessionState;
-use skills_policy::{not_plain, shown_tool, tool_key, Fallback, PathAccess};
+use skills_policy::{not_plain, shown_tool, tool_key, Call, Fallback, PathAccess, ToolClass};
 
 use crate::active::Active;
 use crate::policy::PathTool;
@@ -41,11 +41,21 @@ impl SessionState {
         access: PathAccess,
     ) -> Decision {
         let policy = &self.exec.policy;
-        crate::resolve::decide(
-            stack.iter().map(|a| &a.rules),
+        let class = if policy.runs_code(tool) {
+            ToolClass::CodeExecution
+        } else {
+            ToolClass::Other
+        };
+        let call = Call {
             tool,
             arg,
             access,
+            path: None,
+            class,
+        };
+        crate::resolve::decide(
+            stack.iter().map(|a| &a.rules),
+            call,
             Fallback {
                 default: policy.default_decision,
                 mode: policy.allowed_tools_mode,

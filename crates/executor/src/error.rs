@@ -88,13 +88,15 @@ pub enum ExecError {
         /// The bytes one load reads to pin scripts.
         limit: u64,
     },
-    /// The skill's layer is not trusted to run scripts or hooks.
-    #[error("{skill:?} comes from the {layer} layer, which is not trusted to run scripts or hooks; the host can trust it (skillctl session --trust {layer})")]
+    /// The skill's layer, plugin or remote origin is not trusted to run scripts or hooks.
+    #[error("{skill:?} comes from {from}, which is not trusted to run scripts or hooks; the host can trust it (skillctl session --trust {trust})")]
     Untrusted {
         /// The skill.
         skill: String,
-        /// Its layer.
-        layer: String,
+        /// Where it comes from: `the project layer`, `the untrusted origin mcp:tools`.
+        from: String,
+        /// How the host would trust it: a layer, or a remote origin (`url:https://HOST`).
+        trust: String,
     },
     /// The skill's `security` manifest says it executes no commands.
     #[error("{0:?} declares `security.executesCommands: false`: its scripts cannot run")]
@@ -192,6 +194,23 @@ impl From<IndexError> for ExecError {
 }
 
 impl ExecError {
+    /// The refusal of `record`'s scripts and hooks: named by its remote origin when it has
+    /// one, else by its layer.
+    pub(crate) fn untrusted(record: &skills_model::SkillRecord) -> ExecError {
+        let (from, trust) = match &record.remote {
+            Some(origin) => (format!("the untrusted origin {origin}"), origin.to_string()),
+            None => (
+                format!("the {} layer", record.layer),
+                record.layer.to_string(),
+            ),
+        };
+        ExecError::Untrusted {
+            skill: record.name.to_string(),
+            from,
+            trust,
+        }
+    }
+
     /// `name` is not found, with no suggestion: the answer for a skill this session may
     /// not see, the same as for one that does not exist.
     pub(crate) fn not_found(name: impl Into<String>) -> ExecError {

@@ -233,8 +233,7 @@ impl Inner {
     /// Whether `record`'s skill may run scripts and hooks.
     pub(crate) fn trusts(&self, record: &SkillRecord) -> bool {
         let origin = self.origin_of(record);
-        self.policy
-            .trusts_skill(record.layer, record.plugin.as_deref(), origin)
+        self.policy.trusts_skill(record, origin)
     }
 
     /// Whether an active skill may run scripts and hooks: a skill loaded from a plugin
@@ -247,8 +246,7 @@ impl Inner {
             (PluginOrigin::Host, PluginOrigin::Host) => PluginOrigin::Host,
             _ => PluginOrigin::Protocol,
         };
-        self.policy
-            .trusts_skill(record.layer, record.plugin.as_deref(), origin)
+        self.policy.trusts_skill(record, origin)
     }
 }
 

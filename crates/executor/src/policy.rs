@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use skills_model::Layer;
+use skills_model::{Layer, RemoteOrigin, SkillRecord};
 use skills_policy::{AllowedToolsMode, DefaultDecision, PathAccess, PATH_TOOLS};
 
 /// How a loaded skill's instructions reach the model.
@@ -48,6 +48,11 @@ pub struct Policy {
     /// a layer (`--trust plugin` given explicitly).
     pub(crate) trusted_plugins: Vec<String>,
     pub(crate) registered_plugins_trusted: bool,
+    /// Remote origins trusted to run scripts and hooks (`--trust url:...`, `mcp:...`).
+    pub(crate) trusted_origins: Vec<RemoteOrigin>,
+    /// Lowercased names of the host's tools that run code (`Bash` always): denied while a
+    /// skill of an untrusted remote origin is active.
+    pub(crate) code_execution_tools: Vec<String>,
     pub(crate) max_active: usize,
     pub(crate) delivery: Delivery,
     pub(crate) read_limit: u64,
@@ -124,6 +129,8 @@ impl Policy {
                 trusted: DEFAULT_TRUSTED.to_vec(),
                 trusted_plugins: Vec::new(),
                 registered_plugins_trusted: false,
+                trusted_origins: Vec::new(),
+                code_execution_tools: vec!["bash".to_owned()],
                 max_active: 8,
                 delivery: Delivery::ToolResult,
                 read_limit: 200_000,
@@ -164,6 +171,11 @@ impl Policy {
                 .iter()
                 .map(|id| format!("--trust plugin:{id}")),
         );
+        options.extend(
+            self.trusted_origins
+                .iter()
+                .map(|origin| format!("--trust {origin}")),
+        );
         if self.skill_writes == SkillWrites::Allowed {
             options.push("--allow-skill-writes".to_owned());
         }
@@ -186,20 +198,35 @@ impl Policy {
         self.trusted.contains(&layer)
     }
 
-    /// Whether a skill of `layer` (and `plugin`, for plugin skills) may run scripts and
-    /// hooks. A plugin registered over the protocol (`registered`) is trusted only when
-    /// the host trusts it by id or trusts the plugin layer explicitly.
-    pub(crate) fn trusts_skill(
-        &self,
-        layer: Layer,
-        plugin: Option<&str>,
-        origin: crate::PluginOrigin,
-    ) -> bool {
-        let by_id = plugin.is_some_and(|id| self.trusted_plugins.iter().any(|t| t == id));
+    /// Whether a skill may run scripts and hooks. A skill of a remote origin is trusted
+    /// only when the host trusts that origin, whatever its layer or plugin; a plugin
+    /// registered over the protocol (`origin`) only when the host trusts it by id or trusts
+    /// the plugin layer explicitly; any other skill by its plugin id or its layer.
+    pub(crate) fn trusts_skill(&self, record: &SkillRecord, origin: crate::PluginOrigin) -> bool {
+        if let Some(remote) = &record.remote {
+            return self.trusts_origin(remote);
+        }
+        let by_id = record
+            .plugin
+            .as_deref()
+            .is_some_and(|id| self.trusted_plugins.iter().any(|t| t == id));
         match origin {
             crate::PluginOrigin::Protocol => by_id || self.registered_plugins_trusted,
-            crate::PluginOrigin::Host => by_id || self.trusts(layer),
+            crate::PluginOrigin::Host => by_id || self.trusts(record.layer),
         }
+    }
+
+    /// Whether the host trusts a remote origin (`--trust url:https://HOST`, `mcp:LABEL`).
+    pub fn trusts_origin(&self, origin: &RemoteOrigin) -> bool {
+        self.trusted_origins.contains(origin)
+    }
+
+    /// Whether `tool` is one of the host's code-execution tools (`Bash`, and those the host
+    /// declares), compared without case.
+    pub(crate) fn runs_code(&self, tool: &str) -> bool {
+        self.code_execution_tools
+            .iter()
+            .any(|t| t.eq_ignore_ascii_case(tool))
     }
 }
 
@@ -220,6 +247,26 @@ impl PolicyBuilder {
     /// included ([`ScriptServing`]; audited as `policy_override` `--serve-scripts`).
     pub fn script_serving(mut self, serving: ScriptServing) -> PolicyBuilder {
         self.policy.script_serving = serving;
+        self
+    }
+
+    /// Trusts a remote origin (a well-known index's `https://HOST`, an MCP server's label):
+    /// its skills' scripts and hooks may run, and the host's code-execution tools stay
+    /// open while one is active. Remote skills are trusted by nothing else.
+    pub fn trust_origin(mut self, origin: RemoteOrigin) -> PolicyBuilder {
+        if !self.policy.trusted_origins.contains(&origin) {
+            self.policy.trusted_origins.push(origin);
+        }
+        self
+    }
+
+    /// Declares one of the host's tools as running code (as `Bash` does, always): while a
+    /// skill of an untrusted remote origin is active, `check_tool` denies it.
+    pub fn code_execution_tool(mut self, tool: &str) -> PolicyBuilder {
+        let key = tool.to_ascii_lowercase();
+        if !self.policy.code_execution_tools.contains(&key) {
+            self.policy.code_execution_tools.push(key);
+        }
         self
     }
 

@@ -11,25 +11,37 @@ use skills_policy::{
     normalize, Call, CompiledRules, Decision, Fallback, FolderFacts, PathAccess, ResolvedPath,
 };
 
-/// The rules of `skill`, compiled with its folder's facts as they are at activation.
-pub(crate) fn compile(skill: &Skill) -> CompiledRules {
+/// The rules of `skill`, compiled with its folder's facts as they are at activation, and
+/// its remote origin when the host does not trust it (`trusted` says).
+pub(crate) fn compile(skill: &Skill, trusted: Trusted) -> CompiledRules {
     let dir = skill.record.dir();
+    let untrusted_origin = match (&skill.record.remote, trusted) {
+        (Some(origin), Trusted::No) => Some(origin.to_string()),
+        _ => None,
+    };
     let facts = FolderFacts {
         canonical_dir: std::fs::canonicalize(dir).ok(),
         script_files: script_ids(dir, &skill.files),
+        untrusted_origin,
     };
     CompiledRules::compile(skill, facts)
 }
 
-/// Decides one call against the stack (bottom to top), its path resolved first when it is
-/// a path tool's.
+/// Whether the host trusts a skill (its layer, plugin or remote origin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Trusted {
+    Yes,
+    No,
+}
+
+/// Decides one call (its path not resolved yet) against the stack (bottom to top), its
+/// path resolved first when it is a path tool's.
 pub(crate) fn decide<'a>(
     stack: impl Iterator<Item = &'a CompiledRules> + Clone,
-    tool: &str,
-    arg: Option<&str>,
-    access: PathAccess,
+    mut call: Call<'_>,
     fallback: Fallback,
 ) -> Decision {
+    let (access, arg) = (call.access, call.arg);
     let path = match (access, arg) {
         (PathAccess::None, _) | (_, None) => None,
         (_, Some(arg)) => {
@@ -43,12 +55,7 @@ pub(crate) fn decide<'a>(
             Some(path)
         }
     };
-    let call = Call {
-        tool,
-        arg,
-        access,
-        path,
-    };
+    call.path = path;
     skills_policy::decide(stack, &call, fallback)
 }
 

@@ -69,10 +69,7 @@ impl SessionState {
         )?;
         self.runnable(record, &call.path)?;
         if !self.exec.trusts_active(&a.skill.record, a.origin) {
-            return Err(ExecError::Untrusted {
-                skill: record.name.to_string(),
-                layer: record.layer.to_string(),
-            });
+            return Err(ExecError::untrusted(record));
         }
         if record
             .frontmatter
@@ -340,10 +337,7 @@ impl SessionState {
             return Err(ExecError::ScriptsForbidden(record.name.to_string()));
         }
         if !self.exec.trusts_active(&a.skill.record, a.origin) {
-            return Err(ExecError::Untrusted {
-                skill: record.name.to_string(),
-                layer: record.layer.to_string(),
-            });
+            return Err(ExecError::untrusted(record));
         }
         if let (HookStage::Post, Activation::Model) = (stage, a.by) {
             hook_allowed(governing, record, hook)?;

@@ -135,10 +135,7 @@ impl SessionState {
     /// A skill with hooks loads only where its layer (or plugin) is trusted to run them.
     fn hooks_may_run(&self, r: &SkillRecord) -> Result<(), ExecError> {
         if r.frontmatter.hooks.as_deref().is_some_and(Hooks::runs_any) && !self.exec.trusts(r) {
-            return Err(ExecError::Untrusted {
-                skill: r.name.to_string(),
-                layer: r.layer.to_string(),
-            });
+            return Err(ExecError::untrusted(r));
         }
         Ok(())
     }
@@ -164,7 +161,7 @@ impl SessionState {
         let policy = &self.exec.policy;
         let may_run = [crate::PluginOrigin::Host, crate::PluginOrigin::Protocol]
             .into_iter()
-            .any(|o| policy.trusts_skill(r.layer, r.plugin.as_deref(), o))
+            .any(|o| policy.trusts_skill(r, o))
             && r.frontmatter
                 .security
                 .as_ref()
@@ -177,7 +174,12 @@ impl SessionState {
             .filter(|f| may_run && f.path.starts_with("scripts/"))
             .filter_map(|f| Some((f.path.clone(), budget.pin(&dir.join(&f.path))?)))
             .collect();
-        let rules = crate::resolve::compile(&skill);
+        let trusted = if policy.trusts_skill(r, origin) {
+            crate::resolve::Trusted::Yes
+        } else {
+            crate::resolve::Trusted::No
+        };
+        let rules = crate::resolve::compile(&skill, trusted);
         Ok(Active {
             skill,
             rules,

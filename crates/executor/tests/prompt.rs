@@ -21,6 +21,7 @@ fn record(name: &str, description: &str, path: &str) -> SkillRecord {
         frontmatter: Arc::new(Frontmatter::default()),
         body_offset: 0,
         diagnostics: Arc::from(Vec::<Diagnostic>::new()),
+        remote: None,
     }
 }
 

@@ -9,7 +9,7 @@ use arc_swap::ArcSwap;
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
 use rayon::prelude::*;
-use skills_model::{Diagnostic, Layer, Rule, Severity, Skill, SkillRecord};
+use skills_model::{Diagnostic, Layer, RemoteOrigin, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
 use skills_storage::{
     DiscoveryOptions, FileSeen, FsSource, RootOrigin, RootSource, SkillRoot, SourceCandidate,
@@ -90,6 +90,16 @@ impl SkillIndexBuilder {
     /// source, but their scripts cannot run.
     pub fn plugin_source(self, id: &str, source: Arc<dyn SkillSource>) -> SkillIndexBuilder {
         self.add_root(SkillRoot::plugin_source(id, source))
+    }
+
+    /// Adds a root of `layer` whose skills come from a [`SkillSource`] that is not a folder
+    /// on disk: a remote index or server (its records carry the source's
+    /// [`remote_origin`](SkillSource::remote_origin) and paths under its
+    /// [`location`](SkillSource::location)), or skills held in memory. The source tells the
+    /// index of its changes through the [`SourceNotifier`](skills_storage::SourceNotifier)
+    /// it is given.
+    pub fn source(self, layer: Layer, source: Arc<dyn SkillSource>) -> SkillIndexBuilder {
+        self.add_root(SkillRoot::source(layer, source))
     }
 
     /// Adds a plugin root known at start (more can be registered at run time). An id names
@@ -184,6 +194,9 @@ impl SkillIndexBuilder {
         } else {
             None
         };
+        for root in &writer.roots {
+            root.notify_into(&shared);
+        }
         shared.rescan_all(&mut writer);
         drop(writer);
         Ok(SkillIndex { shared, watcher })
@@ -260,6 +273,8 @@ pub(crate) struct RootState {
     source: Arc<dyn SkillSource>,
     /// The plugin id, shared by its records.
     plugin: Option<Arc<str>>,
+    /// The source's remote origin, shared by its records.
+    remote: Option<Arc<RemoteOrigin>>,
     /// Skill folder → what was last read there.
     entries: Entries,
 }
@@ -273,21 +288,49 @@ impl RootState {
                 (base.clone(), Arc::new(FsSource::new(base, options)))
             }
             RootSource::Source(source) => {
-                let base = match (source.fs_root(), &root.plugin) {
-                    (Some(path), _) => path.to_path_buf(),
-                    (None, Some(id)) => PathBuf::from(format!("embedded:{id}")),
-                    (None, None) => PathBuf::from(format!("embedded:{}", root.layer)),
+                let base = match (source.fs_root(), source.location(), &root.plugin) {
+                    (Some(path), _, _) => path.to_path_buf(),
+                    (None, Some(location), _) => PathBuf::from(location),
+                    (None, None, Some(id)) => PathBuf::from(format!("embedded:{id}")),
+                    (None, None, None) => PathBuf::from(format!("embedded:{}", root.layer)),
                 };
                 (base, Arc::clone(source))
             }
         };
         RootState {
             plugin: root.plugin.as_deref().map(Arc::from),
+            remote: source.remote_origin().map(Arc::new),
             root,
             base,
             source,
             entries: Entries::default(),
         }
+    }
+
+    /// Gives a source root the notifier through which it tells `shared` of its changes:
+    /// each call rereads this root on a thread of its own and publishes (also with nothing
+    /// changed in the records, so sessions check their active skills' versions). Folders
+    /// are the watcher's.
+    fn notify_into(&self, shared: &Arc<Shared>) {
+        if self.watched() {
+            return;
+        }
+        let shared = Arc::downgrade(shared);
+        let source = Arc::downgrade(&self.source);
+        self.source
+            .set_notifier(skills_storage::SourceNotifier::new(move || {
+                let (shared, source) = (shared.clone(), source.clone());
+                let spawned = std::thread::Builder::new()
+                    .name("skills-source-change".into())
+                    .spawn(move || {
+                        if let (Some(shared), Some(source)) = (shared.upgrade(), source.upgrade()) {
+                            shared.rescan_source(&source);
+                        }
+                    });
+                if let Err(error) = spawned {
+                    tracing::warn!(%error, "a source's change could not be read: no thread");
+                }
+            }));
     }
 
     /// Whether the watcher follows this root: folders only.
@@ -492,6 +535,26 @@ impl SkillIndex {
         root: impl Into<PathBuf>,
         origin: RootOrigin,
     ) -> Result<Arc<Snapshot>, IndexError> {
+        let mut root = SkillRoot::plugin(id, root);
+        root.origin = origin;
+        self.add_plugin(id, root)
+    }
+
+    /// Adds a plugin whose skills come from a [`SkillSource`] (a remote index or server)
+    /// and publishes the result, as [`register_plugin_from`](Self::register_plugin_from)
+    /// does a folder.
+    pub fn register_plugin_source(
+        &self,
+        id: &str,
+        source: Arc<dyn SkillSource>,
+        origin: RootOrigin,
+    ) -> Result<Arc<Snapshot>, IndexError> {
+        let mut root = SkillRoot::plugin_source(id, source);
+        root.origin = origin;
+        self.add_plugin(id, root)
+    }
+
+    fn add_plugin(&self, id: &str, root: SkillRoot) -> Result<Arc<Snapshot>, IndexError> {
         check_plugin_id(id)?;
         {
             let mut writer = self.shared.writer.lock();
@@ -505,9 +568,8 @@ impl SkillIndex {
                     reason: "already registered",
                 });
             }
-            let mut root = SkillRoot::plugin(id, root);
-            root.origin = origin;
             let mut state = RootState::new(root, self.shared.config.depth);
+            state.notify_into(&self.shared);
             state.entries = self.shared.scan_root(&state, &Entries::default());
             writer.roots.push(state);
             self.shared.publish(&mut writer, &[]);
@@ -790,6 +852,7 @@ impl Shared {
                 frontmatter,
                 body_offset: parsed.body_offset,
                 diagnostics: Arc::clone(&diagnostics),
+                remote: root.remote.clone(),
             }))
         });
         let (record, diagnostics) = match (record, previous.and_then(|p| p.record.clone())) {
@@ -820,6 +883,22 @@ impl Shared {
         // rescan even with no change to name, so a session checks its active skills' files
         // (`active_skill_outdated` after a host's reload, or the watcher's overflow).
         self.publish_telling(writer, &[], Tell::EvenNothing);
+    }
+
+    /// Rereads the root read through `source` (a source's notifier asked) and publishes,
+    /// telling subscribers even when no record changed.
+    fn rescan_source(&self, source: &Arc<dyn SkillSource>) {
+        let mut writer = self.writer.lock();
+        let Some(i) = writer
+            .roots
+            .iter()
+            .position(|r| Arc::ptr_eq(&r.source, source))
+        else {
+            return;
+        };
+        let previous = std::mem::take(&mut writer.roots[i].entries);
+        writer.roots[i].entries = self.scan_root(&writer.roots[i], &previous);
+        self.publish_telling(&mut writer, &[], Tell::EvenNothing);
     }
 
     /// Rescans one root (by path) from scratch.

@@ -1185,6 +1185,7 @@ mod tests {
             frontmatter: Arc::new(skills_model::Frontmatter::default()),
             body_offset: 0,
             diagnostics: Arc::from(Vec::new()),
+            remote: None,
         })
     }
 

@@ -22,6 +22,7 @@ mod error;
 mod frontmatter;
 mod layer;
 mod name;
+mod origin;
 mod rel_path;
 mod skill;
 mod text;
@@ -38,6 +39,7 @@ pub use layer::Layer;
 pub use name::{
     closest_name, is_default_ignorable, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
+pub use origin::{RemoteKind, RemoteOrigin, RemoteOriginError};
 pub use rel_path::{RelPath, RelPathError};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 
-use crate::{Diagnostic, Frontmatter, Layer, SkillName};
+use crate::{Diagnostic, Frontmatter, Layer, RemoteOrigin, SkillName};
 
 /// Stage one of progressive disclosure: a skill's metadata, as the index holds it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -29,6 +29,10 @@ pub struct SkillRecord {
     pub body_offset: usize,
     /// What the parser found.
     pub diagnostics: Arc<[Diagnostic]>,
+    /// The remote origin it was read from (a well-known index, an MCP server); `None` for a
+    /// skill on disk or in the host's binary. A remote skill is trusted only by its origin.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub remote: Option<Arc<RemoteOrigin>>,
 }
 
 impl SkillRecord {

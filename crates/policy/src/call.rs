@@ -36,6 +36,19 @@ pub struct Call<'a> {
     pub access: PathAccess,
     /// For a path tool with an argument, the path it touches.
     pub path: Option<ResolvedPath>,
+    /// Whether the tool runs code the host does not judge (`Bash`, and what the host
+    /// declares).
+    pub class: ToolClass,
+}
+
+/// What a host tool is, for the rules that judge tools by kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ToolClass {
+    /// A tool that runs code (`Bash`, and what the host declares): denied while a skill of
+    /// an untrusted remote origin is active.
+    CodeExecution,
+    /// Any other tool.
+    Other,
 }
 
 /// `..` and `.` removed without touching the filesystem.

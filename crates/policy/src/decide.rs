@@ -4,7 +4,7 @@
 //! (`restrict`) or as a pre-approval (`preapprove`). Deciding allocates only for the
 //! reason of a denial (and the rule it names).
 
-use crate::call::{Call, Forms, NotAdmitted, Unadmitted};
+use crate::call::{Call, Forms, NotAdmitted, ToolClass, Unadmitted};
 use crate::index::MAX_COMPARISONS;
 use crate::rules::CompiledRules;
 use crate::tool::PathAccess;
@@ -124,6 +124,9 @@ pub(crate) fn decide_counted<'a>(
     call: &Call<'_>,
     fallback: Fallback,
 ) -> (Decision, u64) {
+    if let Some(denied) = untrusted_origin(stack.clone(), call) {
+        return (denied, 0);
+    }
     if let Some(denied) = without_argument(stack.clone(), call) {
         return (denied, 0);
     }
@@ -191,6 +194,29 @@ fn by_rules<'a>(
             ),
         },
     }
+}
+
+/// The rule id of a denial under a skill of an untrusted remote origin.
+const UNTRUSTED_RULE: &str = "remote.untrusted";
+
+/// A code-execution tool's call while a skill of an untrusted remote origin is active:
+/// denied, naming the skill and its origin, whatever any skill allows.
+fn untrusted_origin<'a>(
+    mut stack: impl Iterator<Item = &'a CompiledRules>,
+    call: &Call<'_>,
+) -> Option<Decision> {
+    if call.class != ToolClass::CodeExecution {
+        return None;
+    }
+    let rules = stack.find(|r| r.untrusted_origin.is_some())?;
+    let origin = rules.untrusted_origin.as_deref().unwrap_or_default();
+    Some(
+        Decision::deny(format!(
+            "{} runs code, and the active skill {:?} comes from {origin}, which the host does not trust (trust it with --trust {origin})",
+            call.tool, rules.skill
+        ))
+        .by(rules, Some(UNTRUSTED_RULE.to_owned())),
+    )
 }
 
 /// A call without an argument: refused by a confined skill for a path tool (it cannot be
@@ -300,14 +326,17 @@ fn restrict<'a>(
 /// `allowed-tools` as a pre-approval: the first skill that lists the call allows it; a
 /// skill that does not list it says nothing.
 fn preapprove<'a>(
-    mut stack: impl Iterator<Item = &'a CompiledRules>,
+    stack: impl Iterator<Item = &'a CompiledRules>,
     forms: &Forms<'_>,
 ) -> Option<&'a CompiledRules> {
-    stack.find(|rules| {
-        rules
-            .allowed_indexed()
-            .is_some_and(|allowed| forms.permitted(allowed, rules.canonical_indexed()).is_ok())
-    })
+    // A skill of an untrusted remote origin pre-approves nothing.
+    stack
+        .filter(|rules| rules.untrusted_origin.is_none())
+        .find(|rules| {
+            rules
+                .allowed_indexed()
+                .is_some_and(|allowed| forms.permitted(allowed, rules.canonical_indexed()).is_ok())
+        })
 }
 
 /// The denial of a call `rules` does not list, quoting the call (its argument cut, so that
@@ -397,6 +426,7 @@ mod tests {
             frontmatter: Arc::new(frontmatter),
             body_offset: 0,
             diagnostics: Arc::from(Vec::<Diagnostic>::new()),
+            remote: None,
         };
         let skill = Skill {
             record: Arc::new(record),
@@ -414,6 +444,7 @@ mod tests {
             arg: Some(line),
             access: PathAccess::None,
             path: None,
+            class: ToolClass::CodeExecution,
         };
         let fallback = Fallback {
             default: DefaultDecision::Allow,

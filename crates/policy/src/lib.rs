@@ -19,7 +19,7 @@ mod rules;
 mod shell;
 mod tool;
 
-pub use call::{normalize, Call, ResolvedPath};
+pub use call::{normalize, Call, ResolvedPath, ToolClass};
 pub use decide::{decide, AllowedToolsMode, Decision, DefaultDecision, Fallback};
 pub use index::MAX_COMPARISONS;
 pub use rules::{CompiledRules, FolderFacts};

@@ -17,6 +17,10 @@ pub struct FolderFacts {
     pub canonical_dir: Option<PathBuf>,
     /// The identities (device, inode) of the files under `scripts/` the load listed.
     pub script_files: Arc<[(u64, u64)]>,
+    /// The remote origin the skill comes from, when the host does not trust it
+    /// (`url:https://HOST`, `mcp:LABEL`): while it is active the host's code-execution
+    /// tools are denied, and its `allowed-tools` pre-approve nothing.
+    pub untrusted_origin: Option<String>,
 }
 
 /// The rules of one active skill, with `${SKILL_DIR}` expanded.
@@ -39,6 +43,9 @@ pub struct CompiledRules {
     /// The files under `scripts/` at activation, as the file system knows them (device and
     /// inode): a hard link to one, wherever it is, is that script.
     pub script_files: Arc<[(u64, u64)]>,
+    /// The remote origin the skill comes from, when the host does not trust it
+    /// ([`FolderFacts::untrusted_origin`]).
+    pub untrusted_origin: Option<String>,
     /// `allowed`, `allowed_canonical` and `disallowed` indexed by command name.
     indexes: [RuleIndex; 3],
 }
@@ -76,6 +83,7 @@ impl CompiledRules {
                 .and_then(|s| s.file_system_scope.as_deref())
                 .is_some_and(|s| s == "skill-directory"),
             script_files: facts.script_files,
+            untrusted_origin: facts.untrusted_origin,
             dir,
         }
     }

@@ -7,6 +7,8 @@
 //!   (beside `name` and `description`, which the harness writes);
 //! - `real <name> <path>|none`: the folder's real path (default: `<dir>` itself);
 //! - `scripts <name> <dev>:<ino>...`: the identities of the skill's scripts at activation;
+//! - `untrusted <name> <origin>`: the skill comes from a remote origin the host does not
+//!   trust (`url:https://HOST`, `mcp:LABEL`); `Bash` is the host's code-execution tool;
 //! - `default allow|deny`, `mode restrict|preapprove`: the host's fallback (default: allow,
 //!   restrict);
 //! - `stack <name>...`: the active skills, bottom to top, for the calls that follow
@@ -94,6 +96,7 @@ struct Declared {
     lines: String,
     real: Option<PathBuf>,
     scripts: Vec<(u64, u64)>,
+    untrusted: Option<String>,
 }
 
 /// What a table says so far.
@@ -149,6 +152,14 @@ fn run_table(text: &str) -> Run {
                     .expect("a declared skill")
                     .scripts = ids;
             }
+            "untrusted" => {
+                let (name, origin) = rest.split_once(' ').expect("untrusted <name> <origin>");
+                state
+                    .skills
+                    .get_mut(name)
+                    .expect("a declared skill")
+                    .untrusted = Some(origin.to_owned());
+            }
             "default" => state.fallback.default = default_of(rest),
             "mode" => state.fallback.mode = mode_of(rest),
             "stack" => {
@@ -176,6 +187,7 @@ fn declare(state: &mut State, rest: &str) -> String {
             lines: String::new(),
             real: Some(PathBuf::from(dir)),
             scripts: Vec::new(),
+            untrusted: None,
         },
     );
     state.order.push(name.to_owned());
@@ -219,6 +231,7 @@ fn stack(state: &State) -> Vec<CompiledRules> {
             let facts = FolderFacts {
                 canonical_dir: s.real.clone(),
                 script_files: Arc::from(s.scripts.clone()),
+                untrusted_origin: s.untrusted.clone(),
             };
             support::rules(name, &s.dir, &s.lines, facts)
         })

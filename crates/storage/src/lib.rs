@@ -43,5 +43,5 @@ pub use skill_dir::{
 };
 pub use source::{
     skill_folders, CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource,
-    SourceCandidate, MAX_LISTED_FILES,
+    SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
 };

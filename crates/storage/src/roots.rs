@@ -267,6 +267,17 @@ impl SkillRoot {
         }
     }
 
+    /// A root of `layer` read through `source` (a remote index or server, or memory), with
+    /// no plugin id.
+    pub fn source(layer: Layer, source: Arc<dyn SkillSource>) -> SkillRoot {
+        SkillRoot {
+            layer,
+            source: RootSource::Source(source),
+            plugin: None,
+            origin: RootOrigin::Explicit,
+        }
+    }
+
     /// The folder, for a root on disk.
     pub fn path(&self) -> Option<&Path> {
         match &self.source {

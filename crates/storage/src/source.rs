@@ -135,6 +135,49 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
         let _ = seen;
         self.read_prefix(path, max, buf)
     }
+    /// The remote origin this source reads from (a well-known index, an MCP server), or
+    /// `None` for disk, memory and the host's binary (the default). Every record read from
+    /// a remote source carries it, and the executor trusts such a skill only by it.
+    fn remote_origin(&self) -> Option<skills_model::RemoteOrigin> {
+        None
+    }
+    /// A label for where the source's skills are read from (a URL), used as the prefix of
+    /// their paths in place of `embedded:<id>`; `None` by default.
+    fn location(&self) -> Option<String> {
+        None
+    }
+    /// Gives the source the means to tell its index that what it holds changed (a poller's
+    /// new version, a server's notification). The default ignores it: such sources never
+    /// change on their own.
+    fn set_notifier(&self, notifier: SourceNotifier) {
+        let _ = notifier;
+    }
+}
+
+/// Tells an index that a source's skills changed: [`changed`](SourceNotifier::changed)
+/// has the index read that source's root again and publish the result as the file watcher
+/// publishes a change (change events, `active_skill_outdated`). Cheap to clone; calling it
+/// after the index is gone does nothing.
+#[derive(Clone)]
+pub struct SourceNotifier(Arc<dyn Fn() + Send + Sync>);
+
+impl SourceNotifier {
+    /// A notifier that runs `f` on each change (the index's own; tests may count calls).
+    pub fn new(f: impl Fn() + Send + Sync + 'static) -> SourceNotifier {
+        SourceNotifier(Arc::new(f))
+    }
+
+    /// The source's skills changed. Returns at once: the index rereads on a thread of its
+    /// own, so a source may call it from any thread, even from inside one of its methods.
+    pub fn changed(&self) {
+        (self.0)();
+    }
+}
+
+impl fmt::Debug for SourceNotifier {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SourceNotifier")
+    }
 }
 
 /// A skill folder of a source and the file it is known by.

@@ -11,7 +11,7 @@ use skills_model::{Diagnostic, Layer, Skill, SkillName, SkillRecord};
 use skills_parser::{ParseInput, SkillParser};
 use skills_policy::{
     normalize, tool_key, AllowedToolsMode, Call, CompiledRules, Decision, DefaultDecision,
-    Fallback, FolderFacts, PathAccess, ResolvedPath, PATH_TOOLS,
+    Fallback, FolderFacts, PathAccess, ResolvedPath, ToolClass, PATH_TOOLS,
 };
 
 /// The working folder relative paths are resolved from.
@@ -32,6 +32,7 @@ pub(crate) fn rules(name: &str, dir: &Path, lines: &str, facts: FolderFacts) -> 
         frontmatter,
         body_offset: parsed.body_offset,
         diagnostics: Arc::from(Vec::<Diagnostic>::new()),
+        remote: None,
     };
     let skill = Skill {
         record: Arc::new(record),
@@ -47,6 +48,7 @@ pub(crate) fn plain_folder(dir: &Path) -> FolderFacts {
     FolderFacts {
         canonical_dir: Some(dir.to_path_buf()),
         script_files: Arc::from(Vec::new()),
+        untrusted_origin: None,
     }
 }
 
@@ -82,11 +84,18 @@ pub(crate) fn decide(
         (PathAccess::None, _) | (_, None) => None,
         (_, Some(arg)) => Some(path.unwrap_or_else(|| plain_path(arg))),
     };
+    // The host's one code-execution tool in these tests, as in the executor's default.
+    let class = if tool.eq_ignore_ascii_case("bash") {
+        ToolClass::CodeExecution
+    } else {
+        ToolClass::Other
+    };
     let call = Call {
         tool,
         arg,
         access,
         path,
+        class,
     };
     skills_policy::decide(stack.iter(), &call, fallback)
 }
