@@ -1,14 +1,16 @@
 //! The root options every index command shares (`--root`, `--no-defaults`, `--app`,
 //! `--preset`, `--depth`, `--strict`), and building the index from them.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use std::io::Write as _;
 
 use anyhow::{bail, Context, Result};
 use skills_index::{SkillIndex, SkillIndexBuilder};
+use skills_mcp::{McpServerCommand, McpSource};
 use skills_model::Layer;
-use skills_storage::{EmbeddedSource, Preset, RootsConfig, MAX_ROOT_DEPTH};
+use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
 
 /// The skills `skillctl` ships, served as the plugin `builtin` unless `--no-defaults`.
 static BUILTIN: &[(&str, &[u8])] = &[(
@@ -42,6 +44,16 @@ pub(crate) struct RootArgs {
     /// Index only skills that pass the strict rules.
     #[arg(long)]
     strict: bool,
+    /// An MCP server serving the skills extension, by a label of yours: LABEL=COMMAND
+    /// (stdio; the command's words split at spaces, no quoting). Place it with
+    /// --root LAYER=mcp:LABEL; unplaced, it is the plugin LABEL (its skills LABEL:name).
+    /// Untrusted until --trust mcp:LABEL.
+    #[arg(long = "mcp-server", value_name = "LABEL=COMMAND")]
+    mcp_servers: Vec<String>,
+    /// A bearer token file for an MCP server over HTTP: LABEL=FILE (HTTP servers are not
+    /// served yet: refused).
+    #[arg(long = "mcp-token-file", value_name = "LABEL=FILE")]
+    mcp_token_files: Vec<String>,
 }
 
 impl RootArgs {
@@ -71,8 +83,13 @@ impl RootArgs {
                 });
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
+        let mut servers = self.mcp_servers()?;
         for spec in &self.roots {
-            builder = with_root(builder, spec)?;
+            builder = with_root(builder, spec, &mut servers)?;
+        }
+        for (label, server) in servers {
+            let source = connect(server, &label)?;
+            builder = builder.plugin_source(&label, source);
         }
         let index = builder.build()?;
         self.warn_missing(&index, watch);
@@ -110,12 +127,69 @@ impl RootArgs {
     }
 }
 
-/// `builder` with the root `--root spec` names (LAYER=DIR or plugin:ID=DIR).
-fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder> {
+impl RootArgs {
+    /// The servers `--mcp-server` declares, by label, not yet placed.
+    fn mcp_servers(&self) -> Result<BTreeMap<String, McpServerCommand>> {
+        if let Some(spec) = self.mcp_token_files.first() {
+            bail!("--mcp-token-file {spec:?}: MCP servers over HTTP are not supported yet; declare a stdio server (--mcp-server LABEL=COMMAND)");
+        }
+        let mut out = BTreeMap::new();
+        for spec in &self.mcp_servers {
+            let (label, command) = spec
+                .split_once('=')
+                .with_context(|| format!("--mcp-server {spec:?}: expected LABEL=COMMAND"))?;
+            if let Some(problem) = skills_index::plugin_id_problem(label) {
+                bail!("--mcp-server {spec:?}: the label {label:?} {problem}");
+            }
+            if command.starts_with("https://") || command.starts_with("http://") {
+                bail!("--mcp-server {spec:?}: MCP servers over HTTP are not supported yet; give a command to start (stdio)");
+            }
+            let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+            if argv.is_empty() {
+                bail!("--mcp-server {spec:?}: no command");
+            }
+            let server = McpServerCommand {
+                label: label.to_owned(),
+                argv,
+            };
+            if out.insert(label.to_owned(), server).is_some() {
+                bail!("--mcp-server {spec:?}: the label {label:?} is declared twice");
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Starts a declared MCP server and lists its skills.
+fn connect(server: McpServerCommand, label: &str) -> Result<Arc<dyn SkillSource>> {
+    let source = McpSource::connect(server).with_context(|| format!("--mcp-server {label}"))?;
+    Ok(source)
+}
+
+/// `builder` with the root `--root spec` names (LAYER=DIR, plugin:ID=DIR, or either
+/// `=mcp:LABEL`, a server `--mcp-server` declared).
+fn with_root(
+    builder: SkillIndexBuilder,
+    spec: &str,
+    servers: &mut BTreeMap<String, McpServerCommand>,
+) -> Result<SkillIndexBuilder> {
     let (layer, dir) = spec
         .split_once('=')
         .filter(|(_, dir)| !dir.is_empty())
         .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
+    let server = match dir.strip_prefix("mcp:") {
+        Some(label) => Some(
+            servers
+                .remove(label)
+                .with_context(|| {
+                    format!(
+                        "--root {spec:?}: no --mcp-server {label} declared (or it is placed twice)"
+                    )
+                })
+                .and_then(|s| connect(s, label))?,
+        ),
+        None => None,
+    };
     Ok(match layer.strip_prefix("plugin:") {
         Some(id) => {
             let problem = skills_index::plugin_id_problem(id).or_else(|| {
@@ -126,7 +200,10 @@ fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder
             if let Some(problem) = problem {
                 bail!("--root {spec:?}: plugin id {id:?} {problem}");
             }
-            builder.plugin(id, dir)
+            match server {
+                Some(source) => builder.plugin_source(id, source),
+                None => builder.plugin(id, dir),
+            }
         }
         None => {
             let layer = layer
@@ -135,7 +212,10 @@ fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder
             if layer == Layer::Plugin {
                 bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
             }
-            builder.root(layer, dir)
+            match server {
+                Some(source) => builder.source(layer, source),
+                None => builder.root(layer, dir),
+            }
         }
     })
 }

@@ -11,6 +11,7 @@ mod complete;
 mod extension;
 mod logs;
 mod server;
+mod source;
 mod uri;
 
 use std::net::SocketAddr;
@@ -27,6 +28,7 @@ use thiserror::Error;
 pub use crate::logs::McpLogs;
 pub use crate::server::MAX_PROGRAM_CALLS;
 use crate::server::{Endings, SkillsServer};
+pub use crate::source::{McpServerCommand, McpSource, SourceError};
 
 /// Errors of the MCP server, with stable codes.
 #[derive(Debug, Error)]
