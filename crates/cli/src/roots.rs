@@ -58,6 +58,15 @@ pub(crate) struct RootArgs {
 
 impl RootArgs {
     pub(crate) fn build_index(&self, watch: bool) -> Result<SkillIndex> {
+        Ok(self.build_index_with_servers(watch)?.0)
+    }
+
+    /// The index, and the MCP servers `--mcp-server` declared (each started once), by
+    /// label.
+    pub(crate) fn build_index_with_servers(
+        &self,
+        watch: bool,
+    ) -> Result<(SkillIndex, Vec<(String, Arc<dyn SkillSource>)>)> {
         if !(1..=MAX_ROOT_DEPTH).contains(&self.depth) {
             bail!("--depth must be between 1 and {MAX_ROOT_DEPTH}");
         }
@@ -84,16 +93,18 @@ impl RootArgs {
             builder = builder.default_roots(&config.build().context("default roots")?);
         }
         let mut servers = self.mcp_servers()?;
+        let mut started = Vec::new();
         for spec in &self.roots {
-            builder = with_root(builder, spec, &mut servers)?;
+            builder = with_root(builder, spec, &mut servers, &mut started)?;
         }
         for (label, server) in servers {
             let source = connect(server, &label)?;
+            started.push((label.clone(), Arc::clone(&source)));
             builder = builder.plugin_source(&label, source);
         }
         let index = builder.build()?;
         self.warn_missing(&index, watch);
-        Ok(index)
+        Ok((index, started))
     }
 
     /// A root named on the command line that does not exist is most likely a typo: say so
@@ -172,6 +183,7 @@ fn with_root(
     builder: SkillIndexBuilder,
     spec: &str,
     servers: &mut BTreeMap<String, McpServerCommand>,
+    started: &mut Vec<(String, Arc<dyn SkillSource>)>,
 ) -> Result<SkillIndexBuilder> {
     let (layer, dir) = spec
         .split_once('=')
@@ -186,7 +198,8 @@ fn with_root(
                         "--root {spec:?}: no --mcp-server {label} declared (or it is placed twice)"
                     )
                 })
-                .and_then(|s| connect(s, label))?,
+                .and_then(|s| connect(s, label))
+                .inspect(|source| started.push((label.to_owned(), Arc::clone(source))))?,
         ),
         None => None,
     };

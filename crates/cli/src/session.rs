@@ -171,7 +171,8 @@ impl SessionOptions {
         &self,
         serving: skills_executor::ScriptServing,
     ) -> Result<Executor> {
-        let index = Arc::new(self.roots.build_index(!self.no_watch)?);
+        let (index, servers) = self.roots.build_index_with_servers(!self.no_watch)?;
+        let index = Arc::new(index);
         let mut policy = Policy::builder()
             .script_serving(serving)
             .max_active(self.max_active)
@@ -240,10 +241,12 @@ impl SessionOptions {
             ),
             None => Arc::new(NullSink),
         };
-        Ok(Executor::builder(index)
-            .policy(policy.build())
-            .audit_sink(sink)
-            .build())
+        let builder = servers
+            .iter()
+            .fold(Executor::builder(index), |b, (label, source)| {
+                b.mcp_server(label, Arc::clone(source))
+            });
+        Ok(builder.policy(policy.build()).audit_sink(sink).build())
     }
 
     /// Who the sessions work for.

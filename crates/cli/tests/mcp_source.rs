@@ -236,3 +236,49 @@ fn a_server_that_goes_away_keeps_its_skills_listed_and_reads_fail_until_it_retur
     assert_eq!(read["content"], "The guide.\n", "{read}");
     s.finish();
 }
+
+#[test]
+fn over_the_wire_a_server_is_only_a_label_the_host_declared() {
+    let f = Fixture::new();
+    let server = Server::new(
+        &f,
+        &[served(
+            "remote-notes",
+            notes_frontmatter(),
+            &[("SKILL.md", SKILL_MD)],
+            &[],
+        )],
+    );
+    let arg = server.arg();
+    let placed = "--root=personal=mcp:up".to_owned();
+    let mut s = f.session(&["--no-watch", "--mcp-server", &arg, &placed]);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/ext_server.py");
+    let command = format!(
+        "python3 {} --skills {}",
+        script.display(),
+        server.skills.display()
+    );
+    for (input, needle) in [
+        (
+            json!({"id": "p", "server": command}),
+            "a peer never starts a program",
+        ),
+        (
+            json!({"id": "p", "server": "python3"}),
+            "a peer never starts a program",
+        ),
+        (
+            json!({"id": "p", "server": "https://skills.example.com/mcp"}),
+            "not supported yet",
+        ),
+        (json!({"id": "p", "server": "up", "root": "/tmp"}), "one of"),
+    ] {
+        let (code, message) = s.err("register_plugin", input.clone());
+        assert!(message.contains(needle), "{input}: {code}: {message}");
+    }
+    let registered = s.ok("register_plugin", json!({"id": "again", "server": "up"}));
+    assert_eq!(registered["root"], "mcp:up", "{registered}");
+    // Its skills are the placed server's, held once (one file is one record).
+    assert_eq!(registered["skills"], 0, "{registered}");
+    s.finish();
+}

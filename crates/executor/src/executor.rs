@@ -28,6 +28,9 @@ pub(crate) struct Inner {
     pub(crate) sink: Arc<dyn AuditSink>,
     /// Plugin ids registered over the protocol.
     pub(crate) registered: Mutex<HashSet<String>>,
+    /// The MCP servers the host declared (`--mcp-server LABEL=...`), by label: what
+    /// `register_plugin` with `"server"` may name.
+    pub(crate) servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
     /// The folders host write tools may not touch (every root and skill folder, as given
     /// and resolved), for the snapshot generation they were computed from.
     protected: Mutex<Option<(u64, Arc<[PathBuf]>)>>,
@@ -39,9 +42,21 @@ pub struct ExecutorBuilder {
     index: Arc<SkillIndex>,
     policy: Policy,
     sink: Arc<dyn AuditSink>,
+    servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
 }
 
 impl ExecutorBuilder {
+    /// Declares an MCP server the host started, by its label: `register_plugin` with
+    /// `"server": LABEL` registers it as a plugin (a peer never starts a program).
+    pub fn mcp_server(
+        mut self,
+        label: &str,
+        source: Arc<dyn skills_storage::SkillSource>,
+    ) -> ExecutorBuilder {
+        self.servers.insert(label.to_owned(), source);
+        self
+    }
+
     /// The policy (default: [`Policy::default`]).
     pub fn policy(mut self, policy: Policy) -> ExecutorBuilder {
         self.policy = policy;
@@ -62,6 +77,7 @@ impl ExecutorBuilder {
                 policy: self.policy,
                 sink: self.sink,
                 registered: Mutex::new(HashSet::new()),
+                servers: self.servers,
                 protected: Mutex::new(None),
             }),
         }
@@ -75,6 +91,7 @@ impl Executor {
             index,
             policy: Policy::default(),
             sink: Arc::new(NullSink),
+            servers: std::collections::BTreeMap::new(),
         }
     }
 
@@ -135,6 +152,52 @@ impl Executor {
             id: id.to_owned(),
             warnings: root_warnings(&root, self.inner.index.watching()),
             root: root.display().to_string(),
+            skills,
+        })
+    }
+
+    /// Registers, over the protocol, the MCP server the host declared under `server` as the
+    /// plugin `id` (untrusted unless the host trusts its label). A URL is not served yet,
+    /// and anything else is refused: a peer never starts a program.
+    pub(crate) fn register_server(
+        &self,
+        id: &str,
+        server: &str,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        if server.starts_with("https://") || server.starts_with("http://") {
+            return Err(ExecError::BadInput(format!(
+                "\"server\": {server:?}: MCP servers over HTTP are not supported yet; name a server the host declared (--mcp-server LABEL=COMMAND)"
+            )));
+        }
+        let Some(source) = self.inner.servers.get(server) else {
+            return Err(ExecError::BadInput(format!(
+                "\"server\": {server:?} is not a server label the host declared: a peer never starts a program (the host declares one with --mcp-server LABEL=COMMAND)"
+            )));
+        };
+        let marked = self.inner.registered.lock().insert(id.to_owned());
+        let registered = self.inner.index.register_plugin_source(
+            id,
+            Arc::clone(source),
+            skills_storage::RootOrigin::Registered,
+        );
+        let snapshot = match registered {
+            Ok(s) => s,
+            Err(e) => {
+                if marked {
+                    self.inner.registered.lock().remove(id);
+                }
+                return Err(e.into());
+            }
+        };
+        let skills = snapshot
+            .records()
+            .iter()
+            .filter(|r| r.plugin.as_deref() == Some(id))
+            .count();
+        Ok(crate::PluginRegistered {
+            id: id.to_owned(),
+            warnings: Vec::new(),
+            root: format!("mcp:{server}"),
             skills,
         })
     }

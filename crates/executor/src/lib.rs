@@ -38,6 +38,7 @@ pub use manifest::{
     ManifestFile, ManifestRefusal, SkillManifest, MANIFEST_MAX_BYTES, MANIFEST_MAX_FILES,
 };
 pub use origin::PluginOrigin;
+pub(crate) use origin::PluginRoot;
 pub use policy::{Delivery, Policy, PolicyBuilder, ScriptServing, SkillWrites};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,

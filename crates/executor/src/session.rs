@@ -112,7 +112,20 @@ impl Session {
         id: &str,
         root: &std::path::Path,
     ) -> Result<crate::PluginRegistered, ExecError> {
-        self.state.register_plugin(id, root)
+        self.state
+            .register_plugin(id, crate::PluginRoot::Folder(root))
+    }
+
+    /// `register_plugin` with `"server"`: the MCP server the host declared under that
+    /// label, as the plugin `id` (untrusted unless the host trusts it); anything but a
+    /// declared label is refused (a peer never starts a program).
+    pub fn register_plugin_server(
+        &self,
+        id: &str,
+        server: &str,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        self.state
+            .register_plugin(id, crate::PluginRoot::Server(server))
     }
 
     /// A guard that deactivates everything when the task ends.

@@ -225,8 +225,13 @@ pub(crate) struct InstructionsInput {
 pub(crate) struct RegisterInput {
     /// The plugin id (its skills are reachable as id:name).
     pub(crate) id: String,
-    /// The plugin's skill folder.
-    pub(crate) root: String,
+    /// The plugin's skill folder (or give `server`).
+    #[serde(default)]
+    pub(crate) root: Option<String>,
+    /// An MCP server serving the skills extension, by the label the host declared
+    /// (`--mcp-server LABEL=...`), in place of `root`. A peer never starts a program.
+    #[serde(default)]
+    pub(crate) server: Option<String>,
 }
 
 /// `unregister_plugin` (host only).
