@@ -2,7 +2,8 @@
 //! (`@modelcontextprotocol/conformance` 0.1.16) against `skillctl mcp --http`, each server
 //! scenario run or skipped with its reason; then MCP's skills extension against clients
 //! this project did not write (the `@olaservo/ext-skills` client SDK, and the official
-//! Python SDK sending raw requests). The suite needs Node 20.18 or later: it runs under
+//! Python SDK sending raw requests), and skillctl's MCP source against a server written
+//! with the `@olaservo/ext-skills` server (`tests/interop/ext_skills_server.mjs`). The suite needs Node 20.18 or later: it runs under
 //! the npm package `node@22`, installed beside it under `target/mcp-interop/conformance/`.
 
 use std::io::{BufRead as _, BufReader};
@@ -191,7 +192,9 @@ pub(crate) fn conformance(skillctl: &Path, dir: &Path) -> Result<Vec<String>> {
 }
 
 /// MCP's skills extension against the `@olaservo/ext-skills` client (stdio) and the
-/// official Python SDK's raw requests (stdio and HTTP); the names of the runs that failed.
+/// official Python SDK's raw requests (stdio and HTTP), and skillctl's MCP source against
+/// a server written with the `@olaservo/ext-skills` server; the names of the runs that
+/// failed.
 pub(crate) fn extension_clients(skillctl: &Path, dir: &Path, py: &Path) -> Result<Vec<String>> {
     let modules = install(dir)?;
     let root = crate::workspace_root();
@@ -205,6 +208,18 @@ pub(crate) fn extension_clients(skillctl: &Path, dir: &Path, py: &Path) -> Resul
         .context("running the ext-skills client")?;
     if !ext.success() {
         failed.push("the @olaservo/ext-skills client".to_owned());
+    }
+    let source = Command::new("python3")
+        .arg(root.join("tests/interop/mcp_source_check.py"))
+        .arg("--skillctl")
+        .arg(skillctl)
+        .arg("--node")
+        .arg(modules.join(".bin/node"))
+        .env("NODE_PATH", &modules)
+        .status()
+        .context("running the MCP source check")?;
+    if !source.success() {
+        failed.push("skillctl's MCP source against the ext-skills server".to_owned());
     }
     for transport in ["stdio", "http"] {
         let raw = Command::new("python3")
