@@ -18,6 +18,9 @@ static BUILTIN: &[(&str, &[u8])] = &[(
     include_bytes!("../builtin/skill-creator/SKILL.md"),
 )];
 
+/// The MCP servers started for the roots, by label.
+pub(crate) type Started = Vec<(String, Arc<dyn SkillSource>)>;
+
 #[derive(Debug, clap::Args)]
 pub(crate) struct RootArgs {
     /// A root: LAYER=DIR, where LAYER is enterprise, personal, project or plugin:ID.
@@ -63,10 +66,7 @@ impl RootArgs {
 
     /// The index, and the MCP servers `--mcp-server` declared (each started once), by
     /// label.
-    pub(crate) fn build_index_with_servers(
-        &self,
-        watch: bool,
-    ) -> Result<(SkillIndex, Vec<(String, Arc<dyn SkillSource>)>)> {
+    pub(crate) fn build_index_with_servers(&self, watch: bool) -> Result<(SkillIndex, Started)> {
         if !(1..=MAX_ROOT_DEPTH).contains(&self.depth) {
             bail!("--depth must be between 1 and {MAX_ROOT_DEPTH}");
         }
@@ -183,7 +183,7 @@ fn with_root(
     builder: SkillIndexBuilder,
     spec: &str,
     servers: &mut BTreeMap<String, McpServerCommand>,
-    started: &mut Vec<(String, Arc<dyn SkillSource>)>,
+    started: &mut Started,
 ) -> Result<SkillIndexBuilder> {
     let (layer, dir) = spec
         .split_once('=')
