@@ -106,8 +106,7 @@ fn files_are_verified_against_the_entry_when_read() {
     );
     // Tagged with its origin where it enters the model's context.
     assert_eq!(
-        receipt["active_skills"][0]["location"],
-        "mcp:up/remote/remote-notes/SKILL.md",
+        receipt["active_skills"][0]["location"], "mcp:up/remote/remote-notes/SKILL.md",
         "{receipt}"
     );
     let (code, size) = s.err("skills_read", json!({"path": "references/guide.md"}));
