@@ -287,3 +287,57 @@ fn over_the_wire_a_server_is_only_a_label_the_host_declared() {
     assert_eq!(registered["skills"], 0, "{registered}");
     s.finish();
 }
+
+#[test]
+fn a_server_placed_above_a_local_skill_still_takes_not_its_bare_name() {
+    let f = Fixture::new();
+    f.skill("remote-notes", "", "Local body.\n");
+    let server = Server::new(
+        &f,
+        &[served(
+            "remote-notes",
+            notes_frontmatter(),
+            &[("SKILL.md", SKILL_MD)],
+            &[],
+        )],
+    );
+    let arg = server.arg();
+    let local = f.root_arg("project");
+    let mut s = common::Session::start(
+        f.path(),
+        &[
+            "--no-watch",
+            "--mcp-server",
+            &arg,
+            "--root=personal=mcp:up",
+            &local,
+        ],
+    );
+    let bare = s.ok("skills_load", json!({"names": ["remote-notes"]}));
+    assert_eq!(bare["active_skills"][0]["body"], "Local body.\n", "{bare}");
+    let remote = s.ok(
+        "skills_load",
+        json!({"names": ["personal:remote-notes"], "mode": "replace"}),
+    );
+    assert_eq!(
+        remote["active_skills"][0]["body"], "Remote body.\n",
+        "{remote}"
+    );
+    s.finish();
+    // The listing marks the collision: the server's skill is shadowed by the local one.
+    let listed = common::run(common::skillctl().args([
+        "list",
+        "--no-defaults",
+        "--format",
+        "json",
+        "--mcp-server",
+        &arg,
+        "--root=personal=mcp:up",
+        &local,
+    ]));
+    let json = listed.json();
+    assert_eq!(
+        json["shadowed"][0]["qualified_name"], "personal:remote-notes",
+        "{json}"
+    );
+}
