@@ -14,6 +14,7 @@ mod conformance;
 mod gen_corpus;
 mod host_example;
 mod lint_rates;
+mod mcp_conformance;
 mod mcp_interop;
 mod prompt_compare;
 mod schema_check;

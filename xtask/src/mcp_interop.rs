@@ -2,6 +2,8 @@
 //! project wrote, the Python SDK (`mcp` 2.3.x on PyPI) and the TypeScript SDK
 //! (`@modelcontextprotocol/sdk` 1.32.x on npm), each over stdio and streamable HTTP. The
 //! pinned clients are installed under `target/mcp-interop/` with pip and npm when missing.
+//! Then the official conformance suite's server scenarios and MCP's skills extension against
+//! clients that are not ours (`mcp_conformance.rs`).
 //! Then the median round trip of `tools/call skills_read` over MCP stdio, beside the same
 //! request over the JSON-lines session.
 
@@ -60,6 +62,16 @@ pub(crate) fn run(_args: &[String]) -> Result<ExitCode> {
             failed.push(format!("typescript over {transport}"));
         }
     }
+    let conformance = dir.join("conformance");
+    failed.extend(crate::mcp_conformance::conformance(
+        &skillctl,
+        &conformance,
+    )?);
+    failed.extend(crate::mcp_conformance::extension_clients(
+        &skillctl,
+        &conformance,
+        &py,
+    )?);
     if !failed.is_empty() {
         bail!("interop failed: {}", failed.join(", "));
     }

@@ -43,10 +43,22 @@ pub(crate) struct McpArgs {
     /// HTTP: the most MCP sessions open at once; a request opening one more gets 503.
     #[arg(long, value_name = "N", default_value_t = skills_mcp::DEFAULT_MAX_SESSIONS, value_parser = clap::value_parser!(usize))]
     max_sessions: usize,
+    /// MCP's skills extension: serve a skill of a layer trusted to run scripts whole,
+    /// its scripts readable as resources (by default a skill with scripts is not served:
+    /// a manifest is complete, and scripts are run, not read). Audited as policy_override.
+    #[arg(long)]
+    serve_scripts: bool,
 }
 
 pub(crate) fn run(args: &McpArgs) -> Result<ExitCode> {
-    let executor = args.options.executor()?;
+    // The libraries' logs go to the sessions that ask for them (`logging/setLevel`).
+    let _ = tracing::subscriber::set_global_default(skills_mcp::McpLogs);
+    let serving = if args.serve_scripts {
+        skills_executor::ScriptServing::TrustedLayers
+    } else {
+        skills_executor::ScriptServing::Withheld
+    };
+    let executor = args.options.executor_serving(serving)?;
     let context = args.options.context();
     let transport = match args.http {
         None => Transport::Stdio,

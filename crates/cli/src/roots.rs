@@ -1,6 +1,7 @@
 //! The root options every index command shares (`--root`, `--no-defaults`, `--app`,
 //! `--preset`, `--depth`, `--strict`), and building the index from them.
 
+use std::collections::BTreeMap;
 use std::io::Write as _;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -8,6 +9,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use skills_executor::UrlRoots;
 use skills_index::{SkillIndex, SkillIndexBuilder};
+use skills_mcp::{McpServerCommand, McpSource};
 use skills_model::Layer;
 use skills_remote::{Lock, RemoteSource};
 use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
@@ -17,6 +19,9 @@ static BUILTIN: &[(&str, &[u8])] = &[(
     "skill-creator/SKILL.md",
     include_bytes!("../builtin/skill-creator/SKILL.md"),
 )];
+
+/// The MCP servers started for the roots, by label.
+pub(crate) type Started = Vec<(String, Arc<dyn SkillSource>)>;
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct RootArgs {
@@ -48,6 +53,16 @@ pub(crate) struct RootArgs {
     /// Index only skills that pass the strict rules.
     #[arg(long)]
     strict: bool,
+    /// An MCP server serving the skills extension, by a label of yours: LABEL=COMMAND
+    /// (stdio; the command's words split at spaces, no quoting). Place it with
+    /// --root LAYER=mcp:LABEL; unplaced, it is the plugin LABEL (its skills LABEL:name).
+    /// Untrusted until --trust mcp:LABEL.
+    #[arg(long = "mcp-server", value_name = "LABEL=COMMAND")]
+    mcp_servers: Vec<String>,
+    /// A bearer token file for an MCP server over HTTP: LABEL=FILE (HTTP servers are not
+    /// served yet: refused).
+    #[arg(long = "mcp-token-file", value_name = "LABEL=FILE")]
+    mcp_token_files: Vec<String>,
 }
 
 /// Whether URL roots load only what the project's `skills.lock` pins.
@@ -63,6 +78,8 @@ pub(crate) enum Pinning {
 pub(crate) struct Built {
     pub(crate) index: SkillIndex,
     pub(crate) remotes: Vec<Arc<RemoteSource>>,
+    /// The MCP servers `--mcp-server` declared (each started once), by label.
+    pub(crate) servers: Started,
 }
 
 /// The project root a lock belongs to: the nearest ancestor of the working directory
@@ -115,6 +132,8 @@ impl RootArgs {
             Pinning::Lock | Pinning::Unpinned => None,
         };
         let mut remotes = Vec::new();
+        let mut servers = self.mcp_servers()?;
+        let mut started = Vec::new();
         for spec in &self.roots {
             builder = match remote_spec(spec) {
                 Some((layer, url)) => {
@@ -125,12 +144,21 @@ impl RootArgs {
                         .with_context(|| format!("--root {spec:?}"))?;
                     builder.source(layer, source)
                 }
-                None => with_root(builder, spec)?,
+                None => with_root(builder, spec, &mut servers, &mut started)?,
             };
+        }
+        for (label, server) in servers {
+            let source = connect(server, &label)?;
+            started.push((label.clone(), Arc::clone(&source)));
+            builder = builder.plugin_source(&label, source);
         }
         let index = builder.build()?;
         self.warn_missing(&index, watch);
-        Ok(Built { index, remotes })
+        Ok(Built {
+            index,
+            remotes,
+            servers: started,
+        })
     }
 
     /// A URL root's source: from its origin, else from the cache.
@@ -207,12 +235,71 @@ fn remote_spec(spec: &str) -> Option<(&str, &str)> {
     (url.starts_with("https://") || url.starts_with("http://")).then_some((layer, url))
 }
 
-/// `builder` with the root `--root spec` names (LAYER=DIR or plugin:ID=DIR).
-fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder> {
+impl RootArgs {
+    /// The servers `--mcp-server` declares, by label, not yet placed.
+    fn mcp_servers(&self) -> Result<BTreeMap<String, McpServerCommand>> {
+        if let Some(spec) = self.mcp_token_files.first() {
+            bail!("--mcp-token-file {spec:?}: MCP servers over HTTP are not supported yet; declare a stdio server (--mcp-server LABEL=COMMAND)");
+        }
+        let mut out = BTreeMap::new();
+        for spec in &self.mcp_servers {
+            let (label, command) = spec
+                .split_once('=')
+                .with_context(|| format!("--mcp-server {spec:?}: expected LABEL=COMMAND"))?;
+            if let Some(problem) = skills_index::plugin_id_problem(label) {
+                bail!("--mcp-server {spec:?}: the label {label:?} {problem}");
+            }
+            if command.starts_with("https://") || command.starts_with("http://") {
+                bail!("--mcp-server {spec:?}: MCP servers over HTTP are not supported yet; give a command to start (stdio)");
+            }
+            let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+            if argv.is_empty() {
+                bail!("--mcp-server {spec:?}: no command");
+            }
+            let server = McpServerCommand {
+                label: label.to_owned(),
+                argv,
+            };
+            if out.insert(label.to_owned(), server).is_some() {
+                bail!("--mcp-server {spec:?}: the label {label:?} is declared twice");
+            }
+        }
+        Ok(out)
+    }
+}
+
+/// Starts a declared MCP server and lists its skills.
+fn connect(server: McpServerCommand, label: &str) -> Result<Arc<dyn SkillSource>> {
+    let source = McpSource::connect(server).with_context(|| format!("--mcp-server {label}"))?;
+    Ok(source)
+}
+
+/// `builder` with the root `--root spec` names (LAYER=DIR, plugin:ID=DIR, or either
+/// `=mcp:LABEL`, a server `--mcp-server` declared).
+fn with_root(
+    builder: SkillIndexBuilder,
+    spec: &str,
+    servers: &mut BTreeMap<String, McpServerCommand>,
+    started: &mut Started,
+) -> Result<SkillIndexBuilder> {
     let (layer, dir) = spec
         .split_once('=')
         .filter(|(_, dir)| !dir.is_empty())
         .with_context(|| format!("--root {spec:?}: expected LAYER=DIR"))?;
+    let server = match dir.strip_prefix("mcp:") {
+        Some(label) => Some(
+            servers
+                .remove(label)
+                .with_context(|| {
+                    format!(
+                        "--root {spec:?}: no --mcp-server {label} declared (or it is placed twice)"
+                    )
+                })
+                .and_then(|s| connect(s, label))
+                .inspect(|source| started.push((label.to_owned(), Arc::clone(source))))?,
+        ),
+        None => None,
+    };
     Ok(match layer.strip_prefix("plugin:") {
         Some(id) => {
             let problem = skills_index::plugin_id_problem(id).or_else(|| {
@@ -223,7 +310,10 @@ fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder
             if let Some(problem) = problem {
                 bail!("--root {spec:?}: plugin id {id:?} {problem}");
             }
-            builder.plugin(id, dir)
+            match server {
+                Some(source) => builder.plugin_source(id, source),
+                None => builder.plugin(id, dir),
+            }
         }
         None => {
             let layer = layer
@@ -232,7 +322,10 @@ fn with_root(builder: SkillIndexBuilder, spec: &str) -> Result<SkillIndexBuilder
             if layer == Layer::Plugin {
                 bail!("--root {spec:?}: a plugin root needs an id: plugin:ID=DIR");
             }
-            builder.root(layer, dir)
+            match server {
+                Some(source) => builder.source(layer, source),
+                None => builder.root(layer, dir),
+            }
         }
     })
 }

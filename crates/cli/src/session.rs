@@ -203,8 +203,21 @@ pub(crate) struct SessionOptions {
 impl SessionOptions {
     /// The executor these options describe, over a watching index unless `--no-watch`.
     pub(crate) fn executor(&self) -> Result<Executor> {
-        let index = Arc::new(self.roots.build_index(!self.no_watch)?);
+        self.executor_serving(skills_executor::ScriptServing::Withheld)
+    }
+
+    /// The executor, with how MCP's skills extension serves skills with scripts
+    /// (`skillctl mcp --serve-scripts`).
+    pub(crate) fn executor_serving(
+        &self,
+        serving: skills_executor::ScriptServing,
+    ) -> Result<Executor> {
+        let built = self
+            .roots
+            .build(!self.no_watch, crate::roots::Pinning::Lock)?;
+        let (index, servers) = (Arc::new(built.index), built.servers);
         let mut policy = Policy::builder()
+            .script_serving(serving)
             .max_active(self.max_active)
             .default_decision(match self.default_decision {
                 DecisionArg::Allow => DefaultDecision::Allow,
@@ -282,7 +295,11 @@ impl SessionOptions {
             ),
             None => Arc::new(NullSink),
         };
-        let mut executor = Executor::builder(index)
+        let mut executor = servers
+            .iter()
+            .fold(Executor::builder(index), |b, (label, source)| {
+                b.mcp_server(label, Arc::clone(source))
+            })
             .policy(policy.build())
             .audit_sink(sink)
             .url_roots(self.roots.url_roots());

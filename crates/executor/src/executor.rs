@@ -34,6 +34,9 @@ pub(crate) struct Inner {
     pub(crate) registered: Mutex<HashSet<String>>,
     /// How a plugin root given as a URL is opened, when the host reads URL roots.
     url_roots: Option<UrlRoots>,
+    /// The MCP servers the host declared (`--mcp-server LABEL=...`), by label: what
+    /// `register_plugin` with `"server"` may name.
+    pub(crate) servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
     /// The folders host write tools may not touch (every root and skill folder, as given
     /// and resolved), for the snapshot generation they were computed from.
     protected: Mutex<Option<(u64, Arc<[PathBuf]>)>>,
@@ -47,6 +50,7 @@ pub struct ExecutorBuilder {
     sink: Arc<dyn AuditSink>,
     export: Option<OtlpExporter>,
     url_roots: Option<UrlRoots>,
+    servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
 }
 
 /// The error a host's URL-root opener gives.
@@ -83,6 +87,17 @@ fn url_root(root: &std::path::Path) -> Option<&str> {
 }
 
 impl ExecutorBuilder {
+    /// Declares an MCP server the host started, by its label: `register_plugin` with
+    /// `"server": LABEL` registers it as a plugin (a peer never starts a program).
+    pub fn mcp_server(
+        mut self,
+        label: &str,
+        source: Arc<dyn skills_storage::SkillSource>,
+    ) -> ExecutorBuilder {
+        self.servers.insert(label.to_owned(), source);
+        self
+    }
+
     /// The policy (default: [`Policy::default`]).
     pub fn policy(mut self, policy: Policy) -> ExecutorBuilder {
         self.policy = policy;
@@ -128,6 +143,7 @@ impl ExecutorBuilder {
                 export: self.export,
                 registered: Mutex::new(HashSet::new()),
                 url_roots: self.url_roots,
+                servers: self.servers,
                 protected: Mutex::new(None),
             }),
         }
@@ -143,6 +159,7 @@ impl Executor {
             sink: Arc::new(NullSink),
             url_roots: None,
             export: None,
+            servers: std::collections::BTreeMap::new(),
         }
     }
 
@@ -238,6 +255,52 @@ impl Executor {
             failed("this host reads no URL roots (a host enables them with ExecutorBuilder::url_roots)".into())
         })?;
         (opener.0)(url).map_err(failed)
+    }
+
+    /// Registers, over the protocol, the MCP server the host declared under `server` as the
+    /// plugin `id` (untrusted unless the host trusts its label). A URL is not served yet,
+    /// and anything else is refused: a peer never starts a program.
+    pub(crate) fn register_server(
+        &self,
+        id: &str,
+        server: &str,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        if server.starts_with("https://") || server.starts_with("http://") {
+            return Err(ExecError::BadInput(format!(
+                "\"server\": {server:?}: MCP servers over HTTP are not supported yet; name a server the host declared (--mcp-server LABEL=COMMAND)"
+            )));
+        }
+        let Some(source) = self.inner.servers.get(server) else {
+            return Err(ExecError::BadInput(format!(
+                "\"server\": {server:?} is not a server label the host declared: a peer never starts a program (the host declares one with --mcp-server LABEL=COMMAND)"
+            )));
+        };
+        let marked = self.inner.registered.lock().insert(id.to_owned());
+        let registered = self.inner.index.register_plugin_source(
+            id,
+            Arc::clone(source),
+            skills_storage::RootOrigin::Registered,
+        );
+        let snapshot = match registered {
+            Ok(s) => s,
+            Err(e) => {
+                if marked {
+                    self.inner.registered.lock().remove(id);
+                }
+                return Err(e.into());
+            }
+        };
+        let skills = snapshot
+            .records()
+            .iter()
+            .filter(|r| r.plugin.as_deref() == Some(id))
+            .count();
+        Ok(crate::PluginRegistered {
+            id: id.to_owned(),
+            warnings: Vec::new(),
+            root: format!("mcp:{server}"),
+            skills,
+        })
     }
 
     /// Whether plugin `id` was registered over the protocol (and not by the host itself).

@@ -64,18 +64,21 @@ fn content(path: &str, bytes: Vec<u8>) -> FileContent {
 }
 
 /// A file served, and whether what was opened is the skill's `SKILL.md`.
-struct Served {
-    content: FileContent,
-    skill_md: bool,
+pub(crate) struct Served {
+    pub(crate) content: FileContent,
+    pub(crate) skill_md: bool,
 }
 
 /// What `SessionState::serve` reads within: the skill folder as it resolved at the load (an
 /// active skill's), or as it resolves now (`None`); and the identities of the skill's
 /// scripts, none of which is served by any name.
 #[derive(Clone, Copy)]
-struct Within<'a> {
-    folder: Option<&'a Path>,
-    scripts: &'a [(u64, u64)],
+pub(crate) struct Within<'a> {
+    pub(crate) folder: Option<&'a Path>,
+    pub(crate) scripts: &'a [(u64, u64)],
+    /// Whether the skill's scripts are served too (MCP's skills extension serving a
+    /// trusted skill whole, `--serve-scripts`); `Withheld` everywhere else.
+    pub(crate) serving: crate::ScriptServing,
 }
 
 /// The digest of the bytes a `FileContent` holds (as a skill file's digest is made).
@@ -193,6 +196,20 @@ impl SessionState {
         result.map(|c| self.exec.policy.secrets.redact_content(c))
     }
 
+    /// Whether MCP's skills extension serves `record`'s skill whole, scripts included: the
+    /// host said `--serve-scripts` and trusts the skill to run scripts.
+    pub(crate) fn script_serving(
+        &self,
+        record: &skills_model::SkillRecord,
+    ) -> crate::ScriptServing {
+        match self.exec.policy.script_serving {
+            crate::ScriptServing::TrustedLayers if self.exec.trusts(record) => {
+                crate::ScriptServing::TrustedLayers
+            }
+            _ => crate::ScriptServing::Withheld,
+        }
+    }
+
     /// The work of [`Session::servable_files`](crate::Session::servable_files).
     pub(crate) fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
         let limit = self.exec.policy.read_limit;
@@ -246,8 +263,11 @@ impl SessionState {
         };
         let rel = relative_parts(path).map_err(invalid)?;
         let parts = rel.parts();
-        let allowed = parts == ["SKILL.md"] || served_folder(&parts);
-        if parts[0] == "scripts" {
+        let serving = self.script_serving(record);
+        let whole = serving == crate::ScriptServing::TrustedLayers;
+        let allowed =
+            parts == ["SKILL.md"] || served_folder(&parts) || (whole && parts[0] == "scripts");
+        if parts[0] == "scripts" && !whole {
             return Err(ExecError::ScriptNotReadable {
                 skill: record.name.to_string(),
                 path: path.to_owned(),
@@ -272,6 +292,7 @@ impl SessionState {
             Within {
                 folder: None,
                 scripts: &scripts,
+                serving,
             },
         )?;
         let changed = || ExecError::ChangedDuringRead {
@@ -291,7 +312,7 @@ impl SessionState {
     /// `scripts/` (a link elsewhere in the skill that resolves into `scripts/` is a script
     /// too) or is one of its scripts by identity (a hard link to one is one): what was
     /// opened decides. A skill of another source is read through it.
-    fn serve(
+    pub(crate) fn serve(
         &self,
         record: &skills_model::SkillRecord,
         parts: &[&str],
@@ -328,9 +349,9 @@ impl SessionState {
             id: opened,
             bytes,
         } = read_beneath(&folder, parts, limit).map_err(|e| beneath_error(path, limit, e))?;
-        if real_scripts(dir).is_some_and(|s| real.starts_with(s))
-            || opened.is_some_and(|id| within.scripts.contains(&id))
-        {
+        let script = real_scripts(dir).is_some_and(|s| real.starts_with(s))
+            || opened.is_some_and(|id| within.scripts.contains(&id));
+        if script && within.serving == crate::ScriptServing::Withheld {
             return Err(ExecError::ScriptNotReadable {
                 skill: skill.to_owned(),
                 path: path.to_owned(),
@@ -390,6 +411,7 @@ impl SessionState {
             Within {
                 folder: a.rules.canonical_dir.as_deref(),
                 scripts: &a.rules.script_files,
+                serving: crate::ScriptServing::Withheld,
             },
         )?;
         // Its `SKILL.md` as loaded: the version whose rules are in force. Edited since, it

@@ -17,6 +17,7 @@ mod error;
 mod executor;
 mod export;
 mod files;
+mod manifest;
 mod origin;
 mod otlp;
 mod pin;
@@ -41,9 +42,13 @@ pub use executor::{
 pub use export::{
     ExportError, ExportStats, OtlpExporter, OtlpExporterBuilder, DEFAULT_EXPORT_QUEUE,
 };
+pub use manifest::{
+    ManifestFile, ManifestRefusal, SkillManifest, MANIFEST_MAX_BYTES, MANIFEST_MAX_FILES,
+};
 pub use origin::PluginOrigin;
+pub(crate) use origin::PluginRoot;
 pub use otlp::{ATTRIBUTE_NAMES, AUDIT_SCOPE};
-pub use policy::{Delivery, Policy, PolicyBuilder, SkillWrites, Unavailable};
+pub use policy::{Delivery, Policy, PolicyBuilder, ScriptServing, SkillWrites, Unavailable};
 pub use prompt::{
     active_skills, available_skills, available_skills_within, instructions, skill_content,
     skill_tool_description, MAX_LISTED_RESOURCES,

@@ -11,3 +11,12 @@ pub enum PluginOrigin {
     /// Registered over the protocol (`register_plugin`).
     Protocol,
 }
+
+/// What a plugin registered over the protocol is read from.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum PluginRoot<'a> {
+    /// A skill folder.
+    Folder(&'a std::path::Path),
+    /// An MCP server the host declared, by label.
+    Server(&'a str),
+}

@@ -28,6 +28,18 @@ pub enum SkillWrites {
     Allowed,
 }
 
+/// Whether MCP's skills extension serves skills with scripts (`skillctl mcp
+/// --serve-scripts`): a served skill's manifest is complete, so a skill with `scripts/` is
+/// served whole or not at all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ScriptServing {
+    /// A skill with scripts is not served (the default): scripts are run, not read.
+    Withheld,
+    /// A skill of a layer trusted to run scripts is served whole, its scripts readable as
+    /// resources; other skills with scripts are still withheld.
+    TrustedLayers,
+}
+
 /// The host's policy. Build one with [`Policy::builder`].
 #[derive(Debug, Clone)]
 pub struct Policy {
@@ -58,6 +70,7 @@ pub struct Policy {
     /// The host's working folder: the path of a path tool whose optional path is absent.
     pub(crate) working_dir: Option<PathBuf>,
     pub(crate) skill_writes: SkillWrites,
+    pub(crate) script_serving: ScriptServing,
     /// Environment variable names any script may receive from a call.
     pub(crate) script_env: Vec<String>,
     /// The executable that supervises scripts ([`crate::supervise`]).
@@ -147,6 +160,7 @@ impl Policy {
                 path_tools,
                 working_dir: None,
                 skill_writes: SkillWrites::Refused,
+                script_serving: ScriptServing::Withheld,
                 script_env: Vec::new(),
                 supervisor: None,
                 secrets: crate::Secrets::default(),
@@ -188,12 +202,20 @@ impl Policy {
         if self.unavailable == Unavailable::Offered {
             options.push("--offer-unavailable".to_owned());
         }
+        if self.script_serving == ScriptServing::TrustedLayers {
+            options.push("--serve-scripts".to_owned());
+        }
         options
     }
 
     /// The names of the secrets granted (never their values).
     pub fn secret_names(&self) -> Vec<String> {
         self.secrets.names().map(str::to_owned).collect()
+    }
+
+    /// Whether MCP's skills extension may serve trusted skills with their scripts.
+    pub fn script_serving(&self) -> ScriptServing {
+        self.script_serving
     }
 
     /// Whether skills of `layer` may run scripts and hooks.
@@ -243,6 +265,13 @@ impl PolicyBuilder {
         if layer == Layer::Plugin {
             self.policy.registered_plugins_trusted = true;
         }
+        self
+    }
+
+    /// Whether MCP's skills extension serves a trusted layer's skills whole, scripts
+    /// included ([`ScriptServing`]; audited as `policy_override` `--serve-scripts`).
+    pub fn script_serving(mut self, serving: ScriptServing) -> PolicyBuilder {
+        self.policy.script_serving = serving;
         self
     }
 

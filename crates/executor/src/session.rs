@@ -112,7 +112,20 @@ impl Session {
         id: &str,
         root: &std::path::Path,
     ) -> Result<crate::PluginRegistered, ExecError> {
-        self.state.register_plugin(id, root)
+        self.state
+            .register_plugin(id, crate::PluginRoot::Folder(root))
+    }
+
+    /// `register_plugin` with `"server"`: the MCP server the host declared under that
+    /// label, as the plugin `id` (untrusted unless the host trusts it); anything but a
+    /// declared label is refused (a peer never starts a program).
+    pub fn register_plugin_server(
+        &self,
+        id: &str,
+        server: &str,
+    ) -> Result<crate::PluginRegistered, ExecError> {
+        self.state
+            .register_plugin(id, crate::PluginRoot::Server(server))
     }
 
     /// A guard that deactivates everything when the task ends.
@@ -169,6 +182,17 @@ impl Session {
         via: &str,
     ) -> Result<FileContent, ExecError> {
         self.state.read_unloaded(skill, path, via)
+    }
+
+    /// The complete manifest of `record`'s skill for MCP's skills extension: every file,
+    /// each with the digest and size of what [`read_unloaded`](Session::read_unloaded)
+    /// returns for it; or why the skill cannot be served whole (scripts not served, a file
+    /// outside the served folders or over the read limit, the extension's limits).
+    pub fn skill_manifest(
+        &self,
+        record: &SkillRecord,
+    ) -> Result<crate::SkillManifest, crate::ManifestRefusal> {
+        self.state.skill_manifest(record)
     }
 
     /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside

@@ -640,11 +640,15 @@ impl SessionState {
     pub(crate) fn register_plugin(
         &self,
         id: &str,
-        root: &std::path::Path,
+        root: crate::PluginRoot<'_>,
     ) -> Result<crate::PluginRegistered, ExecError> {
-        let out = self
-            .executor()
-            .register_plugin(id, root, crate::PluginOrigin::Protocol)?;
+        let out = match root {
+            crate::PluginRoot::Folder(root) => {
+                self.executor()
+                    .register_plugin(id, root, crate::PluginOrigin::Protocol)?
+            }
+            crate::PluginRoot::Server(server) => self.executor().register_server(id, server)?,
+        };
         let mut e = self.event(AuditKind::PluginRegistered);
         e.plugin_id = Some(id.to_owned());
         e.path = Some(out.root.clone());

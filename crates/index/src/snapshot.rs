@@ -256,9 +256,18 @@ fn sort_by_precedence(
                 .as_deref()
                 .is_some_and(|p| registered.iter().any(|id| id == p))
     };
+    // A skill from an MCP server never takes a bare name a skill of another origin holds
+    // (MCP's skills extension: no silent shadowing); it is listed as shadowed and reached
+    // by its qualified name.
+    let from_mcp = |r: &SkillRecord| {
+        r.remote
+            .as_ref()
+            .is_some_and(|o| o.kind() == skills_model::RemoteKind::Mcp)
+    };
     records.par_sort_unstable_by(|a, b| {
         (
             a.name.as_str(),
+            from_mcp(a),
             rank(a.layer),
             lesser(a),
             std::cmp::Reverse(a.frontmatter.priority),
@@ -266,6 +275,7 @@ fn sort_by_precedence(
         )
             .cmp(&(
                 b.name.as_str(),
+                from_mcp(b),
                 rank(b.layer),
                 lesser(b),
                 std::cmp::Reverse(b.frontmatter.priority),

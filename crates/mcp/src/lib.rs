@@ -7,7 +7,12 @@
 //! Tokio lives here only: the executor stays synchronous, and its calls run on blocking
 //! threads.
 
+mod complete;
+mod extension;
+mod logs;
 mod server;
+mod source;
+mod uri;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -20,8 +25,10 @@ use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
 use thiserror::Error;
 
+pub use crate::logs::McpLogs;
 pub use crate::server::MAX_PROGRAM_CALLS;
 use crate::server::{Endings, SkillsServer};
+pub use crate::source::{McpServerCommand, McpSource, SourceError};
 
 /// Errors of the MCP server, with stable codes.
 #[derive(Debug, Error)]

@@ -6,19 +6,25 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, PoisonError, Weak};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, Implementation, InitializeRequestParams, InitializeResult,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, Prompt, PromptArgument, PromptMessage, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource,
-    ResourceContents, ResourceTemplate, Role, ServerCapabilities, SubscribeRequestParams, Tool,
-    UnsubscribeRequestParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult,
+    GetSkillRequestParams, GetSkillResult, Implementation, InitializeRequestParams,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListSkillsResult, ListToolsResult, PaginatedRequestParams, Prompt, PromptArgument,
+    PromptMessage, ProtocolVersion, ReadResourceDirectoryRequestParams,
+    ReadResourceDirectoryResult, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, Resource, ResourceContents, ResourceTemplate, Role,
+    ServerCapabilities, SubscribeRequestParams, Tool, UnsubscribeRequestParams,
 };
 use rmcp::service::{NotificationContext, RequestContext};
 use rmcp::{ErrorData, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 use skills_executor::{Encoding, Executor, Session, SessionContext};
-use skills_model::{Layer, SkillRecord};
+use skills_model::SkillRecord;
+
+use crate::logs::{LogQueue, LogSink};
+use crate::uri::{layer_segment, parse_uri, uri};
+use crate::{complete, extension};
 use skills_protocol as protocol;
 
 /// One MCP session's server: its own executor session, ended (every skill deactivated,
@@ -39,6 +45,10 @@ pub(crate) struct SkillsServer {
     /// The session's end, run once: by the transport before it returns, or when rmcp
     /// drops the server, whichever comes first.
     ending: Arc<Ending>,
+    /// The level `logging/setLevel` asked for, and the messages waiting for the client
+    /// (taken by the task that sends them, once the client is initialized).
+    logs: Arc<LogSink>,
+    log_queue: Mutex<Option<LogQueue>>,
 }
 
 /// The end of one MCP session's executor session: its running calls stopped and their
@@ -199,7 +209,10 @@ impl SkillsServer {
             ended: Mutex::new(false),
         });
         endings.add(&ending);
+        let (logs, log_queue) = LogSink::register();
         SkillsServer {
+            logs,
+            log_queue: Mutex::new(Some(log_queue)),
             executor: executor.clone(),
             session,
             subscribed: Arc::new(Mutex::new(HashSet::new())),
@@ -230,79 +243,6 @@ impl Drop for SkillsServer {
     }
 }
 
-/// The URI segment of a skill's layer: `enterprise`, `personal`, `project`, `plugin.<id>`.
-fn layer_segment(record: &SkillRecord) -> String {
-    match &record.plugin {
-        Some(id) => format!("plugin.{id}"),
-        None => record.layer.to_string(),
-    }
-}
-
-/// `skill://{layer}/{name}/{path}`, the name and the path percent-encoded (all but
-/// letters, digits, `-._~`, and the path's `/`), so that a file named `a b#1.md` makes a
-/// URI whose path is not cut at `#` or `?` by a client that parses it.
-fn uri(record: &SkillRecord, path: &str) -> String {
-    format!(
-        "skill://{}/{}/{}",
-        layer_segment(record),
-        encoded(record.name.as_str(), ""),
-        encoded(path, "/")
-    )
-}
-
-/// `text` percent-encoded but for unreserved characters and those in `kept`.
-fn encoded(text: &str, kept: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) || kept.as_bytes().contains(&b) {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
-}
-
-/// `text` with its percent escapes decoded; `None` for a malformed escape or bytes that are
-/// not UTF-8.
-fn decoded(text: &str) -> Option<String> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' {
-            // Two hex digits, and nothing else: `u8::from_str_radix` takes a sign too.
-            let hex = bytes.get(i + 1..i + 3)?;
-            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            out.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// A resource URI's skill (as a qualified name) and path, escapes decoded (a name that
-/// decodes to hold `/` or `:` names no skill).
-fn parse_uri(uri: &str) -> Option<(String, String)> {
-    let rest = uri.strip_prefix("skill://")?;
-    let (layer, rest) = rest.split_once('/')?;
-    let (name, path) = rest.split_once('/')?;
-    let name = decoded(name).filter(|n| !n.contains(['/', ':']))?;
-    let qualified = match layer.strip_prefix("plugin.") {
-        Some(id) => format!("{id}:{name}"),
-        None => {
-            layer.parse::<Layer>().ok()?;
-            format!("{layer}:{name}")
-        }
-    };
-    Some((qualified, decoded(path)?))
-}
-
 /// The most resources one MCP session may subscribe to.
 const MAX_SUBSCRIPTIONS: usize = 1024;
 
@@ -321,10 +261,10 @@ fn not_found(message: String) -> ErrorData {
 
 /// The answer to a `resources/list` cursor this server did not give: the cursor shown, cut
 /// to 64 bytes on a character boundary.
-fn not_a_cursor(cursor: &str) -> ErrorData {
+fn not_a_cursor(method: &str, cursor: &str) -> ErrorData {
     ErrorData::invalid_params(
         format!(
-            "not a cursor of resources/list: {:?}",
+            "not a cursor of {method}: {:?}",
             protocol::cut_text(cursor, 64)
         ),
         None,
@@ -454,6 +394,16 @@ impl SkillsServer {
         out
     }
 
+    /// The skills served over MCP's skills extension, as `skills_list` offers them: the
+    /// record each name stands for to this session, not `disable-model-invocation`.
+    fn served_records(&self) -> Vec<Arc<SkillRecord>> {
+        self.visible()
+            .into_iter()
+            .filter(|(r, resolved)| *resolved && r.model_invocable())
+            .map(|(r, _)| r)
+            .collect()
+    }
+
     /// Sends the `list_changed` notifications (and `resources/updated` for subscribed
     /// URIs of changed skills) whenever the index publishes a change this session sees.
     fn follow(&self, peer: Peer<RoleServer>) {
@@ -534,6 +484,9 @@ impl SkillsServer {
 }
 
 impl ServerHandler for SkillsServer {
+    // `logging/setLevel` is deprecated for 2026-07-28 (SEP-2577), which this server does
+    // not negotiate; every version it does negotiate has it.
+    #[allow(deprecated)]
     fn get_info(&self) -> InitializeResult {
         let capabilities = ServerCapabilities::builder()
             .enable_prompts()
@@ -543,6 +496,9 @@ impl ServerHandler for SkillsServer {
             .enable_resources_subscribe()
             .enable_tools()
             .enable_tool_list_changed()
+            .enable_completions()
+            .enable_logging()
+            .enable_skills_with_directory_read()
             .build();
         InitializeResult::new(capabilities)
             .with_server_info(Implementation::new(
@@ -581,6 +537,58 @@ impl ServerHandler for SkillsServer {
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
         self.follow(context.peer.clone());
+        let queue = self
+            .log_queue
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take();
+        if let Some(queue) = queue {
+            crate::logs::forward(context.peer.clone(), queue);
+        }
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.logs.set_level(&request);
+        Ok(())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let info = match &request.r#ref {
+            Reference::Prompt(p) => {
+                let listed: Vec<String> = self.prompts().into_iter().map(|(n, _)| n).collect();
+                complete::prompt(&listed, &p.name, &request.argument)?
+            }
+            Reference::Resource(r) => {
+                let visible = self.visible();
+                let session = Arc::clone(&self.session);
+                let (uri, argument, context) = (
+                    r.uri.clone(),
+                    request.argument.clone(),
+                    request.context.clone(),
+                );
+                tokio::task::spawn_blocking(move || {
+                    complete::template(&session, &visible, &uri, &argument, context.as_ref())
+                })
+                .await
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))??
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "an unknown kind of reference",
+                    None,
+                ))
+            }
+        };
+        Ok(CompleteResult::new(info))
     }
 
     async fn list_tools(
@@ -661,7 +669,7 @@ impl ServerHandler for SkillsServer {
                 .parse::<usize>()
                 .ok()
                 .filter(|n| *n <= visible.len())
-                .ok_or_else(|| not_a_cursor(&cursor))?,
+                .ok_or_else(|| not_a_cursor("resources/list", &cursor))?,
         };
         let session = Arc::clone(&self.session);
         // Listing a skill's files reads its folder: off the runtime's workers.
@@ -707,7 +715,7 @@ impl ServerHandler for SkillsServer {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         Ok(ListResourceTemplatesResult::with_all_items(vec![
-            ResourceTemplate::new("skill://{layer}/{name}/{+path}", "skill file"),
+            ResourceTemplate::new(complete::TEMPLATE, "skill file"),
         ]))
     }
 
@@ -784,6 +792,53 @@ impl ServerHandler for SkillsServer {
         Ok(())
     }
 
+    async fn list_skills(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListSkillsResult, ErrorData> {
+        let records = self.served_records();
+        let start = match request.and_then(|r| r.cursor) {
+            None => 0,
+            Some(cursor) => cursor
+                .parse::<usize>()
+                .ok()
+                .filter(|n| *n <= records.len())
+                .ok_or_else(|| not_a_cursor("skills/list", &cursor))?,
+        };
+        let session = Arc::clone(&self.session);
+        // Each entry's manifest reads the skill's files: off the runtime's workers.
+        tokio::task::spawn_blocking(move || extension::list(&session, &records, start))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))
+    }
+
+    async fn get_skill(
+        &self,
+        request: GetSkillRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetSkillResult, ErrorData> {
+        let records = self.served_records();
+        let session = Arc::clone(&self.session);
+        tokio::task::spawn_blocking(move || extension::get(&session, &records, &request.uri))
+            .await
+            .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    }
+
+    async fn read_resource_directory(
+        &self,
+        request: ReadResourceDirectoryRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceDirectoryResult, ErrorData> {
+        let records = self.served_records();
+        let session = Arc::clone(&self.session);
+        tokio::task::spawn_blocking(move || {
+            extension::directory(&session, &records, &request.uri, request.cursor.as_deref())
+        })
+        .await
+        .map_err(|e| ErrorData::internal_error(e.to_string(), None))?
+    }
+
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
@@ -850,7 +905,8 @@ impl ServerHandler for SkillsServer {
 
 #[cfg(test)]
 mod tests {
-    use super::{decoded, encoded, not_a_cursor, parse_uri};
+    use super::not_a_cursor;
+    use crate::uri::{decoded, encoded, parse_uri};
 
     // Regression (attack review): a listed URI held a file's name raw, so `#` and `?` cut
     // it for a client that parses URIs, and its encoded form named nothing.
@@ -904,7 +960,7 @@ mod tests {
     // cursor shorter than 64 bytes was shown as "".
     #[test]
     fn a_bad_cursor_is_shown_cut_on_a_character_boundary() {
-        let shown = |cursor: &str| not_a_cursor(cursor).message.into_owned();
+        let shown = |cursor: &str| not_a_cursor("resources/list", cursor).message.into_owned();
         assert_eq!(shown("7"), r#"not a cursor of resources/list: "7""#);
         let long = format!("{}é{}", "x".repeat(63), "y".repeat(100));
         assert_eq!(

@@ -23,6 +23,7 @@
 //! ```
 
 mod codex;
+mod core_value;
 mod data;
 mod fast;
 mod fields;
@@ -33,6 +34,7 @@ mod requires;
 mod split;
 
 pub use codex::{read_codex_policy, CodexPolicy};
+pub use core_value::{core_frontmatter, CoreValueError};
 pub use data::{read_yaml_items, YamlItem, YamlProblem};
 pub use split::{frontmatter_bounds, FrontmatterBounds};
 mod yaml;

@@ -572,7 +572,13 @@ impl Request for RegisterPlugin {
         input: RegisterInput,
         _: Option<Cancellation>,
     ) -> Result<PluginRegistered, ExecError> {
-        session.register_plugin(&input.id, std::path::Path::new(&input.root))
+        match (&input.root, &input.server) {
+            (Some(root), None) => session.register_plugin(&input.id, std::path::Path::new(root)),
+            (None, Some(server)) => session.register_plugin_server(&input.id, server),
+            _ => Err(ExecError::BadInput(
+                "register_plugin takes one of \"root\" (a folder) and \"server\" (a declared MCP server's label)".into(),
+            )),
+        }
     }
 }
 

@@ -230,8 +230,13 @@ pub(crate) struct RegisterInput {
     /// The plugin id (its skills are reachable as id:name).
     pub(crate) id: String,
     /// The plugin's skill folder, or a well-known index's URL (`https://HOST[/PATH]`;
-    /// `http://` only on loopback) when the host reads URL roots.
-    pub(crate) root: String,
+    /// `http://` only on loopback) when the host reads URL roots (or give `server`).
+    #[serde(default)]
+    pub(crate) root: Option<String>,
+    /// An MCP server serving the skills extension, by the label the host declared
+    /// (`--mcp-server LABEL=...`), in place of `root`. A peer never starts a program.
+    #[serde(default)]
+    pub(crate) server: Option<String>,
 }
 
 /// `skills_unavailable` (host only).
