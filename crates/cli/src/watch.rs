@@ -9,6 +9,9 @@ use serde_json::json;
 
 use crate::roots::RootArgs;
 
+/// How long `skillctl watch` waits for the watcher's setup before its ready line.
+const WATCH_SETUP_WAIT: std::time::Duration = std::time::Duration::from_secs(60);
+
 /// Print change events as JSON lines while skills change on disk.
 #[derive(Debug, clap::Args)]
 #[command(after_help = "Examples:
@@ -40,6 +43,15 @@ pub(crate) fn watch(args: &WatchArgs) -> Result<ExitCode> {
         });
     }
     let index = args.roots.build_index(true)?;
+    // `ready` means watching: the watcher sets its watches on a thread of its own (a
+    // session answers meanwhile), and a change made before they are set is read by the
+    // rescan that ends the setup, which the ready line then already holds. Bounded: a
+    // setup slower than this is reported as it goes, not waited for.
+    if index.watched_folders(WATCH_SETUP_WAIT).is_none() {
+        tracing::warn!(
+            "the watcher is still setting up its watches; changes are reported once it has"
+        );
+    }
     let events = index.subscribe();
     let snap = index.snapshot();
     let mut out = std::io::stdout().lock();
