@@ -381,7 +381,7 @@ impl SessionState {
             let qualified = a.skill.record.qualified_name();
             let current = match snapshot.get_for(&qualified, &|r| self.can_see(r)) {
                 Some(r) if r.path == a.skill.record.path => {
-                    let digest = file_digest(&r.path);
+                    let digest = skill_file_digest(&snapshot, r);
                     if digest.as_deref() == Some(a.skill.digest.as_str()) {
                         continue;
                     }
@@ -391,7 +391,8 @@ impl SessionState {
                 // (whose digest it is not told), or for none: only the loaded file's own
                 // change is reported, with no digest.
                 _ => {
-                    if file_digest(&a.skill.record.path).as_deref() == Some(&a.skill.digest) {
+                    let now = skill_file_digest(&snapshot, &a.skill.record);
+                    if now.as_deref() == Some(&a.skill.digest) {
                         continue;
                     }
                     None
@@ -480,6 +481,22 @@ impl SessionState {
 }
 
 /// `sha256:<hex>` of a file, read with the index's bound; `None` when it cannot be read.
+/// The digest of `record`'s `SKILL.md` as it reads now: through its source when that is
+/// not on disk (a remote index or server, memory), else from the file.
+fn skill_file_digest(snapshot: &skills_index::Snapshot, record: &SkillRecord) -> Option<String> {
+    match snapshot.place_off_disk(record) {
+        Some(place) => {
+            let file = place.file(skills_storage::SKILL_FILE);
+            let bytes = place
+                .source
+                .read(&file, skills_index::DEFAULT_SKILL_FILE_LIMIT)
+                .ok()?;
+            Some(skills_index::skill_digest(&bytes))
+        }
+        None => file_digest(&record.path),
+    }
+}
+
 pub(crate) fn file_digest(path: &std::path::Path) -> Option<String> {
     let bytes = skills_storage::read_bounded(path, skills_index::DEFAULT_SKILL_FILE_LIMIT).ok()?;
     Some(skills_index::skill_digest(&bytes))

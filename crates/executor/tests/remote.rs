@@ -245,3 +245,100 @@ fn a_source_that_says_it_changed_is_read_again_and_published() {
     assert_eq!(record.description, "A new version of the fetched skill.");
     assert!(record.path.starts_with(env.outside("remote")));
 }
+
+/// A remote source with no folder on disk (as an MCP server is), whose files a test can
+/// replace, keeping the notifier the index gives it.
+#[derive(Debug)]
+struct Held {
+    files: Mutex<skills_storage::MemorySource>,
+    notifier: Mutex<Option<SourceNotifier>>,
+}
+
+impl Held {
+    fn new(body: &str) -> Arc<Held> {
+        Arc::new(Held {
+            files: Mutex::new(Held::files(body)),
+            notifier: Mutex::new(None),
+        })
+    }
+
+    fn files(body: &str) -> skills_storage::MemorySource {
+        skills_storage::MemorySource::from_files([(
+            "served/SKILL.md",
+            format!(
+                "---\nname: served\ndescription: A skill a server holds, for tests.\n---\n{body}"
+            ),
+        )])
+    }
+
+    fn replace(&self, body: &str) {
+        *self.files.lock().expect("the lock") = Held::files(body);
+    }
+
+    fn notify(&self) {
+        let notifier = self.notifier.lock().expect("the lock").clone();
+        notifier
+            .expect("the index gave the source a notifier")
+            .changed();
+    }
+}
+
+impl SkillSource for Held {
+    fn skill_dirs(&self) -> Vec<String> {
+        self.files.lock().expect("the lock").skill_dirs()
+    }
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
+        self.files.lock().expect("the lock").read(path, limit)
+    }
+    fn files(&self, skill_dir: &str) -> Vec<(String, u64)> {
+        self.files.lock().expect("the lock").files(skill_dir)
+    }
+    fn is_dir(&self, path: &str) -> bool {
+        self.files.lock().expect("the lock").is_dir(path)
+    }
+    fn remote_origin(&self) -> Option<RemoteOrigin> {
+        Some(RemoteOrigin::mcp("held"))
+    }
+    fn location(&self) -> Option<String> {
+        Some("mcp:held".to_owned())
+    }
+    fn set_notifier(&self, notifier: SourceNotifier) {
+        *self.notifier.lock().expect("the lock") = Some(notifier);
+    }
+}
+
+// Regression: an active skill of a source not on disk was judged outdated at the first
+// publication after its load (its digest was read from a path on disk it does not have),
+// and a new version of its body alone was never told as such.
+#[test]
+fn an_active_skill_off_disk_is_outdated_when_its_source_serves_a_new_version_only() {
+    let source = Held::new("Version one.\n");
+    let index = SkillIndex::builder()
+        .source(Layer::Personal, source.clone())
+        .build()
+        .expect("build the index");
+    let executor = Executor::builder(Arc::new(index)).build();
+    let session = executor.session(SessionContext::builder().id("held").build());
+    session
+        .load(&names(&["served"]), LoadMode::Add)
+        .expect("load");
+    let batches = executor.index().subscribe_batches();
+    let wait = || {
+        // A hang guard, not a time limit on the work.
+        batches
+            .recv_timeout(Duration::from_secs(120))
+            .expect("a publication after the source's change")
+    };
+    // Told of a change that changed nothing: nothing is outdated.
+    source.notify();
+    wait();
+    assert_eq!(session.newly_outdated(), Vec::new());
+    // A new body alone: the active skill is outdated, with the version the source serves.
+    source.replace("Version two.\n");
+    source.notify();
+    wait();
+    let outdated = session.newly_outdated();
+    assert_eq!(outdated.len(), 1, "{outdated:?}");
+    assert!(outdated[0].current.is_some(), "{outdated:?}");
+    assert_ne!(outdated[0].current, Some(outdated[0].pinned.clone()));
+}
