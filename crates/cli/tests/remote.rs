@@ -207,14 +207,15 @@ fn a_session_lists_loads_and_reads_the_skills_of_a_url_root() {
         .contains("See references/REF.md."));
     let read = s.ok("skills_read", json!({"path": "references/REF.md"}));
     assert!(read.to_string().contains("the reference"), "{read}");
-    // A URL root's script never runs: its skill has no folder of its own on disk (the
-    // executor refuses it as it refuses an embedded skill's, before asking about trust).
+    // A URL root's script never runs: untrusted, it is refused naming the origin and how
+    // to trust it (trusted, it would be refused as having no folder of its own on disk).
     s.ok("skills_load", json!({"skills": ["gamma"]}));
     let (code, message) = s.err(
         "skills_run_script",
         json!({"skill": "gamma", "path": "scripts/run.sh"}),
     );
-    assert_eq!(code, "SKILL_SCRIPT_NOT_ON_DISK", "{message}");
+    assert_eq!(code, "SKILL_UNTRUSTED", "{message}");
+    assert!(message.contains(&format!("--trust url:{url}")), "{message}");
     let listed = s.ok("skills_list", json!({}));
     assert_eq!(
         listed["skills"][0]["origin"],

@@ -122,8 +122,8 @@ pub enum ExecError {
         path: String,
     },
     /// The skill comes from a source that is not on disk (compiled into the host, held in
-    /// memory): its files can be read, but there is no file to run.
-    #[error("{skill:?} comes from a source that is not on disk (compiled into the host or held in memory), so its script {path:?} cannot run; its references and assets can still be read")]
+    /// memory, a remote index or server): its files can be read, but there is no file to run.
+    #[error("{skill:?} comes from a source that is not on disk (compiled into the host, held in memory, or a remote index or server), so its script {path:?} cannot run; its references and assets can still be read")]
     NotOnDisk {
         /// The skill.
         skill: String,

@@ -68,10 +68,12 @@ impl SessionState {
             &format!("{}:{}", record.name, call.path),
             Some(record),
         )?;
-        self.runnable(record, &call.path)?;
+        // Trust first: an untrusted remote skill is refused naming its origin and how to
+        // trust it, before being told that its scripts have no folder on disk.
         if !self.exec.trusts_active(&a.skill.record, a.origin) {
             return Err(ExecError::untrusted(record));
         }
+        self.runnable(record, &call.path)?;
         if record
             .frontmatter
             .security
