@@ -27,7 +27,8 @@ struct Args {
     quick: bool,
     /// `--only NAME`: only that group of rows (`otlp`: the audit export rows;
     /// `requirements`: the requirement checks' row, on a corpus it writes itself;
-    /// `url-cache`: the URL root's row, over the 1,000-skill corpus).
+    /// `url-cache`: the URL root's row, over the 1,000-skill corpus; `search`: the search
+    /// index build rows, over the 1,000- and 10,000-skill corpora).
     only: Option<String>,
     /// (label, folder) of each corpus to index.
     corpora: Vec<(String, PathBuf)>,
@@ -132,12 +133,12 @@ fn main() {
     let only = args.only.as_deref();
     match only {
         None => audit_export(runs, &mut metrics),
-        Some("url-cache") => {}
+        Some("url-cache" | "search") => {}
         Some(alone) => {
             match alone {
                 "otlp" => audit_export(runs, &mut metrics),
                 "requirements" => requirement_checks(runs.min(9), &mut metrics),
-                other => panic!("--only {other:?}: otlp, requirements or url-cache"),
+                other => panic!("--only {other:?}: otlp, requirements, url-cache or search"),
             }
             println!("{}", json!({ "quick": args.quick, "metrics": metrics }));
             return;
@@ -146,8 +147,11 @@ fn main() {
 
     let mut index_1000: Option<(PathBuf, SkillIndex)> = None;
     for (label, root) in &args.corpora {
-        if label == "1000" {
+        if label == "1000" && only.is_none_or(|o| o == "url-cache") {
             url_cache::row(root, runs, &mut metrics);
+        }
+        if only == Some("search") && (label == "1000" || label == "10000") {
+            search_index_build(label, root, depth_of(root), runs, &mut metrics);
         }
         if only.is_some() {
             continue;
