@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use skills_index::SkillIndex;
+use skills_index::{IndexError, SkillIndex};
 use skills_model::SkillRecord;
 use skills_storage::SkillSource;
 
@@ -206,34 +206,15 @@ impl Executor {
             Some(_) => root,
             None => std::path::absolute(&root).unwrap_or(root),
         };
-        // Marked before the snapshot is published, so no session ever sees the plugin's
-        // skills as trusted; unmarked on failure only if this call marked it (a refused
-        // registration under a host plugin's id must not make the host's plugin untrusted).
-        let marked =
-            origin == PluginOrigin::Protocol && self.inner.registered.lock().insert(id.to_owned());
         // A plugin manager's root never shadows a skill of the host's plugins.
         let from = match origin {
             PluginOrigin::Protocol => skills_storage::RootOrigin::Registered,
             PluginOrigin::Host => skills_storage::RootOrigin::Explicit,
         };
-        let registered = match source {
-            Some(source) => self.inner.index.register_plugin_source(id, source, from),
-            None => self.inner.index.register_plugin_from(id, &root, from),
-        };
-        let snapshot = match registered {
-            Ok(s) => s,
-            Err(e) => {
-                if marked {
-                    self.inner.registered.lock().remove(id);
-                }
-                return Err(e.into());
-            }
-        };
-        let skills = snapshot
-            .records()
-            .iter()
-            .filter(|r| r.plugin.as_deref() == Some(id))
-            .count();
+        let skills = self.register_marked(id, origin, |index| match source {
+            Some(source) => index.register_plugin_source(id, source, from),
+            None => index.register_plugin_from(id, &root, from),
+        })?;
         Ok(crate::PluginRegistered {
             id: id.to_owned(),
             warnings: match url_root(&root) {
@@ -243,6 +224,31 @@ impl Executor {
             root: root.display().to_string(),
             skills,
         })
+    }
+
+    /// Registers plugin `id` through `register`, and returns how many skills it brought. A
+    /// plugin registered over the protocol is marked so before the snapshot is published,
+    /// so no session ever sees its skills as trusted; it is unmarked on failure only if this
+    /// call marked it (a refused registration under a host plugin's id must not make the
+    /// host's plugin untrusted).
+    fn register_marked(
+        &self,
+        id: &str,
+        origin: PluginOrigin,
+        register: impl FnOnce(&SkillIndex) -> Result<Arc<skills_index::Snapshot>, IndexError>,
+    ) -> Result<usize, ExecError> {
+        let marked =
+            origin == PluginOrigin::Protocol && self.inner.registered.lock().insert(id.to_owned());
+        let snapshot = register(&self.inner.index).inspect_err(|_| {
+            if marked {
+                self.inner.registered.lock().remove(id);
+            }
+        })?;
+        Ok(snapshot
+            .records()
+            .iter()
+            .filter(|r| r.plugin.as_deref() == Some(id))
+            .count())
     }
 
     /// A URL root's source, through the host's opener.
@@ -275,26 +281,13 @@ impl Executor {
                 "\"server\": {server:?} is not a server label the host declared: a peer never starts a program (the host declares one with --mcp-server LABEL=COMMAND)"
             )));
         };
-        let marked = self.inner.registered.lock().insert(id.to_owned());
-        let registered = self.inner.index.register_plugin_source(
-            id,
-            Arc::clone(source),
-            skills_storage::RootOrigin::Registered,
-        );
-        let snapshot = match registered {
-            Ok(s) => s,
-            Err(e) => {
-                if marked {
-                    self.inner.registered.lock().remove(id);
-                }
-                return Err(e.into());
-            }
-        };
-        let skills = snapshot
-            .records()
-            .iter()
-            .filter(|r| r.plugin.as_deref() == Some(id))
-            .count();
+        let skills = self.register_marked(id, PluginOrigin::Protocol, |index| {
+            index.register_plugin_source(
+                id,
+                Arc::clone(source),
+                skills_storage::RootOrigin::Registered,
+            )
+        })?;
         Ok(crate::PluginRegistered {
             id: id.to_owned(),
             warnings: Vec::new(),
