@@ -232,7 +232,7 @@ fn open_url(
 /// The layer and URL of a `--root LAYER=URL`, when its value is a URL.
 fn remote_spec(spec: &str) -> Option<(&str, &str)> {
     let (layer, url) = spec.split_once('=')?;
-    (url.starts_with("https://") || url.starts_with("http://")).then_some((layer, url))
+    skills_storage::names_url(url).then_some((layer, url))
 }
 
 impl RootArgs {
@@ -249,7 +249,7 @@ impl RootArgs {
             if let Some(problem) = skills_index::plugin_id_problem(label) {
                 bail!("--mcp-server {spec:?}: the label {label:?} {problem}");
             }
-            if command.starts_with("https://") || command.starts_with("http://") {
+            if skills_storage::names_url(command) {
                 bail!("--mcp-server {spec:?}: MCP servers over HTTP are not supported yet; give a command to start (stdio)");
             }
             let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();

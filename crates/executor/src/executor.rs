@@ -82,8 +82,7 @@ impl std::fmt::Debug for UrlRoots {
 
 /// Whether a plugin root names a URL (`https://`, `http://`) rather than a folder.
 fn url_root(root: &std::path::Path) -> Option<&str> {
-    root.to_str()
-        .filter(|r| r.starts_with("https://") || r.starts_with("http://"))
+    root.to_str().filter(|r| skills_storage::names_url(r))
 }
 
 impl ExecutorBuilder {
@@ -271,7 +270,7 @@ impl Executor {
         id: &str,
         server: &str,
     ) -> Result<crate::PluginRegistered, ExecError> {
-        if server.starts_with("https://") || server.starts_with("http://") {
+        if skills_storage::names_url(server) {
             return Err(ExecError::BadInput(format!(
                 "\"server\": {server:?}: MCP servers over HTTP are not supported yet; name a server the host declared (--mcp-server LABEL=COMMAND)"
             )));

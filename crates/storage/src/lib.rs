@@ -32,8 +32,8 @@ pub use discover::{
 };
 pub use read::{read_bounded, read_prefix, ReadError};
 pub use roots::{
-    default_roots, project_root, Preset, RootOrigin, RootSource, RootsConfig, RootsConfigBuilder,
-    RootsError, SkillRoot, ENV_VARS,
+    default_roots, names_url, project_root, Preset, RootOrigin, RootSource, RootsConfig,
+    RootsConfigBuilder, RootsError, SkillRoot, ENV_VARS,
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
 pub use seen::FileSeen;

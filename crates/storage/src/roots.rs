@@ -236,6 +236,13 @@ impl PartialEq for RootSource {
 
 impl Eq for RootSource {}
 
+/// Whether a root, a plugin root or a server given as text names a URL (`https://`,
+/// `http://`) rather than a folder or a command: the one rule for every place that takes
+/// either.
+pub fn names_url(text: &str) -> bool {
+    text.starts_with("https://") || text.starts_with("http://")
+}
+
 impl SkillRoot {
     /// A folder the host names itself, in any layer, without a plugin id.
     pub fn explicit(layer: Layer, path: impl Into<PathBuf>) -> SkillRoot {
