@@ -190,15 +190,6 @@ impl<'a> ShadowedView<'a> {
     }
 }
 
-/// serde_json's pretty printer (two spaces a level) started `depth` levels down: a value
-/// serialised with it is the bytes the pretty printer writes for that value at that depth
-/// of a document, so the parts of one document can be serialised apart and written in
-/// order. The unit tests hold it to the pretty printer's output.
-struct PrettyAt {
-    depth: usize,
-    has_value: bool,
-}
-
 /// The indentation of `depth` levels.
 fn indent(out: &mut (impl std::io::Write + ?Sized), depth: usize) -> std::io::Result<()> {
     const SPACES: &[u8; 64] = b"                                                                ";
@@ -211,101 +202,26 @@ fn indent(out: &mut (impl std::io::Write + ?Sized), depth: usize) -> std::io::Re
     Ok(())
 }
 
-impl PrettyAt {
-    /// An array or object opens: one level down, nothing in it yet.
-    fn open<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        bracket: &[u8],
-    ) -> std::io::Result<()> {
-        self.depth += 1;
-        self.has_value = false;
-        w.write_all(bracket)
-    }
-
-    /// It closes: on a line of its own at its depth, unless it was empty.
-    fn close<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        bracket: &[u8],
-    ) -> std::io::Result<()> {
-        self.depth -= 1;
-        if self.has_value {
-            w.write_all(b"\n")?;
-            indent(w, self.depth)?;
-        }
-        w.write_all(bracket)
-    }
-
-    /// An element or a key begins: on a line of its own, after a comma unless first.
-    fn item<W: ?Sized + std::io::Write>(&mut self, w: &mut W, first: bool) -> std::io::Result<()> {
-        w.write_all(if first { b"\n" } else { b",\n" })?;
-        indent(w, self.depth)
-    }
-}
-
-impl serde_json::ser::Formatter for PrettyAt {
-    fn begin_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"[")
-    }
-
-    fn end_array<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"]")
-    }
-
-    fn begin_array_value<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-
-    fn begin_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.open(w, b"{")
-    }
-
-    fn end_object<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        self.close(w, b"}")
-    }
-
-    fn begin_object_key<W: ?Sized + std::io::Write>(
-        &mut self,
-        w: &mut W,
-        first: bool,
-    ) -> std::io::Result<()> {
-        self.item(w, first)
-    }
-
-    fn begin_object_value<W: ?Sized + std::io::Write>(&mut self, w: &mut W) -> std::io::Result<()> {
-        w.write_all(b": ")
-    }
-
-    fn end_object_value<W: ?Sized + std::io::Write>(&mut self, _: &mut W) -> std::io::Result<()> {
-        self.has_value = true;
-        Ok(())
-    }
-}
-
-/// Serialises `value` pretty-printed as it would be `depth` levels down in a document.
+/// Serialises `value` pretty-printed as it would be `depth` levels down in a document:
+/// serde_json's pretty printer, each line after the first indented `depth` levels more (no
+/// JSON string holds a raw line break, so every `\n` it writes is between values). The unit
+/// tests hold it to the pretty printer's output for a whole document.
 fn write_at<W: std::io::Write, T: Serialize + ?Sized>(
-    out: W,
+    mut out: W,
     depth: usize,
     value: &T,
 ) -> serde_json::Result<()> {
-    let mut ser = serde_json::Serializer::with_formatter(
-        out,
-        PrettyAt {
-            depth,
-            has_value: false,
-        },
-    );
-    value.serialize(&mut ser)
+    let text = serde_json::to_vec_pretty(value)?;
+    let mut lines = text.split(|b| *b == b'\n');
+    if let Some(first) = lines.next() {
+        out.write_all(first).map_err(serde_json::Error::io)?;
+    }
+    for line in lines {
+        out.write_all(b"\n").map_err(serde_json::Error::io)?;
+        indent(&mut out, depth).map_err(serde_json::Error::io)?;
+        out.write_all(line).map_err(serde_json::Error::io)?;
+    }
+    Ok(())
 }
 
 /// A JSON object written a field at a time, the bytes serde_json's pretty printer gives
