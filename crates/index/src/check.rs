@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use skills_model::{Diagnostic, Rule};
 use skills_parser::{ParseInput, ParsedSkill, SkillParser};
-use skills_storage::{Candidate, FileSeen, FsSource, ReadError, SkillSource, SourceCandidate};
+use skills_storage::{Candidate, FsSource, ReadError, SkillSource, SourceCandidate};
 
 /// The largest `SKILL.md` read by default: 1 MiB.
 pub const DEFAULT_SKILL_FILE_LIMIT: u64 = 1 << 20;
@@ -86,9 +86,9 @@ fn read_metadata_into(
     buf: &mut Vec<u8>,
 ) -> Result<(Vec<u8>, Option<skills_parser::ParsedSkill>), ReadError> {
     buf.clear();
-    let size =
-        at.source
-            .read_prefix_seen(&at.rel_file, at.seen, METADATA_PREFIX.min(limit), buf)?;
+    let size = at
+        .source
+        .read_prefix(&at.rel_file, METADATA_PREFIX.min(limit), buf)?;
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
     }
@@ -194,8 +194,8 @@ pub(crate) enum Reading {
     /// file (within the limit) only when the frontmatter does not close inside them. The
     /// body is not validated (lint rules and an encoding error past the frontmatter are the
     /// validator's business). What the index needs; the report's `source` is empty when
-    /// the frontmatter was parsed from the prefix. With what discovery saw of the file.
-    Metadata(FileSeen),
+    /// the frontmatter was parsed from the prefix.
+    Metadata,
 }
 
 /// A candidate's place: its source, the folder's name, the skill file's path in the
@@ -204,8 +204,6 @@ struct At<'a> {
     source: &'a dyn SkillSource,
     name: &'a str,
     rel_file: String,
-    /// What discovery saw of the skill file.
-    seen: FileSeen,
 }
 
 /// Reads and parses one skill folder of a source whose root is at `base` (the prefix of
@@ -241,13 +239,9 @@ pub(crate) fn check(
         source,
         name: &name,
         rel_file: candidate.file_path(),
-        seen: match reading {
-            Reading::Metadata(seen) => seen,
-            Reading::Whole => FileSeen::Unasked,
-        },
     };
     let read = match reading {
-        Reading::Metadata(_) => read_metadata(&at, limit, parser),
+        Reading::Metadata => read_metadata(&at, limit, parser),
         Reading::Whole => source.read(&at.rel_file, limit).map(|bytes| (bytes, None)),
     };
     let (bytes, early) = match read {

@@ -12,8 +12,7 @@ use rayon::prelude::*;
 use skills_model::{Diagnostic, Layer, RemoteOrigin, Rule, Severity, Skill, SkillRecord};
 use skills_parser::SkillParser;
 use skills_storage::{
-    DiscoveryOptions, FileSeen, FsSource, RootOrigin, RootSource, SkillRoot, SourceCandidate,
-    MAX_ROOT_DEPTH,
+    DiscoveryOptions, FsSource, RootOrigin, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
 };
 
 use crate::check::Reading;
@@ -748,10 +747,9 @@ impl Shared {
             let chunk = candidates.split_off_last(SCAN_CHUNK);
             self.reading(|| {
                 chunk
-                    .into_par_seen()
-                    .map(|(c, seen)| {
-                        let (dir, entry) =
-                            self.read_expected(root, source, (&c, seen), previous)?;
+                    .into_par_candidates()
+                    .map(|c| {
+                        let (dir, entry) = self.read_expected(root, source, &c, previous)?;
                         let hash = keys.hash(dir.as_path());
                         Some((hash, entry.at(dir)))
                     })
@@ -779,10 +777,10 @@ impl Shared {
         &self,
         root: &RootState,
         source: &dyn SkillSource,
-        (candidate, seen): (&SourceCandidate, FileSeen),
+        candidate: &SourceCandidate,
         previous: &Entries,
     ) -> Option<(PathBuf, Entry)> {
-        let mut report = self.report_of(root, source, candidate, seen);
+        let mut report = self.report_of(root, source, candidate);
         let dir = match candidate.resolved {
             None => std::mem::take(&mut report.dir),
             Some(_) => crate::check::under(&root.base, &candidate.dir),
@@ -797,7 +795,7 @@ impl Shared {
             return Some((dir, entry));
         }
         let found = source.candidate(&candidate.dir)?;
-        let report = self.report_of(root, source, &found, FileSeen::Unasked);
+        let report = self.report_of(root, source, &found);
         let entry = self.entry_from(root, report, previous.get(&dir));
         Some((dir, entry))
     }
@@ -808,18 +806,17 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: Option<&Entry>,
     ) -> Entry {
-        let report = self.report_of(root, root.source.as_ref(), candidate, FileSeen::Unasked);
+        let report = self.report_of(root, root.source.as_ref(), candidate);
         self.entry_from(root, report, previous)
     }
 
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
-    /// Codex policy applied; `seen` is what discovery saw of its skill file.
+    /// Codex policy applied.
     fn report_of(
         &self,
         root: &RootState,
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
-        seen: FileSeen,
     ) -> SkillReport {
         let mut report = crate::check::check(
             source,
@@ -827,7 +824,7 @@ impl Shared {
             candidate,
             &self.config.parser,
             self.config.file_limit,
-            Reading::Metadata(seen),
+            Reading::Metadata,
         );
         if let Some(parsed) = &mut report.parsed {
             crate::load::apply_codex_policy(

@@ -15,8 +15,6 @@ use std::ffi::{OsStr, OsString};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
-use crate::seen::FileSeen;
-
 /// The name a skill file must have.
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -262,8 +260,6 @@ pub(crate) fn expected(dir: PathBuf, resolved: PathBuf) -> Candidate {
 pub(crate) struct Walked {
     /// Folders asked about or listed and found to be skills.
     pub(crate) candidates: Vec<Candidate>,
-    /// What was seen of each of `candidates`' skill files, in their order.
-    pub(crate) seen: Vec<FileSeen>,
     /// Folders taken to hold `SKILL.md` without a call ([`LeafFiles::Expected`]).
     pub(crate) expected: Level,
     /// Directories that could not be listed, and why.
@@ -327,7 +323,6 @@ impl Walked {
 pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
     let mut found = Walked {
         candidates: Vec::new(),
-        seen: Vec::new(),
         expected: Level::default(),
         problems: Vec::new(),
         links_followed: false,
@@ -377,7 +372,6 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
         for v in visits {
             if let Some(candidate) = v.candidate {
                 found.candidates.push(candidate);
-                found.seen.push(v.seen);
             }
             found.problems.extend(v.problem);
             let Some((dir, resolved)) = v.folder else {
@@ -424,16 +418,10 @@ impl<'r> Base<'r> {
         }
     }
 
-    /// What is at `path` (links not followed; `None` for nothing): `symlink_metadata`,
-    /// through the handle when `path` is the root's bytes, a separator and more.
-    fn seen(&self, path: &Path) -> Option<FileSeen> {
-        let seen = |regular: bool| {
-            if regular {
-                FileSeen::Regular
-            } else {
-                FileSeen::Unasked
-            }
-        };
+    /// Whether anything is at `path` (links not followed): `symlink_metadata`, through the
+    /// handle when `path` is the root's bytes, a separator and more. What it is, the read
+    /// finds out for itself.
+    fn exists(&self, path: &Path) -> bool {
         #[cfg(unix)]
         if let Some(dir) = self
             .dir
@@ -443,17 +431,10 @@ impl<'r> Base<'r> {
             use std::os::unix::ffi::OsStrExt;
             if let Some(rel) = crate::read::below(self.root, path) {
                 let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
-                    .ok()
-                    .map(|st| {
-                        let kind = rustix::fs::FileType::from_raw_mode(st.st_mode);
-                        seen(kind == rustix::fs::FileType::RegularFile)
-                    });
+                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
             }
         }
-        std::fs::symlink_metadata(path)
-            .ok()
-            .map(|meta| seen(meta.file_type().is_file()))
+        std::fs::symlink_metadata(path).is_ok()
     }
 }
 
@@ -472,8 +453,6 @@ struct Visit {
     /// subfolders are named relative to it, and its links resolved against it.
     folder: Option<(PathBuf, PathBuf)>,
     candidate: Option<Candidate>,
-    /// What was seen of the candidate's skill file.
-    seen: FileSeen,
     problem: Option<(PathBuf, std::io::Error)>,
     /// The names of folders below it to walk.
     subdirs: Vec<OsString>,
@@ -492,7 +471,6 @@ fn visit(
     let mut v = Visit {
         folder: None,
         candidate: None,
-        seen: FileSeen::Unasked,
         problem: None,
         subdirs: Vec::new(),
         links: Vec::new(),
@@ -503,15 +481,13 @@ fn visit(
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
         let file = joined(&dir, SKILL_FILE.as_ref());
-        if let Some(seen) = at.seen(&file) {
+        if at.exists(&file) {
             v.candidate = Some(Candidate {
                 dir,
                 resolved,
                 skill_file: Some(file),
                 misnamed: None,
             });
-            // Passed on, so the read need not ask again (nothing is asked twice).
-            v.seen = seen;
             return v;
         }
     }

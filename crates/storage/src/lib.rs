@@ -22,7 +22,6 @@ mod discover;
 mod read;
 mod roots;
 mod scaffold;
-mod seen;
 mod skill_dir;
 mod source;
 
@@ -36,7 +35,6 @@ pub use roots::{
     RootsConfigBuilder, RootsError, SkillRoot, ENV_VARS,
 };
 pub use scaffold::{scaffold, ScaffoldError, ScaffoldParts};
-pub use seen::FileSeen;
 pub use skill_dir::{
     digest_regular, file_id, file_identity, open_regular, resolve_inside, BeneathError, OpenedFile,
     SkillDir,

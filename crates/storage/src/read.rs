@@ -133,73 +133,33 @@ pub(crate) fn walkable(len: usize) -> bool {
     len < usize::try_from(libc::PATH_MAX).unwrap_or(4096)
 }
 
-/// What a read below a folder's handle knows of its file beside the relative path: what
-/// discovery saw of it, and its whole path, made only when the read falls back to it.
-pub(crate) struct Seen<F> {
-    pub(crate) seen: crate::FileSeen,
-    pub(crate) full: F,
-}
-
 /// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
-/// only `rel`, not the folder's whole path again. A file discovery saw as a regular file
-/// and no link ([`FileSeen::Regular`](crate::FileSeen::Regular)) is opened without the
-/// `stat`, by an open that follows no link in any component ([`open_no_links`]), so
-/// nothing is asked twice; whatever it finds
-/// is still checked by the `fstat` on the open file. Anything else, or should that open
-/// fail (a link or nothing there now), is asked about first. What is opened and is no
-/// regular file is refused by its `fstat`; what is not opened is read by `full` (the same
-/// file's whole path) through [`read_prefix`], so every refusal and error is the one the
-/// whole path gives.
+/// only `rel`, not the folder's whole path again. What is opened and is no regular file is
+/// refused by its `fstat`; what is not opened (nothing there, no regular file, a failed
+/// open) is read by `full` (the same file's whole path) through [`read_prefix`], so every
+/// refusal and error is the one the whole path gives.
 #[cfg(unix)]
 pub(crate) fn read_prefix_at(
     dir: std::os::fd::BorrowedFd<'_>,
     rel: &Path,
-    Seen { seen, full }: Seen<impl FnOnce() -> Option<std::path::PathBuf>>,
+    full: impl FnOnce() -> Option<std::path::PathBuf>,
     max: u64,
     buf: &mut Vec<u8>,
 ) -> Result<u64, ReadError> {
     use rustix::fs::{statat, AtFlags, FileType, Mode};
     // As `open_nonblocking`: a FIFO swapped in after the check must not block.
     let flags = crate::skill_dir::READ_FLAGS;
-    let seen_regular = (seen == crate::FileSeen::Regular)
-        .then(|| open_no_links(dir, rel, flags))
+    let regular = statat(dir, rel, AtFlags::empty())
+        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+    let opened = regular
+        .then(|| rustix::fs::openat(dir, rel, flags, Mode::empty()).ok())
         .flatten();
-    let opened = seen_regular.or_else(|| {
-        let regular = statat(dir, rel, AtFlags::empty())
-            .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
-        regular
-            .then(|| rustix::fs::openat(dir, rel, flags, Mode::empty()).ok())
-            .flatten()
-    });
     match opened {
         Some(fd) => {
             buf.clear();
             read_opened(File::from(fd), max, buf)
         }
         None => read_prefix(&full().ok_or(ReadError::NotFound)?, max, buf),
-    }
-}
-
-/// Opens `rel` below `dir` through no link at all, in any component: discovery's walk
-/// reached the file through none, so a folder on the way swapped for a link since is
-/// refused, not followed (`openat2` with `RESOLVE_NO_SYMLINKS`). `None` on any failure,
-/// and where the system has no such open: the caller then asks about the file first.
-#[cfg(unix)]
-fn open_no_links(
-    dir: std::os::fd::BorrowedFd<'_>,
-    rel: &Path,
-    flags: rustix::fs::OFlags,
-) -> Option<std::os::fd::OwnedFd> {
-    #[cfg(target_os = "linux")]
-    {
-        use rustix::fs::{Mode, ResolveFlags};
-        let resolve = ResolveFlags::NO_SYMLINKS | ResolveFlags::BENEATH;
-        rustix::fs::openat2(dir, rel, flags, Mode::empty(), resolve).ok()
-    }
-    #[cfg(not(target_os = "linux"))]
-    {
-        let _ = (dir, rel, flags);
-        None
     }
 }
 

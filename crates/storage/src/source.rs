@@ -34,7 +34,7 @@ use rayon::prelude::*;
 
 use crate::discover::{expected, joined, walk, Level, Run, Walked};
 use crate::{
-    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, FileSeen, LeafFiles, ReadError,
+    discover, read_bounded, Candidate, Discovery, DiscoveryOptions, LeafFiles, ReadError,
     SKILL_FILE,
 };
 
@@ -121,19 +121,6 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
             &bytes[..bytes.len().min(usize::try_from(max).unwrap_or(usize::MAX))],
         );
         Ok(size)
-    }
-    /// [`read_prefix`](Self::read_prefix) of a skill file discovery saw as `seen` (what
-    /// [`CandidateList::into_par_seen`] gives with each candidate): a source may spare the
-    /// read a question discovery answered. The same as `read_prefix` by default.
-    fn read_prefix_seen(
-        &self,
-        path: &str,
-        seen: FileSeen,
-        max: u64,
-        buf: &mut Vec<u8>,
-    ) -> Result<u64, ReadError> {
-        let _ = seen;
-        self.read_prefix(path, max, buf)
     }
     /// The remote origin this source reads from (a well-known index, an MCP server), or
     /// `None` for disk, memory and the host's binary (the default). Every record read from
@@ -232,8 +219,8 @@ pub struct CandidateList {
     runs: Vec<(usize, usize)>,
     /// Folders by name, each taken to hold `SKILL.md`.
     names: Vec<String>,
-    /// Candidates held whole, each with what discovery saw of its skill file.
-    whole: Vec<(SourceCandidate, FileSeen)>,
+    /// Candidates held whole.
+    whole: Vec<SourceCandidate>,
 }
 
 /// A listed folder of a [`CandidateList`]: its path relative to the source's root, and on
@@ -285,22 +272,11 @@ impl CandidateList {
 
     /// The candidates, each made whole as it is taken, in parallel.
     pub fn into_par_candidates(self) -> impl IndexedParallelIterator<Item = SourceCandidate> {
-        self.into_par_seen().map(|(candidate, _)| candidate)
-    }
-
-    /// [`into_par_candidates`](Self::into_par_candidates), each with what discovery saw of
-    /// its skill file: what a scan hands to [`SkillSource::read_prefix_seen`].
-    pub fn into_par_seen(self) -> impl IndexedParallelIterator<Item = (SourceCandidate, FileSeen)> {
         let (parents, runs) = (self.parents, self.runs);
         self.names
             .into_par_iter()
             .enumerate()
-            .map(move |(i, name)| {
-                (
-                    named_candidate(&parents, &runs, i, &name),
-                    FileSeen::Unasked,
-                )
-            })
+            .map(move |(i, name)| named_candidate(&parents, &runs, i, &name))
             .chain(self.whole.into_par_iter())
     }
 
@@ -311,7 +287,7 @@ impl CandidateList {
             .into_iter()
             .enumerate()
             .map(|(i, name)| named_candidate(&parents, &runs, i, &name))
-            .chain(self.whole.into_iter().map(|(candidate, _)| candidate))
+            .chain(self.whole)
             .collect()
     }
 }
@@ -319,7 +295,7 @@ impl CandidateList {
 impl From<Vec<SourceCandidate>> for CandidateList {
     fn from(whole: Vec<SourceCandidate>) -> CandidateList {
         CandidateList {
-            whole: whole.into_iter().map(|c| (c, FileSeen::Unasked)).collect(),
+            whole,
             ..CandidateList::default()
         }
     }
@@ -428,7 +404,6 @@ impl FsSource {
     fn read_prefix_fast(
         &self,
         path: &str,
-        seen: FileSeen,
         max: u64,
         buf: &mut Vec<u8>,
     ) -> Option<Result<u64, ReadError>> {
@@ -445,13 +420,13 @@ impl FsSource {
                 return Some(crate::read::read_prefix_at(
                     dir.as_fd(),
                     Path::new(&*rel),
-                    crate::read::Seen { seen, full },
+                    full,
                     max,
                     buf,
                 ));
             }
         }
-        let _ = (path, seen, max, buf);
+        let _ = (path, max, buf);
         None
     }
 
@@ -551,11 +526,10 @@ impl FsSource {
     fn listed_candidates(&self, walked: Walked) -> CandidateList {
         self.log_problems(&walked.problems);
         // In parallel, in order: a nested layout's thousands of candidates.
-        let mut whole: Vec<(SourceCandidate, FileSeen)> = walked
+        let mut whole: Vec<SourceCandidate> = walked
             .candidates
             .into_par_iter()
-            .zip(walked.seen)
-            .filter_map(|(c, seen)| Some((self.source_candidate(c)?, seen)))
+            .filter_map(|c| self.source_candidate(c))
             .collect();
         let Level { runs, names } = walked.expected;
         let mut parents = Vec::new();
@@ -581,12 +555,7 @@ impl FsSource {
                 level
                     .into_paths()
                     .into_iter()
-                    .filter_map(|(dir, resolved)| {
-                        Some((
-                            self.source_candidate(expected(dir, resolved))?,
-                            FileSeen::Unasked,
-                        ))
-                    }),
+                    .filter_map(|(dir, resolved)| self.source_candidate(expected(dir, resolved))),
             );
             return CandidateList {
                 whole,
@@ -596,7 +565,7 @@ impl FsSource {
         for run in runs {
             if let Run::Whole { dir, resolved } = run {
                 let candidate = self.source_candidate(expected(dir, resolved));
-                whole.extend(candidate.map(|c| (c, FileSeen::Unasked)));
+                whole.extend(candidate);
             }
         }
         CandidateList {
@@ -663,20 +632,7 @@ impl SkillSource for FsSource {
     }
 
     fn read_prefix(&self, path: &str, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError> {
-        self.read_prefix_seen(path, FileSeen::Unasked, max, buf)
-    }
-
-    /// Through a scan's handle, a file discovery saw as a regular file is opened without a
-    /// `stat` first, by an open that follows no link; should that open fail, the file is
-    /// read as any other (see `read_prefix_at`).
-    fn read_prefix_seen(
-        &self,
-        path: &str,
-        seen: FileSeen,
-        max: u64,
-        buf: &mut Vec<u8>,
-    ) -> Result<u64, ReadError> {
-        if let Some(read) = self.read_prefix_fast(path, seen, max, buf) {
+        if let Some(read) = self.read_prefix_fast(path, max, buf) {
             return read;
         }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
@@ -685,7 +641,7 @@ impl SkillSource for FsSource {
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
         let mut buf = Vec::new();
-        if let Some(read) = self.read_prefix_fast(path, FileSeen::Unasked, limit, &mut buf) {
+        if let Some(read) = self.read_prefix_fast(path, limit, &mut buf) {
             return crate::read::bounded(read?, buf, limit);
         }
         let full = self.resolve(path).ok_or(ReadError::NotFound)?;
@@ -1199,9 +1155,7 @@ mod tests {
     }
 
     /// Every read through a scan's handle ends as the same read by the whole path: the
-    /// same bytes, or the same refusal with the same code and description. So does one of
-    /// a file discovery saw as a regular file (opened without a second `stat`, by an open
-    /// that follows no link), whatever is there by the time it is read.
+    /// same bytes, or the same refusal with the same code and description.
     #[cfg(unix)]
     #[test]
     fn a_scan_view_reads_and_refuses_as_whole_paths_do() {
@@ -1231,8 +1185,6 @@ mod tests {
             let by_path = outcome(source.read_prefix(path, max, &mut a), &a);
             let by_view = outcome(view.read_prefix(path, max, &mut b), &b);
             assert_eq!(by_view, by_path, "{path}");
-            let seen = view.read_prefix_seen(path, FileSeen::Regular, max, &mut b);
-            assert_eq!(outcome(seen, &b), by_path, "{path}, seen as a regular file");
             let whole = |s: &dyn SkillSource| match s.read(path, 32) {
                 Ok(bytes) => format!("{bytes:?}"),
                 Err(e) => e.code().to_owned(),
@@ -1247,7 +1199,7 @@ mod tests {
     /// beside it, and the FIFO's own open once the test opens it.
     #[cfg(target_os = "linux")]
     #[test]
-    fn a_fifo_behind_a_link_is_never_opened_however_it_was_seen() {
+    fn a_fifo_behind_a_link_is_never_opened() {
         use rustix::fs::inotify;
         use std::os::unix::fs::OpenOptionsExt;
         let tmp = tempfile::tempdir().unwrap();
@@ -1288,25 +1240,17 @@ mod tests {
             }
             names
         };
-        for seen in [FileSeen::Unasked, FileSeen::Regular] {
-            let mut buf = Vec::new();
-            let fifo = view.read_prefix_seen("f/SKILL.md", seen, 100, &mut buf);
-            assert!(
-                matches!(fifo, Err(ReadError::NotRegular("a FIFO"))),
-                "{seen:?}"
-            );
-            let deep_watch =
-                inotify::add_watch(&watch, deep.join("s"), inotify::WatchFlags::OPEN).unwrap();
-            let fifo = view.read_prefix_seen("g/s/SKILL.md", seen, 100, &mut buf);
-            assert!(
-                matches!(fifo, Err(ReadError::NotRegular("a FIFO"))),
-                "{seen:?}"
-            );
-            inotify::remove_watch(&watch, deep_watch).unwrap();
-            let regular = view.read_prefix_seen("r/SKILL.md", seen, 100, &mut buf);
-            assert!(regular.is_ok(), "{seen:?}");
-            assert_eq!(opened(), ["regular.md"], "{seen:?}");
-        }
+        let mut buf = Vec::new();
+        let fifo = view.read_prefix("f/SKILL.md", 100, &mut buf);
+        assert!(matches!(fifo, Err(ReadError::NotRegular("a FIFO"))));
+        let deep_watch =
+            inotify::add_watch(&watch, deep.join("s"), inotify::WatchFlags::OPEN).unwrap();
+        let fifo = view.read_prefix("g/s/SKILL.md", 100, &mut buf);
+        assert!(matches!(fifo, Err(ReadError::NotRegular("a FIFO"))));
+        inotify::remove_watch(&watch, deep_watch).unwrap();
+        let regular = view.read_prefix("r/SKILL.md", 100, &mut buf);
+        assert!(regular.is_ok());
+        assert_eq!(opened(), ["regular.md"]);
         // The watch would have seen the FIFO opened.
         let fifo = std::fs::OpenOptions::new()
             .read(true)
@@ -1317,12 +1261,11 @@ mod tests {
         assert_eq!(opened(), ["fifo"]);
     }
 
-    /// Discovery passes on what its `lstat` saw of each skill file it asked about: a
-    /// regular file is `Regular`, a link (whose target it did not look at) `Unasked`, and
-    /// so is a folder at the walk's last level, which nobody asked about.
+    /// A scan's candidates are the same whether discovery asked about a skill file (a
+    /// regular file, a link to one) or took it to be there (the walk's last level).
     #[cfg(unix)]
     #[test]
-    fn discovery_passes_on_what_it_saw_of_a_skill_file() {
+    fn a_scan_lists_asked_and_expected_skill_files_alike() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("root");
         on_disk(
@@ -1339,21 +1282,13 @@ mod tests {
             .unwrap();
         let options = DiscoveryOptions::roots().with_max_depth(3);
         let source = FsSource::new(root.clone(), options);
-        let mut seen: Vec<(String, FileSeen)> = source
+        let mut dirs: Vec<String> = source
             .expected_candidates()
-            .into_par_seen()
-            .map(|(c, seen)| (c.dir, seen))
+            .into_par_candidates()
+            .map(|c| c.dir)
             .collect();
-        seen.sort_by(|a, b| a.0.cmp(&b.0));
-        assert_eq!(
-            seen,
-            [
-                ("flat".to_owned(), FileSeen::Regular),
-                ("g/deeper/leaf".to_owned(), FileSeen::Unasked),
-                ("g/linked".to_owned(), FileSeen::Unasked),
-                ("g/plain".to_owned(), FileSeen::Regular),
-            ]
-        );
+        dirs.sort();
+        assert_eq!(dirs, ["flat", "g/deeper/leaf", "g/linked", "g/plain"]);
     }
 
     /// A read through a scan's handle walked only the relative path, so a file whose whole
