@@ -400,6 +400,7 @@ impl SessionState {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
+        let held = held_entry(a, &parts, path)?;
         // Beneath the folder as it was at the load: one replaced since by a link
         // elsewhere serves nothing (its rules are the loaded version's). What was opened is
         // refused when it is one of the scripts pinned at load, by any name (a hard link
@@ -422,6 +423,40 @@ impl SessionState {
                 skill: a.skill.record.name.to_string(),
             });
         }
+        // Its files as the entry held at the load stated them (the source checked them
+        // against the entry it holds now, which a server may have replaced since).
+        if let Some(file) = held {
+            let digest = served_digest(&served.content);
+            if digest.as_deref() != Some(file.digest.as_str())
+                || served.content.size as u64 != file.size
+            {
+                return Err(ExecError::EntryChanged {
+                    skill: a.skill.record.name.to_string(),
+                    path: path.to_owned(),
+                });
+            }
+        }
         Ok(served.content)
+    }
+}
+
+/// The file of an active skill's held entry that `parts` names (`None` for a skill that
+/// holds no entry), or the refusal of a file that entry does not list: one a server's
+/// newer entry lists is not this version's.
+fn held_entry<'a>(
+    a: &'a Active,
+    parts: &[&str],
+    path: &str,
+) -> Result<Option<&'a skills_storage::HeldFile>, ExecError> {
+    let Some(files) = &a.held else {
+        return Ok(None);
+    };
+    let rel = parts.join("/");
+    match files.iter().find(|f| f.path == rel) {
+        Some(file) => Ok(Some(file)),
+        None => Err(ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason: "the entry held since the skill was loaded does not list it (if its server lists it now, load the skill again)".into(),
+        }),
     }
 }

@@ -152,6 +152,25 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     fn set_notifier(&self, notifier: SourceNotifier) {
         let _ = notifier;
     }
+    /// The files of skill folder `skill_dir` as the source's current version of it states
+    /// them, each with its digest and size (an MCP server's entry): a session keeps this at
+    /// a load and checks that skill's later reads against it, whatever the source holds by
+    /// then. `None` (the default) for a source whose versions state no digests.
+    fn held_files(&self, skill_dir: &str) -> Option<Vec<HeldFile>> {
+        let _ = skill_dir;
+        None
+    }
+}
+
+/// One file of a skill's version as its source states it ([`SkillSource::held_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldFile {
+    /// The path relative to the skill folder (`SKILL.md`, `references/guide.md`).
+    pub path: String,
+    /// `sha256:<64 lowercase hex>` of its bytes.
+    pub digest: String,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 /// Tells an index that a source's skills changed: [`changed`](SourceNotifier::changed)
