@@ -389,3 +389,87 @@ fn an_active_skill_reads_only_the_entry_held_at_its_load() {
     assert_eq!(read["content"], "Added.\n", "{read}");
     s.finish();
 }
+
+/// Two servers serving one name no other origin holds: neither takes the bare name (which
+/// ranks first is the host's placement, not a claim either can prove); each is reached by
+/// its label; the bare name says which to choose; the listing marks both.
+#[test]
+fn two_servers_serving_one_name_leave_the_bare_name_to_neither() {
+    let f = Fixture::new();
+    let up = Server::new(
+        &f,
+        &[served(
+            "remote-notes",
+            notes_frontmatter(),
+            &[("SKILL.md", SKILL_MD)],
+            &[],
+        )],
+    );
+    let other_md = SKILL_MD.replace("Remote body.", "Other body.");
+    let other = Server {
+        skills: f.path().join("other.json"),
+        gone: f.path().join("other-gone"),
+    };
+    other.serve(&[served(
+        "remote-notes",
+        notes_frontmatter(),
+        &[("SKILL.md", &other_md)],
+        &[],
+    )]);
+    let (up_arg, other_arg) = (up.arg(), other.arg().replacen("up=", "other=", 1));
+    let args = [
+        "--no-watch",
+        "--mcp-server",
+        &up_arg,
+        "--mcp-server",
+        &other_arg,
+    ];
+    let mut s = f.session(&args);
+    let (code, message) = s.err("skills_load", json!({"names": ["remote-notes"]}));
+    assert_eq!(code, "SKILL_NOT_FOUND", "{message}");
+    assert!(
+        message.contains("no skill holds the bare name")
+            && message.contains("other:remote-notes")
+            && message.contains("up:remote-notes"),
+        "{message}"
+    );
+    for (name, body) in [
+        ("up:remote-notes", "Remote body.\n"),
+        ("other:remote-notes", "Other body.\n"),
+    ] {
+        let loaded = s.ok("skills_load", json!({"names": [name], "mode": "replace"}));
+        assert_eq!(loaded["active_skills"][0]["body"], body, "{loaded}");
+    }
+    s.finish();
+    let listed = common::run(
+        common::skillctl().args(
+            ["list", "--no-defaults", "--format", "json"]
+                .into_iter()
+                .chain(args.into_iter().skip(1)),
+        ),
+    );
+    let json = listed.json();
+    assert!(
+        !json["skills"].to_string().contains("remote-notes"),
+        "{json}"
+    );
+    let shadowed = json["shadowed"].as_array().expect("shadowed");
+    let marked: Vec<(&str, &str)> = shadowed
+        .iter()
+        .filter(|s| s["contested"] == true)
+        .map(|s| {
+            (
+                s["qualified_name"].as_str().unwrap(),
+                s["shadowed_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("other:remote-notes", "up:remote-notes"),
+            ("up:remote-notes", "other:remote-notes")
+        ],
+        "{json}"
+    );
+}

@@ -216,7 +216,9 @@ pub enum ExecError {
 impl From<IndexError> for ExecError {
     fn from(e: IndexError) -> ExecError {
         match e {
-            e @ IndexError::NotFound { .. } => ExecError::NotFound(e),
+            e @ (IndexError::NotFound { .. } | IndexError::Contested { .. }) => {
+                ExecError::NotFound(e)
+            }
             other => ExecError::Index(other),
         }
     }

@@ -489,7 +489,15 @@ impl SessionState {
         let can_see = |r: &SkillRecord| self.can_see(r);
         match snapshot.get_for(name, &can_see) {
             Some(r) => Ok(Arc::clone(r)),
-            _ => {
+            None => {
+                // A bare name servers contest: the qualified names to choose from.
+                let choices = snapshot.contested_choices(name, &can_see);
+                if !choices.is_empty() {
+                    return Err(ExecError::NotFound(skills_index::IndexError::Contested {
+                        name: name.to_owned(),
+                        choices,
+                    }));
+                }
                 let visible: Vec<Arc<SkillRecord>> = snapshot
                     .skills_for(&can_see)
                     .filter(|r| offered(r))
