@@ -30,11 +30,17 @@ enum Folder<'a> {
     Pinned(&'a Path),
 }
 
-/// Whether a path's first folder is one whose files are served to read (beside
-/// `SKILL.md`): `references/` and `assets/`, never `scripts/`.
-fn served_folder(parts: &[&str]) -> bool {
-    parts.len() > 1 && matches!(parts[0], "references" | "assets")
+/// Whether a file of a skill is served to read: any file the one listing rule names
+/// ([`skills_storage::listed_path`]: never a dot-file, a dot-folder's file or
+/// `node_modules`) outside `scripts/` (scripts are run, not read). `SKILL.md`, a
+/// `LICENSE.txt` and `templates/...` are served as `references/` and `assets/` are.
+pub(crate) fn served_file(parts: &[&str]) -> bool {
+    parts.first() != Some(&"scripts") && skills_storage::listed_path(parts)
 }
+
+/// Why a path the listing rule does not name is refused.
+const NOT_LISTED: &str =
+    "dot-files, dot-folders and node_modules are never served (nor anything deeper than a listing goes)";
 
 /// Joins `parts` to `dir` and checks that the canonical path stays inside `dir`.
 pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf, ExecError> {
@@ -210,11 +216,17 @@ impl SessionState {
         }
     }
 
-    /// The work of [`Session::servable_files`](crate::Session::servable_files).
-    pub(crate) fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+    /// The work of [`Session::servable_files`](crate::Session::servable_files): the
+    /// skill's files by the one listing rule (its source's), those a read serves.
+    pub(crate) fn servable_files(&self, skill: &skills_model::Skill) -> Vec<SkillFile> {
         let limit = self.exec.policy.read_limit;
         let record = &skill.record;
-        let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
+        let snapshot = self.exec.index.snapshot();
+        let Some(place) = snapshot.place_of(record) else {
+            return Vec::new();
+        };
+        let listed = place.source.files(&place.dir);
+        let on_disk = snapshot.place_off_disk(record).is_none();
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
         let script_ids = if on_disk {
@@ -223,15 +235,15 @@ impl SessionState {
             std::sync::Arc::from([])
         };
         let real_dir = on_disk.then(|| std::fs::canonicalize(dir).ok()).flatten();
-        skill
-            .files
-            .iter()
+        listed
+            .into_iter()
+            .map(|(path, size)| SkillFile { path, size })
             .filter(|f| {
                 let Ok(rel) = relative_parts(&f.path) else {
                     return false;
                 };
                 let parts = rel.parts();
-                if !served_folder(&parts) {
+                if parts == ["SKILL.md"] || !served_file(&parts) {
                     return false;
                 }
                 if !on_disk {
@@ -265,18 +277,14 @@ impl SessionState {
         let parts = rel.parts();
         let serving = self.script_serving(record);
         let whole = serving == crate::ScriptServing::TrustedLayers;
-        let allowed =
-            parts == ["SKILL.md"] || served_folder(&parts) || (whole && parts[0] == "scripts");
         if parts[0] == "scripts" && !whole {
             return Err(ExecError::ScriptNotReadable {
                 skill: record.name.to_string(),
                 path: path.to_owned(),
             });
         }
-        if !allowed {
-            return Err(invalid(
-                "only SKILL.md and files under references/ and assets/ are served".into(),
-            ));
+        if !skills_storage::listed_path(&parts) {
+            return Err(invalid(NOT_LISTED.into()));
         }
         // Served only if the file as it now reads still admits this session: the snapshot
         // may hold an older version (before a reload, or with no watcher). Judged before
@@ -392,6 +400,9 @@ impl SessionState {
                 skill: a.skill.record.name.to_string(),
                 path: path.to_owned(),
             });
+        }
+        if !served_file(&parts) {
+            return Err(invalid(NOT_LISTED.into()));
         }
         if self.exec.policy.narrow_reads
             && !(parts.len() == 2 && ["references", "assets"].contains(&parts[0]))

@@ -402,6 +402,15 @@ fn listed_name(name: &str) -> bool {
     !name.starts_with('.') && name != "node_modules"
 }
 
+/// Whether a file's path below a skill folder (its parts, `["references", "guide.md"]`) is
+/// one the listing rule may name ([`SkillSource::files`]): no hidden part (a dot-file or
+/// dot-folder: `.env`, `.git/...`), no `node_modules`, at most as deep as a listing goes.
+/// The readers of a skill's files ask this of a path they were given, so what they serve
+/// is what a listing offers.
+pub fn listed_path(parts: &[&str]) -> bool {
+    !parts.is_empty() && parts.len() <= MAX_FILE_DEPTH + 1 && parts.iter().all(|p| listed_name(p))
+}
+
 /// The name of a skill folder as listed: its relative path, `.` for the root itself.
 fn dir_label(rel: String) -> String {
     if rel.is_empty() {
