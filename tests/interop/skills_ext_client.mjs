@@ -35,6 +35,8 @@ write(path.join(root, "notes/SKILL.md"),
 write(path.join(root, "notes/references/guide.md"), "The guide.\n");
 write(path.join(root, "notes/references/deep/more.md"), "More.\n");
 write(path.join(root, "notes/assets/logo.bin"), Buffer.from([0, 159, 146, 150, 255]));
+write(path.join(root, "notes/LICENSE.txt"), "MIT\n");
+write(path.join(root, "notes/.env"), "TOKEN=never-served\n");
 write(path.join(root, "runner/SKILL.md"),
   "---\nname: runner\ndescription: Runs a script; use it when asked.\n---\nRun it.\n");
 write(path.join(root, "runner/scripts/run.sh"), "echo run\n");
@@ -53,7 +55,10 @@ try {
   const entry = await ext.getSkill(client, "skill://personal/notes/SKILL.md");
   check(JSON.stringify(entry) === JSON.stringify(skills[0]), "skills/get returns the listed entry");
   const limits = ext.checkSkillLimits(entry);
-  check(limits.withinLimits && limits.resourceCount === 4, `the entry is within the extension's limits (${limits.resourceCount} files, ${limits.totalSize} bytes)`);
+  check(limits.withinLimits && limits.resourceCount === 5, `the entry is within the extension's limits (${limits.resourceCount} files, ${limits.totalSize} bytes)`);
+  check(ext.manifestOf(entry).some((r) => r.uri.endsWith("/notes/LICENSE.txt"))
+    && !ext.manifestOf(entry).some((r) => r.uri.includes("/.")),
+    "the manifest lists LICENSE.txt and no dot-file");
   const content = await ext.readSkill(client, entry);
   check(String(content.text ?? content).includes("Read references/guide.md."),
     "readSkill verifies SKILL.md's digest and size and its frontmatter against the entry");
@@ -78,7 +83,7 @@ try {
   check(missing, "skills/get of a skill not served answers -32602");
   const top = await ext.readDirectory(client, "skill://personal/notes");
   const names = top.resources.map((r) => `${r.name}${r.mimeType === "inode/directory" ? "/" : ""}`).sort();
-  check(JSON.stringify(names) === JSON.stringify(["SKILL.md", "assets/", "references/"]),
+  check(JSON.stringify(names) === JSON.stringify(["LICENSE.txt", "SKILL.md", "assets/", "references/"]),
     `resources/directory/read of the skill's root: ${names}`);
   const walked = await ext.walkDirectory(client, "skill://personal/notes");
   const files = walked.filter((r) => r.mimeType !== "inode/directory").map((r) => r.uri).sort();

@@ -267,8 +267,14 @@ fn list_human(
     for s in &shadowed {
         let name = s.record.qualified_name();
         let shown_name = visible(&name);
-        // Two skills of one layer share a qualified name: the winner's path says which.
-        if name == s.shadowed_by {
+        if s.contested {
+            writeln!(
+                out,
+                "{shown_name:width$}  (contested with {}: no skill holds the bare name)",
+                visible(&s.shadowed_by)
+            )?;
+        } else if name == s.shadowed_by {
+            // Two skills of one layer share a qualified name: the winner's path says which.
             writeln!(
                 out,
                 "{shown_name:width$}  (shadowed by {} at {})",

@@ -173,6 +173,10 @@ pub(crate) struct ShadowedView<'a> {
     qualified_name: String,
     shadowed_by: &'a str,
     shadowed_by_path: &'a Path,
+    /// Set when no skill holds the name (MCP servers contest it): `shadowed_by` is then a
+    /// rival, not a winner.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    contested: bool,
 }
 
 impl<'a> ShadowedView<'a> {
@@ -186,6 +190,7 @@ impl<'a> ShadowedView<'a> {
             qualified_name: r.qualified_name(),
             shadowed_by: &s.shadowed_by,
             shadowed_by_path: &s.winner_path,
+            contested: s.contested,
         }
     }
 }

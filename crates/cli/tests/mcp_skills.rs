@@ -292,8 +292,6 @@ fn skills_that_cannot_be_served_whole_or_are_hidden_are_left_out() {
         "---\nname: repaired\ndescription: Fixes: things the loader repairs\n---\nBody.\n",
     )
     .unwrap();
-    f.skill("licensed", "", "Licensed.\n");
-    f.file("licensed", "LICENSE.txt", "MIT\n");
     f.skill("manual", "disable-model-invocation: true\n", "Manual.\n");
     f.skill("elsewhere", "scope:\n  agents: [other]\n", "Elsewhere.\n");
     f.skill("big", "", "Big.\n");
@@ -303,14 +301,7 @@ fn skills_that_cannot_be_served_whole_or_are_hidden_are_left_out() {
     let mut mcp = Mcp::start(&f, "personal", "2025-11-25", &["--agent", "me"]);
     let (skills, _) = mcp.all_skills();
     assert_eq!(names(&skills), ["plain"]);
-    for name in [
-        "scripted",
-        "repaired",
-        "licensed",
-        "manual",
-        "elsewhere",
-        "big",
-    ] {
+    for name in ["scripted", "repaired", "manual", "elsewhere", "big"] {
         let uri = format!("skill://personal/{name}/SKILL.md");
         let got = mcp.call("skills/get", json!({"uri": uri}));
         assert_eq!(got["error"]["code"], -32602, "{name}: {got}");
@@ -478,5 +469,69 @@ fn the_library_s_logs_reach_a_client_at_the_level_it_set() {
     assert!(params["data"]["fields"]["reason"]
         .as_str()
         .is_some_and(|r| r.contains("scripts/run.sh")));
+    mcp.end();
+}
+
+/// Files beside `SKILL.md`, `references/` and `assets/` (a `LICENSE.txt`, `templates/`)
+/// are served by the one listing rule, through every surface alike: the entry's manifest,
+/// `resources/read`, `resources/directory/read`, `resources/list`. A dot-file or a
+/// dot-folder's file is never served, nor does it keep the skill out.
+#[test]
+fn other_files_are_served_by_the_listing_rule_and_dot_files_never() {
+    let f = Fixture::new();
+    f.skill("licensed", "", "Licensed.\n");
+    f.file("licensed", "LICENSE.txt", "MIT\n");
+    f.file("licensed", "templates/form.md", "A form.\n");
+    f.file("licensed", ".env", "TOKEN=secret\n");
+    f.file("licensed", ".git/config", "[core]\n");
+    f.file("licensed", "templates/.draft.md", "Draft.\n");
+    let mut mcp = Mcp::start(&f, "personal", "2025-11-25", &[]);
+    let (skills, _) = mcp.all_skills();
+    assert_eq!(names(&skills), ["licensed"]);
+    let uris: Vec<&str> = skills[0]["resources"]
+        .as_array()
+        .expect("a manifest")
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    let base = "skill://personal/licensed";
+    assert_eq!(
+        uris,
+        [
+            format!("{base}/SKILL.md"),
+            format!("{base}/LICENSE.txt"),
+            format!("{base}/templates/form.md"),
+        ]
+    );
+    assert_eq!(check_manifest(&mut mcp, &skills[0]), 3);
+    for hidden in [".env", ".git/config", "templates/.draft.md"] {
+        let read = mcp.call("resources/read", json!({"uri": format!("{base}/{hidden}")}));
+        assert!(read["error"].is_object(), "{hidden}: {read}");
+    }
+    let root = mcp.call("resources/directory/read", json!({"uri": base}));
+    let children: Vec<&str> = root["result"]["resources"]
+        .as_array()
+        .expect("children")
+        .iter()
+        .map(|r| r["uri"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        children,
+        [
+            format!("{base}/LICENSE.txt"),
+            format!("{base}/SKILL.md"),
+            format!("{base}/templates"),
+        ]
+    );
+    let listed = mcp.call("resources/list", json!({}));
+    let offered = listed["result"]["resources"].to_string();
+    assert!(
+        offered.contains(&format!("{base}/LICENSE.txt")),
+        "{offered}"
+    );
+    assert!(
+        !offered.contains(".env") && !offered.contains(".git"),
+        "{offered}"
+    );
     mcp.end();
 }

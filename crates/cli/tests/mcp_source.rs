@@ -121,10 +121,7 @@ fn files_are_verified_against_the_entry_when_read() {
         "{digest}"
     );
     let (_, unlisted) = s.err("skills_read", json!({"path": "references/other.md"}));
-    assert!(
-        unlisted.contains("the entry held does not list it"),
-        "{unlisted}"
-    );
+    assert!(unlisted.contains("does not list it"), "{unlisted}");
     s.finish();
 }
 
@@ -338,6 +335,141 @@ fn a_server_placed_above_a_local_skill_still_takes_not_its_bare_name() {
     let json = listed.json();
     assert_eq!(
         json["shadowed"][0]["qualified_name"], "personal:remote-notes",
+        "{json}"
+    );
+}
+
+/// An active skill reads only the files of the entry held at its load, as they were: the
+/// server's new entry (listed again when it came back) adds a file and changes another;
+/// neither is served until the skill is loaded again.
+#[test]
+fn an_active_skill_reads_only_the_entry_held_at_its_load() {
+    let f = Fixture::new();
+    let before = [
+        ("SKILL.md", SKILL_MD),
+        ("references/guide.md", "The guide.\n"),
+    ];
+    let server = Server::new(
+        &f,
+        &[served("remote-notes", notes_frontmatter(), &before, &[])],
+    );
+    let arg = server.arg();
+    let mut s = f.session(&["--no-watch", "--mcp-server", &arg]);
+    s.ok("skills_load", json!({"names": ["up:remote-notes"]}));
+    let read = s.ok("skills_read", json!({"path": "references/guide.md"}));
+    assert_eq!(read["content"], "The guide.\n", "{read}");
+    // The server goes away and comes back with a new entry: its source lists it again.
+    let after = [
+        ("SKILL.md", SKILL_MD),
+        ("references/guide.md", "The new guide.\n"),
+        ("references/added.md", "Added.\n"),
+    ];
+    server.serve(&[served("remote-notes", notes_frontmatter(), &after, &[])]);
+    std::fs::write(&server.gone, "").unwrap();
+    s.err("skills_read", json!({"path": "references/guide.md"}));
+    std::fs::remove_file(&server.gone).unwrap();
+    let (code, changed) = s.err("skills_read", json!({"path": "references/guide.md"}));
+    assert_eq!(code, "SKILL_CHANGED", "{changed}");
+    assert!(
+        changed.contains("changed since the skill was loaded")
+            && changed.contains("load the skill again"),
+        "{changed}"
+    );
+    let (code, added) = s.err("skills_read", json!({"path": "references/added.md"}));
+    assert_eq!(code, "SKILL_PATH_INVALID", "{added}");
+    assert!(
+        added.contains("the entry held since the skill was loaded does not list it"),
+        "{added}"
+    );
+    // Loaded again, the skill holds the new entry: both read.
+    s.ok("skills_load", json!({"names": ["up:remote-notes"]}));
+    let read = s.ok("skills_read", json!({"path": "references/guide.md"}));
+    assert_eq!(read["content"], "The new guide.\n", "{read}");
+    let read = s.ok("skills_read", json!({"path": "references/added.md"}));
+    assert_eq!(read["content"], "Added.\n", "{read}");
+    s.finish();
+}
+
+/// Two servers serving one name no other origin holds: neither takes the bare name (which
+/// ranks first is the host's placement, not a claim either can prove); each is reached by
+/// its label; the bare name says which to choose; the listing marks both.
+#[test]
+fn two_servers_serving_one_name_leave_the_bare_name_to_neither() {
+    let f = Fixture::new();
+    let up = Server::new(
+        &f,
+        &[served(
+            "remote-notes",
+            notes_frontmatter(),
+            &[("SKILL.md", SKILL_MD)],
+            &[],
+        )],
+    );
+    let other_md = SKILL_MD.replace("Remote body.", "Other body.");
+    let other = Server {
+        skills: f.path().join("other.json"),
+        gone: f.path().join("other-gone"),
+    };
+    other.serve(&[served(
+        "remote-notes",
+        notes_frontmatter(),
+        &[("SKILL.md", &other_md)],
+        &[],
+    )]);
+    let (up_arg, other_arg) = (up.arg(), other.arg().replacen("up=", "other=", 1));
+    let args = [
+        "--no-watch",
+        "--mcp-server",
+        &up_arg,
+        "--mcp-server",
+        &other_arg,
+    ];
+    let mut s = f.session(&args);
+    let (code, message) = s.err("skills_load", json!({"names": ["remote-notes"]}));
+    assert_eq!(code, "SKILL_NOT_FOUND", "{message}");
+    assert!(
+        message.contains("no skill holds the bare name")
+            && message.contains("other:remote-notes")
+            && message.contains("up:remote-notes"),
+        "{message}"
+    );
+    for (name, body) in [
+        ("up:remote-notes", "Remote body.\n"),
+        ("other:remote-notes", "Other body.\n"),
+    ] {
+        let loaded = s.ok("skills_load", json!({"names": [name], "mode": "replace"}));
+        assert_eq!(loaded["active_skills"][0]["body"], body, "{loaded}");
+    }
+    s.finish();
+    let listed = common::run(
+        common::skillctl().args(
+            ["list", "--no-defaults", "--format", "json"]
+                .into_iter()
+                .chain(args.into_iter().skip(1)),
+        ),
+    );
+    let json = listed.json();
+    assert!(
+        !json["skills"].to_string().contains("remote-notes"),
+        "{json}"
+    );
+    let shadowed = json["shadowed"].as_array().expect("shadowed");
+    let marked: Vec<(&str, &str)> = shadowed
+        .iter()
+        .filter(|s| s["contested"] == true)
+        .map(|s| {
+            (
+                s["qualified_name"].as_str().unwrap(),
+                s["shadowed_by"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        marked,
+        [
+            ("other:remote-notes", "up:remote-notes"),
+            ("up:remote-notes", "other:remote-notes")
+        ],
         "{json}"
     );
 }

@@ -33,6 +33,9 @@ pub(crate) struct Active {
     pub(crate) by: Activation,
     /// Who had registered its plugin when it was loaded (see `Inner::trusts_active`).
     pub(crate) origin: crate::PluginOrigin,
+    /// For a skill whose source states its files' digests (an MCP server's entry), the
+    /// files as stated at the load: its reads serve only these, as they were.
+    pub(crate) held: Option<Arc<[skills_storage::HeldFile]>>,
 }
 
 impl Active {

@@ -163,6 +163,16 @@ pub enum ExecError {
         /// The skill.
         skill: String,
     },
+    /// A file of an active skill whose source states its files (an MCP server's entry) no
+    /// longer reads as the entry held at its load stated it: refused, not served beside
+    /// the loaded version.
+    #[error("{path:?} of {skill:?} changed since the skill was loaded (its server's entry for it changed): only the files of the entry held at the load are served, as they were then; load the skill again to read the new version")]
+    EntryChanged {
+        /// The skill.
+        skill: String,
+        /// The file, relative to the skill folder.
+        path: String,
+    },
     /// A skill's `SKILL.md` changed since the index read it, and what it loads with (its
     /// dependencies, the tools it binds) changed with it: the load was planned from the
     /// version the index holds, so the version read now is not activated.
@@ -206,7 +216,9 @@ pub enum ExecError {
 impl From<IndexError> for ExecError {
     fn from(e: IndexError) -> ExecError {
         match e {
-            e @ IndexError::NotFound { .. } => ExecError::NotFound(e),
+            e @ (IndexError::NotFound { .. } | IndexError::Contested { .. }) => {
+                ExecError::NotFound(e)
+            }
             other => ExecError::Index(other),
         }
     }
@@ -297,6 +309,7 @@ impl ExecError {
             ExecError::ModelInvocationDisabled(_) => "SKILL_MODEL_INVOCATION_DISABLED",
             ExecError::NameActive { .. } => "SKILL_NAME_ACTIVE",
             ExecError::SkillChanged { .. }
+            | ExecError::EntryChanged { .. }
             | ExecError::ChangedSinceIndexed { .. }
             | ExecError::ChangedDuringRead { .. } => "SKILL_CHANGED",
             ExecError::ToolNotAllowed(_) => "SKILL_TOOL_NOT_ALLOWED",

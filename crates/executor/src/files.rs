@@ -30,11 +30,17 @@ enum Folder<'a> {
     Pinned(&'a Path),
 }
 
-/// Whether a path's first folder is one whose files are served to read (beside
-/// `SKILL.md`): `references/` and `assets/`, never `scripts/`.
-fn served_folder(parts: &[&str]) -> bool {
-    parts.len() > 1 && matches!(parts[0], "references" | "assets")
+/// Whether a file of a skill is served to read: any file the one listing rule names
+/// ([`skills_storage::listed_path`]: never a dot-file, a dot-folder's file or
+/// `node_modules`) outside `scripts/` (scripts are run, not read). `SKILL.md`, a
+/// `LICENSE.txt` and `templates/...` are served as `references/` and `assets/` are.
+pub(crate) fn served_file(parts: &[&str]) -> bool {
+    parts.first() != Some(&"scripts") && skills_storage::listed_path(parts)
 }
+
+/// Why a path the listing rule does not name is refused.
+const NOT_LISTED: &str =
+    "dot-files, dot-folders and node_modules are never served (nor anything deeper than a listing goes)";
 
 /// Joins `parts` to `dir` and checks that the canonical path stays inside `dir`.
 pub(crate) fn inside(dir: &Path, parts: &[&str], shown: &str) -> Result<PathBuf, ExecError> {
@@ -210,11 +216,17 @@ impl SessionState {
         }
     }
 
-    /// The work of [`Session::servable_files`](crate::Session::servable_files).
-    pub(crate) fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+    /// The work of [`Session::servable_files`](crate::Session::servable_files): the
+    /// skill's files by the one listing rule (its source's), those a read serves.
+    pub(crate) fn servable_files(&self, skill: &skills_model::Skill) -> Vec<SkillFile> {
         let limit = self.exec.policy.read_limit;
         let record = &skill.record;
-        let on_disk = self.exec.index.snapshot().place_off_disk(record).is_none();
+        let snapshot = self.exec.index.snapshot();
+        let Some(place) = snapshot.place_of(record) else {
+            return Vec::new();
+        };
+        let listed = place.source.files(&place.dir);
+        let on_disk = snapshot.place_off_disk(record).is_none();
         let dir = record.dir();
         let scripts = on_disk.then(|| real_scripts(dir)).flatten();
         let script_ids = if on_disk {
@@ -223,15 +235,15 @@ impl SessionState {
             std::sync::Arc::from([])
         };
         let real_dir = on_disk.then(|| std::fs::canonicalize(dir).ok()).flatten();
-        skill
-            .files
-            .iter()
+        listed
+            .into_iter()
+            .map(|(path, size)| SkillFile { path, size })
             .filter(|f| {
                 let Ok(rel) = relative_parts(&f.path) else {
                     return false;
                 };
                 let parts = rel.parts();
-                if !served_folder(&parts) {
+                if parts == ["SKILL.md"] || !served_file(&parts) {
                     return false;
                 }
                 if !on_disk {
@@ -265,18 +277,14 @@ impl SessionState {
         let parts = rel.parts();
         let serving = self.script_serving(record);
         let whole = serving == crate::ScriptServing::TrustedLayers;
-        let allowed =
-            parts == ["SKILL.md"] || served_folder(&parts) || (whole && parts[0] == "scripts");
         if parts[0] == "scripts" && !whole {
             return Err(ExecError::ScriptNotReadable {
                 skill: record.name.to_string(),
                 path: path.to_owned(),
             });
         }
-        if !allowed {
-            return Err(invalid(
-                "only SKILL.md and files under references/ and assets/ are served".into(),
-            ));
+        if !skills_storage::listed_path(&parts) {
+            return Err(invalid(NOT_LISTED.into()));
         }
         // Served only if the file as it now reads still admits this session: the snapshot
         // may hold an older version (before a reload, or with no watcher). Judged before
@@ -393,6 +401,9 @@ impl SessionState {
                 path: path.to_owned(),
             });
         }
+        if !served_file(&parts) {
+            return Err(invalid(NOT_LISTED.into()));
+        }
         if self.exec.policy.narrow_reads
             && !(parts.len() == 2 && ["references", "assets"].contains(&parts[0]))
         {
@@ -400,6 +411,7 @@ impl SessionState {
                 "only files directly under references/ and assets/ can be read".into(),
             ));
         }
+        let held = held_entry(a, &parts, path)?;
         // Beneath the folder as it was at the load: one replaced since by a link
         // elsewhere serves nothing (its rules are the loaded version's). What was opened is
         // refused when it is one of the scripts pinned at load, by any name (a hard link
@@ -422,6 +434,40 @@ impl SessionState {
                 skill: a.skill.record.name.to_string(),
             });
         }
+        // Its files as the entry held at the load stated them (the source checked them
+        // against the entry it holds now, which a server may have replaced since).
+        if let Some(file) = held {
+            let digest = served_digest(&served.content);
+            if digest.as_deref() != Some(file.digest.as_str())
+                || served.content.size as u64 != file.size
+            {
+                return Err(ExecError::EntryChanged {
+                    skill: a.skill.record.name.to_string(),
+                    path: path.to_owned(),
+                });
+            }
+        }
         Ok(served.content)
+    }
+}
+
+/// The file of an active skill's held entry that `parts` names (`None` for a skill that
+/// holds no entry), or the refusal of a file that entry does not list: one a server's
+/// newer entry lists is not this version's.
+fn held_entry<'a>(
+    a: &'a Active,
+    parts: &[&str],
+    path: &str,
+) -> Result<Option<&'a skills_storage::HeldFile>, ExecError> {
+    let Some(files) = &a.held else {
+        return Ok(None);
+    };
+    let rel = parts.join("/");
+    match files.iter().find(|f| f.path == rel) {
+        Some(file) => Ok(Some(file)),
+        None => Err(ExecError::InvalidPath {
+            path: path.to_owned(),
+            reason: "the entry held since the skill was loaded does not list it (if its server lists it now, load the skill again)".into(),
+        }),
     }
 }

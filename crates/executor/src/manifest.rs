@@ -1,8 +1,9 @@
 //! A skill's complete manifest, as MCP's skills extension serves it: every file of the
 //! skill once (by the one listing rule), each with the `sha256:` digest and size of the
 //! bytes a read of it returns, read through the very path those reads take. A skill whose
-//! files cannot all be served (a script, unless served whole; a file outside `SKILL.md`,
-//! `references/` and `assets/`; one over the read limit) has no manifest, with the reason.
+//! files cannot all be served (a script, unless served whole; one over the read limit or
+//! a link out of the folder or into `scripts/`) has no manifest, with the reason. What the
+//! listing rule leaves out (dot-files, dot-folders, `node_modules`) is no file of it.
 
 use base64::Engine as _;
 
@@ -120,22 +121,21 @@ fn check_listing(listed: &[(String, u64)], serving: ScriptServing) -> Result<(),
         ));
     }
     for (path, _) in listed {
-        let top = path.split_once('/').map(|(top, _)| top);
-        match top {
-            None if path == "SKILL.md" => {}
-            Some("references" | "assets") => {}
-            Some("scripts") if serving == ScriptServing::TrustedLayers => {}
-            Some("scripts") => {
-                return refuse(format!(
-                    "it has scripts ({path}), which are served only with --serve-scripts and from a layer trusted to run them"
-                ))
-            }
-            _ => {
-                return refuse(format!(
-                    "it holds {path}, outside SKILL.md, references/, assets/ and scripts/, which resources/read does not serve"
-                ))
-            }
+        let parts: Vec<&str> = path.split('/').collect();
+        if crate::files::served_file(&parts) {
+            continue;
         }
+        if parts[0] == "scripts" && skills_storage::listed_path(&parts) {
+            if serving == ScriptServing::TrustedLayers {
+                continue;
+            }
+            return refuse(format!(
+                "it has scripts ({path}), which are served only with --serve-scripts and from a layer trusted to run them"
+            ));
+        }
+        return refuse(format!(
+            "it holds {path}, which resources/read does not serve"
+        ));
     }
     Ok(())
 }

@@ -196,11 +196,12 @@ impl Session {
     }
 
     /// The files of `skill` that [`read_unloaded`](Session::read_unloaded) serves beside
-    /// its `SKILL.md`, as they are now: under `references/` or `assets/`, regular files
-    /// within the read limit, and for a skill on disk resolving inside its folder but not
-    /// into its `scripts/`. What a client is offered to read (MCP's `resources/list`), so
-    /// that nothing is offered that a read refuses; the read still judges what it opens.
-    pub fn servable_files<'s>(&self, skill: &'s skills_model::Skill) -> Vec<&'s SkillFile> {
+    /// its `SKILL.md`, as they are now: those its source lists (the one listing rule: no
+    /// dot-file, dot-folder or `node_modules`) outside `scripts/`, regular files within
+    /// the read limit, and for a skill on disk resolving inside its folder but not into
+    /// its `scripts/`. What a client is offered to read (MCP's `resources/list`), so that
+    /// nothing is offered that a read refuses; the read still judges what it opens.
+    pub fn servable_files(&self, skill: &skills_model::Skill) -> Vec<SkillFile> {
         self.state.servable_files(skill)
     }
 

@@ -180,13 +180,41 @@ impl SessionState {
             crate::resolve::Trusted::No
         };
         let rules = crate::resolve::compile(&skill, trusted);
+        let held = self.held_files(&skill)?;
         Ok(Active {
             skill,
             rules,
             scripts,
             by,
             origin,
+            held,
         })
+    }
+
+    /// The files `skill`'s source states for the version loaded (an MCP server's entry),
+    /// held with it on the stack; `None` for a source that states none. An entry whose
+    /// `SKILL.md` is not the one just read (the server listed again between the two) is
+    /// not held: the load is refused, to be made again.
+    fn held_files(
+        &self,
+        skill: &skills_model::Skill,
+    ) -> Result<Option<Arc<[skills_storage::HeldFile]>>, ExecError> {
+        let snapshot = self.exec.index.snapshot();
+        let Some(place) = snapshot.place_off_disk(&skill.record) else {
+            return Ok(None);
+        };
+        let Some(files) = place.source.held_files(&place.dir) else {
+            return Ok(None);
+        };
+        let same = files
+            .iter()
+            .any(|f| f.path == skills_storage::SKILL_FILE && f.digest == skill.digest);
+        if !same {
+            return Err(ExecError::SkillChanged {
+                skill: skill.record.name.to_string(),
+            });
+        }
+        Ok(Some(files.into()))
     }
 
     /// A load, as a pipeline: plan (resolve the names and their dependencies in the
@@ -461,7 +489,15 @@ impl SessionState {
         let can_see = |r: &SkillRecord| self.can_see(r);
         match snapshot.get_for(name, &can_see) {
             Some(r) => Ok(Arc::clone(r)),
-            _ => {
+            None => {
+                // A bare name servers contest: the qualified names to choose from.
+                let choices = snapshot.contested_choices(name, &can_see);
+                if !choices.is_empty() {
+                    return Err(ExecError::NotFound(skills_index::IndexError::Contested {
+                        name: name.to_owned(),
+                        choices,
+                    }));
+                }
                 let visible: Vec<Arc<SkillRecord>> = snapshot
                     .skills_for(&can_see)
                     .filter(|r| offered(r))
@@ -995,7 +1031,8 @@ fn next_order(stack: &[Active], prepared: &[Active], mode: LoadMode) -> Vec<Stac
 }
 
 /// The prepared skills that arrive: those not on the stack, and those whose version read
-/// differs from the one active (loading again pins the new version). A skill already
+/// differs from the one active (loading again pins the new version; a server's new entry
+/// for an unchanged `SKILL.md` is a new version too). A skill already
 /// active whose scripts this load could not all read (its budget spent by others) keeps
 /// the pins it has: a load does not take scripts away from a skill already active (they
 /// are still checked at each run).
@@ -1008,7 +1045,9 @@ fn arriving(stack: &[Active], prepared: &[Active]) -> Vec<StackKey> {
             .iter()
             .any(|(_, pin)| *pin == crate::pin::ScriptPin::Unread);
         let same = stack.iter().find(|s| s.key() == key).is_some_and(|s| {
-            s.skill.digest == a.skill.digest && (s.scripts == a.scripts || starved)
+            s.skill.digest == a.skill.digest
+                && (s.scripts == a.scripts || starved)
+                && s.held == a.held
         });
         if !same && !keys.contains(&key) {
             keys.push(key);

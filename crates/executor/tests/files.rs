@@ -113,6 +113,50 @@ fn read_refuses_absolute_paths_dotdot_and_missing_files() {
     assert_eq!(err.code(), "SKILL_BAD_INPUT");
 }
 
+/// A skill's files beside `references/` and `assets/` (a `LICENSE.txt`, `templates/`) are
+/// read as theirs are, loaded or not, and offered; a dot-file, a dot-folder's file or
+/// `node_modules` never is, by any read: the one listing rule decides.
+#[test]
+fn other_files_are_read_and_dot_files_never() {
+    let env = two_guides();
+    env.file("first", "LICENSE.txt", "MIT\n");
+    env.file("first", "templates/form.md", "A form.\n");
+    env.file("first", ".env", "TOKEN=secret\n");
+    env.file("first", ".git/config", "[core]\n");
+    env.file("first", "references/.notes.md", "notes\n");
+    env.file("first", "node_modules/x/index.js", "x\n");
+    let session = env.session();
+    let skill = env.index().load("first").unwrap();
+    let servable = session.servable_files(&skill);
+    let offered: Vec<&str> = servable.iter().map(|f| f.path.as_str()).collect();
+    assert_eq!(
+        offered,
+        ["LICENSE.txt", "references/guide.md", "templates/form.md"]
+    );
+    for unloaded in [false, true] {
+        if unloaded {
+            load(&session, &["first"]);
+        }
+        let read_it = |path: &str| match unloaded {
+            false => session
+                .read_unloaded("first", path, "resources/read")
+                .map(|c| c.content),
+            true => read(&session, json!({ "path": path }))
+                .map(|v| v["content"].as_str().unwrap_or_default().to_owned()),
+        };
+        assert_eq!(read_it("LICENSE.txt").unwrap(), "MIT\n");
+        assert_eq!(read_it("templates/form.md").unwrap(), "A form.\n");
+        for hidden in [
+            ".env",
+            ".git/config",
+            "references/.notes.md",
+            "node_modules/x/index.js",
+        ] {
+            invalid_path(read_it(hidden), "never served");
+        }
+    }
+}
+
 #[test]
 fn narrow_reads_serve_only_files_directly_under_the_three_folders() {
     let env = two_guides();
@@ -451,11 +495,8 @@ fn a_hard_link_to_a_script_is_neither_offered_nor_served_unloaded() {
         .unwrap_err();
     assert_eq!(err.code(), "SKILL_SCRIPT_NOT_READABLE", "{err}");
     let skill = env.index().load("tools").unwrap();
-    let offered: Vec<&str> = session
-        .servable_files(&skill)
-        .iter()
-        .map(|f| f.path.as_str())
-        .collect();
+    let servable = session.servable_files(&skill);
+    let offered: Vec<&str> = servable.iter().map(|f| f.path.as_str()).collect();
     assert!(offered.contains(&"references/guide.md"), "{offered:?}");
     assert!(!offered.contains(&"references/args.txt"), "{offered:?}");
 }

@@ -14,6 +14,15 @@ pub enum IndexError {
         /// The closest name that exists, if one is close.
         suggestion: Option<String>,
     },
+    /// No skill holds this bare name: two or more MCP servers serve it, and none takes it
+    /// from another; each is reached by its qualified name.
+    #[error("no skill holds the bare name {name:?}: {} MCP servers serve it and none takes it from another; name one by its qualified name: {}", choices.len(), choices.join(", "))]
+    Contested {
+        /// The bare name asked for.
+        name: String,
+        /// The qualified names to choose from.
+        choices: Vec<String>,
+    },
     /// A plugin id is already registered, or is not a valid id.
     #[error("plugin {id:?}: {reason}")]
     Plugin {
@@ -39,7 +48,7 @@ impl IndexError {
     /// A stable, upper-case code for programs.
     pub fn code(&self) -> &'static str {
         match self {
-            IndexError::NotFound { .. } => "SKILL_NOT_FOUND",
+            IndexError::NotFound { .. } | IndexError::Contested { .. } => "SKILL_NOT_FOUND",
             IndexError::Plugin { .. } => "SKILL_PLUGIN_INVALID",
             IndexError::Load { .. } => "SKILL_LOAD_FAILED",
             IndexError::Watch(_) => "SKILL_WATCH_FAILED",

@@ -75,6 +75,13 @@ pub(crate) fn load(
     config: &Config,
 ) -> Result<Arc<Skill>, IndexError> {
     let Some(i) = snapshot.index_of(name) else {
+        let choices = snapshot.contested_choices(name, &|_| true);
+        if !choices.is_empty() {
+            return Err(IndexError::Contested {
+                name: name.into(),
+                choices,
+            });
+        }
         // A qualified name is compared with qualified names, a bare one with bare names.
         let suggestion = if name.contains(':') {
             let qualified: Vec<String> = snapshot

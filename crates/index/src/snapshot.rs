@@ -33,6 +33,10 @@ pub struct Shadowed {
     pub shadowed_by: String,
     /// The winner's `SKILL.md`.
     pub winner_path: PathBuf,
+    /// Whether no skill holds the bare name: two or more MCP servers serve it, no other
+    /// origin does, and none takes it from another (each is reached by its qualified
+    /// name). [`shadowed_by`](Shadowed::shadowed_by) then names a rival, not a winner.
+    pub contested: bool,
 }
 
 /// Bare name → the index of the record that wins it: a table of indices whose keys are the
@@ -74,6 +78,9 @@ pub struct Snapshot {
     /// Indices of the winners, sorted by name.
     resolved: Vec<usize>,
     by_name: Names,
+    /// The first records of the names no skill holds (MCP servers' rivals: see
+    /// [`Shadowed::contested`]), in name order.
+    contested: Vec<usize>,
     shadowed: Vec<Shadowed>,
     diagnostics: Vec<PathDiagnostic>,
     /// Every root's source, with what its records carry (path prefix, layer, plugin).
@@ -259,11 +266,6 @@ fn sort_by_precedence(
     // A skill from an MCP server never takes a bare name a skill of another origin holds
     // (MCP's skills extension: no silent shadowing); it is listed as shadowed and reached
     // by its qualified name.
-    let from_mcp = |r: &SkillRecord| {
-        r.remote
-            .as_ref()
-            .is_some_and(|o| o.kind() == skills_model::RemoteKind::Mcp)
-    };
     records.par_sort_unstable_by(|a, b| {
         (
             a.name.as_str(),
@@ -284,27 +286,68 @@ fn sort_by_precedence(
     });
 }
 
-/// The sorted records' name lookup, winners (by place) and the shadowed, each with the
-/// winner of its name.
-fn group_by_name(records: &[Arc<SkillRecord>]) -> (Names, Vec<usize>, Vec<Shadowed>) {
+/// Whether a record comes from an MCP server.
+fn from_mcp(r: &SkillRecord) -> bool {
+    r.remote
+        .as_ref()
+        .is_some_and(|o| o.kind() == skills_model::RemoteKind::Mcp)
+}
+
+/// Whether no record of one name's group (sorted by precedence) takes the bare name: its
+/// first is an MCP server's (so no other origin serves the name: those sort first) and
+/// another server serves it too. Which server ranks first is the host's placement, not a
+/// claim either server can prove, so neither takes the name from the other.
+fn is_contested(group: &[Arc<SkillRecord>]) -> bool {
+    group
+        .first()
+        .is_some_and(|first| from_mcp(first) && group[1..].iter().any(|r| r.remote != first.remote))
+}
+
+/// The sorted records' name lookup, winners (by place), the names no skill holds
+/// ([`is_contested`]) and the shadowed, each with the winner of its name (or, for a
+/// contested name, a rival of another server).
+fn group_by_name(records: &[Arc<SkillRecord>]) -> (Names, Vec<usize>, Vec<usize>, Vec<Shadowed>) {
     let mut by_name = Names::with_capacity(records.len());
     let mut resolved = Vec::new();
+    let mut contested = Vec::new();
     let mut shadowed = Vec::new();
-    let mut winner = 0;
-    for (i, record) in records.iter().enumerate() {
-        if i == 0 || records[i - 1].name != record.name {
-            winner = i;
-            resolved.push(i);
-            by_name.insert_new(records, i);
+    let mut start = 0;
+    while start < records.len() {
+        let name = &records[start].name;
+        let end = start
+            + records[start..]
+                .iter()
+                .take_while(|r| &r.name == name)
+                .count();
+        let group = &records[start..end];
+        by_name.insert_new(records, start);
+        if is_contested(group) {
+            contested.push(start);
+            for record in group {
+                let Some(rival) = group.iter().find(|r| r.remote != record.remote) else {
+                    continue;
+                };
+                shadowed.push(Shadowed {
+                    record: Arc::clone(record),
+                    shadowed_by: rival.qualified_name(),
+                    winner_path: rival.path.clone(),
+                    contested: true,
+                });
+            }
         } else {
-            shadowed.push(Shadowed {
-                record: Arc::clone(record),
-                shadowed_by: records[winner].qualified_name(),
-                winner_path: records[winner].path.clone(),
-            });
+            resolved.push(start);
+            for record in &group[1..] {
+                shadowed.push(Shadowed {
+                    record: Arc::clone(record),
+                    shadowed_by: group[0].qualified_name(),
+                    winner_path: group[0].path.clone(),
+                    contested: false,
+                });
+            }
         }
+        start = end;
     }
-    (by_name, resolved, shadowed)
+    (by_name, resolved, contested, shadowed)
 }
 
 impl Snapshot {
@@ -335,12 +378,13 @@ impl Snapshot {
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
         diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
-        let (by_name, resolved, shadowed) = group_by_name(&records);
+        let (by_name, resolved, contested, shadowed) = group_by_name(&records);
         Snapshot {
             generation,
             records,
             resolved,
             by_name,
+            contested,
             shadowed,
             diagnostics,
             sources: Vec::new(),
@@ -643,7 +687,7 @@ impl Snapshot {
     ) -> impl Iterator<Item = &'s Arc<SkillRecord>> + 's {
         let mut last: Option<&'s str> = None;
         self.records.iter().filter(move |r| {
-            if last == Some(r.name.as_str()) || !sees(r) {
+            if last == Some(r.name.as_str()) || !sees(r) || self.is_contested(r.name.as_str()) {
                 return false;
             }
             last = Some(r.name.as_str());
@@ -661,22 +705,31 @@ impl Snapshot {
             Some((prefix, bare)) => (Some(prefix), bare),
             None => (None, name),
         };
-        let start = self.by_name.get(&self.records, bare);
-        start
-            .into_iter()
-            .flat_map(move |start| {
-                self.records[start..]
-                    .iter()
-                    .take_while(move |r| r.name.as_str() == bare)
-                    .enumerate()
-                    .map(move |(offset, r)| (start + offset, r))
-            })
+        // A bare name no skill holds stands for none of its records.
+        let held = prefix.is_some() || !self.is_contested(bare);
+        self.group(bare)
+            .filter(move |_| held)
             .filter(move |(_, r)| {
                 prefix.is_none_or(|prefix| match &r.plugin {
                     Some(id) => &**id == prefix,
                     None => r.layer.as_str() == prefix,
                 })
             })
+    }
+
+    /// Every record of the bare name `bare`, best first, with its place.
+    fn group<'s, 'n>(
+        &'s self,
+        bare: &'n str,
+    ) -> impl Iterator<Item = (usize, &'s Arc<SkillRecord>)> + use<'s, 'n> {
+        let start = self.by_name.get(&self.records, bare);
+        start.into_iter().flat_map(move |start| {
+            self.records[start..]
+                .iter()
+                .take_while(move |r| r.name.as_str() == bare)
+                .enumerate()
+                .map(move |(offset, r)| (start + offset, r))
+        })
     }
 
     pub(crate) fn index_of(&self, name: &str) -> Option<usize> {
@@ -690,10 +743,10 @@ impl Snapshot {
         // pass over the name's group comparing addresses only: comparing paths for every
         // record of a large group, once per record, was quadratic); else the same skill
         // read into another snapshot.
-        self.candidates(record.name.as_str())
+        self.group(record.name.as_str())
             .find(|(_, r)| std::ptr::eq(&***r, record))
             .or_else(|| {
-                self.candidates(record.name.as_str())
+                self.group(record.name.as_str())
                     .find(|(_, r)| same_skill(r, record))
             })
             .map(|(i, _)| i)
@@ -718,7 +771,35 @@ impl Snapshot {
     pub(crate) fn wins(&self, record: &SkillRecord) -> bool {
         self.by_name
             .get(&self.records, record.name.as_str())
+            .filter(|i| self.contested.binary_search(i).is_err())
             .is_some_and(|i| same_skill(&self.records[i], record))
+    }
+
+    /// Whether no skill holds the bare name `name`: MCP servers serve it, no other origin
+    /// does, and none takes it from another ([`Shadowed::contested`]).
+    fn is_contested(&self, name: &str) -> bool {
+        !self.contested.is_empty()
+            && self
+                .contested
+                .binary_search_by(|&i| self.records[i].name.as_str().cmp(name))
+                .is_ok()
+    }
+
+    /// The qualified names a bare name no skill holds may be given as (its servers'
+    /// skills that `sees` admits), best first; empty for any other name. What a reader who
+    /// asked for the bare name is told to choose from.
+    pub fn contested_choices(
+        &self,
+        name: &str,
+        sees: &dyn Fn(&SkillRecord) -> bool,
+    ) -> Vec<String> {
+        if !self.is_contested(name) {
+            return Vec::new();
+        }
+        self.group(name)
+            .filter(|(_, r)| sees(r))
+            .map(|(_, r)| r.qualified_name())
+            .collect()
     }
 }
 

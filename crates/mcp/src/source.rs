@@ -264,6 +264,9 @@ impl SkillSource for McpSource {
 
     fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, ReadError> {
         let label = &self.server.label;
+        // The client first: a server started again lists its skills again, and a file is
+        // verified against the entry it now states.
+        let client = self.client()?;
         let (held, rel) = self.find(path).ok_or(ReadError::NotFound)?;
         let Some((uri, digest, size)) = held.files.get(&rel).cloned() else {
             let shown = format!("{}/{rel}", held.entry.uri.trim_end_matches("/SKILL.md"));
@@ -280,7 +283,7 @@ impl SkillSource for McpSource {
             self.runtime
                 .block_on(client.read_resource(ReadResourceRequestParams::new(uri.clone())))
         };
-        let read = match fetch(self.client()?) {
+        let read = match fetch(client) {
             Ok(read) => read,
             Err(rmcp::ServiceError::McpError(e)) => {
                 return Err(ReadError::Io(std::io::Error::other(format!(
@@ -369,6 +372,23 @@ impl SkillSource for McpSource {
                 .and_then(|r| r.strip_prefix('/'))
                 .is_some_and(|sub| h.files.keys().any(|f| f.starts_with(&format!("{sub}/"))))
         })
+    }
+
+    fn held_files(&self, skill_dir: &str) -> Option<Vec<skills_storage::HeldFile>> {
+        // The entry as listed now: a session that loads the skill holds it, and its reads
+        // of that skill are checked against it, whatever the server lists later.
+        let state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
+        let held = state.skills.get(skill_dir)?;
+        Some(
+            held.files
+                .iter()
+                .map(|(rel, (_, digest, size))| skills_storage::HeldFile {
+                    path: rel.clone(),
+                    digest: digest.to_ascii_lowercase(),
+                    size: *size,
+                })
+                .collect(),
+        )
     }
 
     fn remote_origin(&self) -> Option<RemoteOrigin> {

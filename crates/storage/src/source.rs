@@ -139,6 +139,25 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     fn set_notifier(&self, notifier: SourceNotifier) {
         let _ = notifier;
     }
+    /// The files of skill folder `skill_dir` as the source's current version of it states
+    /// them, each with its digest and size (an MCP server's entry): a session keeps this at
+    /// a load and checks that skill's later reads against it, whatever the source holds by
+    /// then. `None` (the default) for a source whose versions state no digests.
+    fn held_files(&self, skill_dir: &str) -> Option<Vec<HeldFile>> {
+        let _ = skill_dir;
+        None
+    }
+}
+
+/// One file of a skill's version as its source states it ([`SkillSource::held_files`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeldFile {
+    /// The path relative to the skill folder (`SKILL.md`, `references/guide.md`).
+    pub path: String,
+    /// `sha256:<64 lowercase hex>` of its bytes.
+    pub digest: String,
+    /// Its size in bytes.
+    pub size: u64,
 }
 
 /// Tells an index that a source's skills changed: [`changed`](SourceNotifier::changed)
@@ -357,6 +376,15 @@ fn path_order(a: &str, b: &str) -> Ordering {
 /// Whether a listing shows an entry of this name.
 fn listed_name(name: &str) -> bool {
     !name.starts_with('.') && name != "node_modules"
+}
+
+/// Whether a file's path below a skill folder (its parts, `["references", "guide.md"]`) is
+/// one the listing rule may name ([`SkillSource::files`]): no hidden part (a dot-file or
+/// dot-folder: `.env`, `.git/...`), no `node_modules`, at most as deep as a listing goes.
+/// The readers of a skill's files ask this of a path they were given, so what they serve
+/// is what a listing offers.
+pub fn listed_path(parts: &[&str]) -> bool {
+    !parts.is_empty() && parts.len() <= MAX_FILE_DEPTH + 1 && parts.iter().all(|p| listed_name(p))
 }
 
 /// The name of a skill folder as listed: its relative path, `.` for the root itself.
