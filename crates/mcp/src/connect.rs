@@ -161,7 +161,7 @@ pub(crate) async fn open<H: ClientHandler>(
         }
         McpTransport::Http { url, token } => handler.serve(http_transport(url, token)?).await,
     }
-    .map_err(|e| format!("the MCP handshake failed: {e}"))?;
+    .map_err(|e| handshake_failed(&e))?;
     let declared = client
         .peer_info()
         .and_then(|i| i.capabilities.extensions.clone())
@@ -170,6 +170,32 @@ pub(crate) async fn open<H: ClientHandler>(
         return Err("it does not declare io.modelcontextprotocol/skills".to_owned());
     }
     Ok(client)
+}
+
+/// Why a handshake failed, in words: over HTTP, the transport's own error and its causes
+/// (a refused connection, a status), a missing or refused token said so.
+fn handshake_failed(e: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError as Http;
+    let rmcp::service::ClientInitializeError::TransportError { error, .. } = e else {
+        return format!("the MCP handshake failed: {e}");
+    };
+    let mut causes = Vec::new();
+    let mut next: Option<&(dyn std::error::Error + 'static)> = Some(&*error.error);
+    while let Some(cause) = next {
+        match cause.downcast_ref::<Http<reqwest::Error>>() {
+            Some(Http::AuthRequired(_)) => return "it answered 401 Unauthorized: it needs a bearer token, or refused the one given (--mcp-token-file LABEL=FILE)".to_owned(),
+            Some(Http::InsufficientScope(_)) => return "it answered 403 Forbidden: the bearer token given does not grant enough".to_owned(),
+            // The HTTP client's error names its causes (a refused connection) as sources.
+            Some(Http::Client(client)) => {
+                next = Some(client);
+                continue;
+            }
+            _ => causes.push(cause.to_string()),
+        }
+        next = cause.source();
+    }
+    causes.dedup();
+    format!("the MCP handshake failed: {}", causes.join(": "))
 }
 
 /// The streamable-HTTP transport to `url`: TLS with the web's roots (no system OpenSSL),
