@@ -201,7 +201,16 @@ fn over_the_wire_a_server_url_is_taken_and_a_command_is_not() {
     let f = Fixture::new();
     let dir = served(&f);
     let server = HttpServer::start(&dir, "127.0.0.1:0", None);
-    let mut s = common::Session::start(f.path(), &["--no-watch"]);
+    let token = token_file(&f, 0o600);
+    let guarded = HttpServer::start(&dir, "127.0.0.1:0", Some(&token));
+    let mut s = common::Session::start(
+        f.path(),
+        &[
+            "--no-watch",
+            &format!("--mcp-server=sec={}", guarded.url()),
+            &format!("--mcp-token-file=sec={}", token.display()),
+        ],
+    );
     let url = server.url();
     let registered = s.ok("register_plugin", json!({"id": "wire", "server": url}));
     assert_eq!(registered["root"], format!("mcp:{url}"), "{registered}");
@@ -229,6 +238,12 @@ fn over_the_wire_a_server_url_is_taken_and_a_command_is_not() {
             "http://skills.example.com/mcp",
             "SKILL_REMOTE_ROOT_FAILED",
             "only on a loopback address",
+        ),
+        // The token goes only to the server declared with it, not to a URL a peer names.
+        (
+            guarded.url().as_str(),
+            "SKILL_REMOTE_ROOT_FAILED",
+            "401 Unauthorized",
         ),
         // A URL of the right shape: taken, and the server not reached.
         (
