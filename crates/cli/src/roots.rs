@@ -188,8 +188,7 @@ impl RootArgs {
     /// labelled by its URL, with no token (a token goes only to the server declared with it).
     pub(crate) fn mcp_urls(&self) -> UrlRoots {
         UrlRoots::new(|url| {
-            let source: Arc<dyn SkillSource> =
-                McpSource::connect(McpServer::registered_url(url)?)?;
+            let source: Arc<dyn SkillSource> = McpSource::connect(McpServer::registered_url(url)?)?;
             Ok(source)
         })
     }
@@ -289,7 +288,8 @@ impl RootArgs {
                 .filter(|(_, file)| !file.is_empty())
                 .with_context(|| format!("--mcp-token-file {spec:?}: expected LABEL=FILE"))?;
             let what = || format!("--mcp-token-file {label}: the token file {file}");
-            let text = crate::secrets::read_private(std::path::Path::new(file)).with_context(what)?;
+            let text =
+                crate::secrets::read_private(std::path::Path::new(file)).with_context(what)?;
             let token = BearerToken::new(&text).with_context(what)?;
             if out.insert(label.to_owned(), token).is_some() {
                 bail!("--mcp-token-file {label}: a token file is given twice for it");

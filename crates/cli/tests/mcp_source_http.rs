@@ -110,10 +110,16 @@ fn skills_are_taken_from_a_server_over_http_with_its_token_which_is_never_shown(
         ],
     );
     let listed = s.ok("skills_list", json!({}));
-    assert_eq!(listed["skills"][0]["qualified_name"], "up:notes", "{listed}");
+    assert_eq!(
+        listed["skills"][0]["qualified_name"], "up:notes",
+        "{listed}"
+    );
     assert_eq!(listed["skills"][0]["origin"], "mcp:up", "{listed}");
     let receipt = s.ok("skills_load", json!({"names": ["up:notes"]}));
-    assert_eq!(receipt["active_skills"][0]["body"], "Notes body.\n", "{receipt}");
+    assert_eq!(
+        receipt["active_skills"][0]["body"], "Notes body.\n",
+        "{receipt}"
+    );
     assert_eq!(
         receipt["active_skills"][0]["location"], "mcp:up/personal/notes/SKILL.md",
         "{receipt}"
@@ -121,13 +127,20 @@ fn skills_are_taken_from_a_server_over_http_with_its_token_which_is_never_shown(
     let read = s.ok("skills_read", json!({"path": "references/guide.md"}));
     assert_eq!(read["content"], "The guide.\n", "{read}");
     // A change on the server reaches the index through resources/list_changed.
-    write_notes(&dir, "Served notes, revised", "Notes body, second version.\n");
+    write_notes(
+        &dir,
+        "Served notes, revised",
+        "Notes body, second version.\n",
+    );
     let changed = s.event("skills_changed");
     assert!(
         changed["changed"].to_string().contains("up:notes"),
         "{changed}"
     );
-    let again = s.ok("skills_load", json!({"names": ["up:notes"], "mode": "replace"}));
+    let again = s.ok(
+        "skills_load",
+        json!({"names": ["up:notes"], "mode": "replace"}),
+    );
     assert_eq!(
         again["active_skills"][0]["body"], "Notes body, second version.\n",
         "{again}"
@@ -216,7 +229,10 @@ fn over_the_wire_a_server_url_is_taken_and_a_command_is_not() {
     assert_eq!(registered["root"], format!("mcp:{url}"), "{registered}");
     assert_eq!(registered["skills"], 1, "{registered}");
     let receipt = s.ok("skills_load", json!({"names": ["wire:notes"]}));
-    assert_eq!(receipt["active_skills"][0]["body"], "Notes body.\n", "{receipt}");
+    assert_eq!(
+        receipt["active_skills"][0]["body"], "Notes body.\n",
+        "{receipt}"
+    );
     // Labelled by its URL: untrusted unless the host trusts `mcp:URL`.
     assert_eq!(
         receipt["active_skills"][0]["origin"],
