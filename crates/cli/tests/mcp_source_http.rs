@@ -273,6 +273,17 @@ fn over_the_wire_a_server_url_is_taken_and_a_command_is_not() {
         assert!(message.contains(needle), "{server}: {message}");
     }
     s.finish();
+    // Trusted only by its URL, spelt as its origin.
+    let trust = format!("--trust=mcp:{url}");
+    let mut trusted = common::Session::start(f.path(), &["--no-watch", &trust]);
+    trusted.ok("register_plugin", json!({"id": "wire", "server": url}));
+    trusted.ok("skills_load", json!({"names": ["wire:notes"]}));
+    let decided = trusted.ok(
+        "check_tool",
+        json!({"tool": "Bash", "input": {"command": "ls"}}),
+    );
+    assert_ne!(decided["rule"], "remote.untrusted", "{decided}");
+    trusted.finish();
 }
 
 #[test]

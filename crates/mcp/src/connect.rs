@@ -228,3 +228,55 @@ fn http_transport(
     }
     Ok(StreamableHttpClientTransport::with_client(client, config))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_token_is_its_file_s_text_trimmed_and_is_never_shown() {
+        let token = BearerToken::new("  s3cret-Token_1=\n").expect("a token");
+        assert_eq!(token.0, "s3cret-Token_1=");
+        let server = McpServer::http("up", "http://127.0.0.1:9/mcp", Some(token)).unwrap();
+        assert!(!format!("{server:?}").contains("s3cret"), "{server:?}");
+        for (text, refused) in [
+            (" \n\t", "empty or blank"),
+            ("two words", "cannot carry"),
+            ("caf\u{e9}", "cannot carry"),
+            ("a\u{7}b", "cannot carry"),
+        ] {
+            let error = BearerToken::new(text).expect_err(text).to_string();
+            assert!(error.contains(refused), "{text:?}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_server_over_http_is_https_or_loopback_and_a_wire_url_is_its_own_label() {
+        for url in [
+            "https://skills.example.com/mcp",
+            "http://127.0.0.1:8/mcp",
+            "http://[::1]:8/mcp",
+            "http://localhost/mcp",
+        ] {
+            assert!(McpServer::http("up", url, None).is_ok(), "{url}");
+        }
+        for (url, refused) in [
+            (
+                "http://skills.example.com/mcp",
+                "only on a loopback address",
+            ),
+            ("http://10.0.0.1/mcp", "only on a loopback address"),
+            ("https://u:p@skills.example.com/mcp", "credentials"),
+            ("ftp://skills.example.com/mcp", "not https"),
+        ] {
+            let error = McpServer::http("up", url, None).expect_err(url).to_string();
+            assert!(error.contains(refused), "{url}: {error}");
+        }
+        let wire = McpServer::registered_url("https://Skills.Example.com/mcp#x").unwrap();
+        assert_eq!(wire.label, "https://skills.example.com/mcp");
+        assert!(matches!(
+            wire.transport,
+            McpTransport::Http { token: None, .. }
+        ));
+    }
+}
