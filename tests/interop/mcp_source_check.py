@@ -2,6 +2,9 @@
 written with the `@olaservo/ext-skills` server SDK. Run by `cargo xtask mcp-interop`.
 Usage: mcp_source_check.py --skillctl PATH --node PATH (NODE_PATH names the packages)
 
+The checks run twice: with the server over stdio (`--mcp-server ext=COMMAND`), then over
+streamable HTTP on loopback (`--mcp-server ext=http://127.0.0.1:PORT/mcp`).
+
 A skill tampered with after the listing must fail verification at its load; a skill that
 changes must be published anew by the index (`skills_changed`) and load as its new version.
 Each check prints one line; the script exits non-zero at the first that fails.
@@ -20,10 +23,13 @@ DEADLINE = 20.0
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+TRANSPORT = ["stdio"]
+
+
 def check(condition, message):
     if not condition:
         raise AssertionError(message)
-    print(f"mcp source: {message}: ok")
+    print(f"mcp source over {TRANSPORT[0]}: {message}: ok")
 
 
 def skill(root, name, description, body):
@@ -37,10 +43,25 @@ def main():
     parser.add_argument("--skillctl", required=True)
     parser.add_argument("--node", required=True)
     options = parser.parse_args()
+    for transport in ["stdio", "http"]:
+        TRANSPORT[0] = transport
+        run(options, transport)
+        print(f"mcp source over {transport}: every check passed")
+
+
+def run(options, transport):
     with tempfile.TemporaryDirectory() as tmp:
         skill(tmp, "tampered", "A skill tampered with after the listing; use it when asked.", "Original.\n")
         skill(tmp, "changing", "The first version of a skill that changes; use it when asked.", "Version one.\n")
-        server = f"ext={options.node} {os.path.join(HERE, 'ext_skills_server.mjs')} {tmp}"
+        command = [options.node, os.path.join(HERE, "ext_skills_server.mjs"), tmp]
+        http = None
+        if transport == "http":
+            http = subprocess.Popen(command + ["--http"], stdin=subprocess.DEVNULL,
+                                    stdout=subprocess.PIPE, text=True)
+            address = json.loads(http.stdout.readline())["listening"]
+            server = f"ext=http://{address}/mcp"
+        else:
+            server = "ext=" + " ".join(command)
         proc = subprocess.Popen(
             [options.skillctl, "session", "--no-defaults", "--events", "--mcp-server", server],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -79,7 +100,9 @@ def main():
         finally:
             proc.stdin.close()
             proc.wait(timeout=DEADLINE)
-    print("mcp source: every check passed")
+            if http is not None:
+                http.kill()
+                http.wait(timeout=DEADLINE)
 
 
 if __name__ == "__main__":

@@ -193,8 +193,8 @@ pub(crate) fn conformance(skillctl: &Path, dir: &Path) -> Result<Vec<String>> {
 
 /// MCP's skills extension against the `@olaservo/ext-skills` client (stdio) and the
 /// official Python SDK's raw requests (stdio and HTTP), and skillctl's MCP source against
-/// a server written with the `@olaservo/ext-skills` server; the names of the runs that
-/// failed.
+/// a server written with the `@olaservo/ext-skills` server (over stdio and HTTP); the
+/// names of the runs that failed.
 pub(crate) fn extension_clients(skillctl: &Path, dir: &Path, py: &Path) -> Result<Vec<String>> {
     let modules = install(dir)?;
     let root = crate::workspace_root();

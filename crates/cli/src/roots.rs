@@ -9,7 +9,7 @@ use std::sync::Arc;
 use anyhow::{bail, Context, Result};
 use skills_executor::UrlRoots;
 use skills_index::{SkillIndex, SkillIndexBuilder};
-use skills_mcp::{McpServerCommand, McpSource};
+use skills_mcp::{BearerToken, McpServer, McpSource};
 use skills_model::Layer;
 use skills_remote::{Lock, RemoteSource};
 use skills_storage::{EmbeddedSource, Preset, RootsConfig, SkillSource, MAX_ROOT_DEPTH};
@@ -54,13 +54,14 @@ pub(crate) struct RootArgs {
     #[arg(long)]
     strict: bool,
     /// An MCP server serving the skills extension, by a label of yours: LABEL=COMMAND
-    /// (stdio; the command's words split at spaces, no quoting). Place it with
-    /// --root LAYER=mcp:LABEL; unplaced, it is the plugin LABEL (its skills LABEL:name).
-    /// Untrusted until --trust mcp:LABEL.
-    #[arg(long = "mcp-server", value_name = "LABEL=COMMAND")]
+    /// (stdio; the command's words split at spaces, no quoting) or LABEL=https://HOST/PATH
+    /// (streamable HTTP; http:// only on loopback). Place it with --root LAYER=mcp:LABEL;
+    /// unplaced, it is the plugin LABEL (its skills LABEL:name). Untrusted until
+    /// --trust mcp:LABEL.
+    #[arg(long = "mcp-server", value_name = "LABEL=COMMAND|URL")]
     mcp_servers: Vec<String>,
-    /// A bearer token file for an MCP server over HTTP: LABEL=FILE (HTTP servers are not
-    /// served yet: refused).
+    /// A bearer token for an MCP server over HTTP: LABEL=FILE, a file only its owner may
+    /// read (chmod 600), checked at start.
     #[arg(long = "mcp-token-file", value_name = "LABEL=FILE")]
     mcp_token_files: Vec<String>,
 }
@@ -183,6 +184,15 @@ impl RootArgs {
         })
     }
 
+    /// How `register_plugin` reaches an MCP server given as a URL: over streamable HTTP,
+    /// labelled by its URL, with no token (a token goes only to the server declared with it).
+    pub(crate) fn mcp_urls(&self) -> UrlRoots {
+        UrlRoots::new(|url| {
+            let source: Arc<dyn SkillSource> = McpSource::connect(McpServer::registered_url(url)?)?;
+            Ok(source)
+        })
+    }
+
     /// A root named on the command line that does not exist is most likely a typo: say so
     /// (default roots that do not exist are normal and stay quiet).
     fn warn_missing(&self, index: &SkillIndex, watch: bool) {
@@ -236,32 +246,53 @@ fn remote_spec(spec: &str) -> Option<(&str, &str)> {
 }
 
 impl RootArgs {
-    /// The servers `--mcp-server` declares, by label, not yet placed.
-    fn mcp_servers(&self) -> Result<BTreeMap<String, McpServerCommand>> {
-        if let Some(spec) = self.mcp_token_files.first() {
-            bail!("--mcp-token-file {spec:?}: MCP servers over HTTP are not supported yet; declare a stdio server (--mcp-server LABEL=COMMAND)");
-        }
+    /// The servers `--mcp-server` declares, by label, not yet placed, with the tokens
+    /// `--mcp-token-file` gives them.
+    fn mcp_servers(&self) -> Result<BTreeMap<String, McpServer>> {
+        let mut tokens = self.mcp_tokens()?;
         let mut out = BTreeMap::new();
         for spec in &self.mcp_servers {
-            let (label, command) = spec
-                .split_once('=')
-                .with_context(|| format!("--mcp-server {spec:?}: expected LABEL=COMMAND"))?;
+            let (label, command) = spec.split_once('=').with_context(|| {
+                format!("--mcp-server {spec:?}: expected LABEL=COMMAND or LABEL=URL")
+            })?;
             if let Some(problem) = skills_index::plugin_id_problem(label) {
                 bail!("--mcp-server {spec:?}: the label {label:?} {problem}");
             }
-            if skills_storage::names_url(command) {
-                bail!("--mcp-server {spec:?}: MCP servers over HTTP are not supported yet; give a command to start (stdio)");
-            }
-            let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
-            if argv.is_empty() {
-                bail!("--mcp-server {spec:?}: no command");
-            }
-            let server = McpServerCommand {
-                label: label.to_owned(),
-                argv,
+            let server = if skills_storage::names_url(command) {
+                McpServer::http(label, command, tokens.remove(label))
+                    .with_context(|| format!("--mcp-server {spec:?}"))?
+            } else {
+                let argv: Vec<String> = command.split_whitespace().map(str::to_owned).collect();
+                if argv.is_empty() {
+                    bail!("--mcp-server {spec:?}: no command");
+                }
+                McpServer::stdio(label, argv)
             };
             if out.insert(label.to_owned(), server).is_some() {
                 bail!("--mcp-server {spec:?}: the label {label:?} is declared twice");
+            }
+        }
+        if let Some(label) = tokens.keys().next() {
+            bail!("--mcp-token-file {label}=...: no --mcp-server {label}=https://... is declared (a token is for a server over HTTP)");
+        }
+        Ok(out)
+    }
+
+    /// The tokens `--mcp-token-file LABEL=FILE` gives, by label: each file checked by the
+    /// rule of every file holding a secret, and read once.
+    fn mcp_tokens(&self) -> Result<BTreeMap<String, BearerToken>> {
+        let mut out = BTreeMap::new();
+        for spec in &self.mcp_token_files {
+            let (label, file) = spec
+                .split_once('=')
+                .filter(|(_, file)| !file.is_empty())
+                .with_context(|| format!("--mcp-token-file {spec:?}: expected LABEL=FILE"))?;
+            let what = || format!("--mcp-token-file {label}: the token file {file}");
+            let text =
+                crate::secrets::read_private(std::path::Path::new(file)).with_context(what)?;
+            let token = BearerToken::new(&text).with_context(what)?;
+            if out.insert(label.to_owned(), token).is_some() {
+                bail!("--mcp-token-file {label}: a token file is given twice for it");
             }
         }
         Ok(out)
@@ -269,7 +300,7 @@ impl RootArgs {
 }
 
 /// Starts a declared MCP server and lists its skills.
-fn connect(server: McpServerCommand, label: &str) -> Result<Arc<dyn SkillSource>> {
+fn connect(server: McpServer, label: &str) -> Result<Arc<dyn SkillSource>> {
     let source = McpSource::connect(server).with_context(|| format!("--mcp-server {label}"))?;
     Ok(source)
 }
@@ -279,7 +310,7 @@ fn connect(server: McpServerCommand, label: &str) -> Result<Arc<dyn SkillSource>
 fn with_root(
     builder: SkillIndexBuilder,
     spec: &str,
-    servers: &mut BTreeMap<String, McpServerCommand>,
+    servers: &mut BTreeMap<String, McpServer>,
     started: &mut Started,
 ) -> Result<SkillIndexBuilder> {
     let (layer, dir) = spec

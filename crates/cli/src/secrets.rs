@@ -1,6 +1,7 @@
 //! Where secret values come from: `--secrets-file FILE` (a dotenv file, checked when the
 //! command starts: a regular file, owned by this user, that no one else may read or write)
-//! and `--secret NAME` (the value of NAME in this process's environment).
+//! and `--secret NAME` (the value of NAME in this process's environment). The file rule
+//! is also `--mcp-token-file`'s.
 
 use std::io::Read as _;
 use std::path::Path;
@@ -30,8 +31,9 @@ pub(crate) fn grants(file: Option<&Path>, names: &[String]) -> Result<Vec<(Strin
 }
 
 /// The text of `file`, refused unless it is a regular file of this user's that no one else
-/// may read or write (mode `0600` or narrower).
-fn read_private(file: &Path) -> Result<String> {
+/// may read or write (mode `0600` or narrower): the one rule for every file holding a
+/// secret (`--secrets-file`, `--mcp-token-file`).
+pub(crate) fn read_private(file: &Path) -> Result<String> {
     let (handle, meta) =
         skills_storage::open_regular(file).context("cannot open it as a regular file")?;
     #[cfg(unix)]
@@ -39,10 +41,10 @@ fn read_private(file: &Path) -> Result<String> {
         use std::os::unix::fs::MetadataExt as _;
         let mode = meta.mode() & 0o777;
         if mode & 0o077 != 0 {
-            bail!("its mode is {mode:o}: a secrets file must be readable only by its owner (chmod 600)");
+            bail!("its mode is {mode:o}: a file holding secrets must be readable only by its owner (chmod 600)");
         }
         if meta.uid() != rustix::process::geteuid().as_raw() {
-            bail!("it belongs to another user: a secrets file must be this user's own");
+            bail!("it belongs to another user: a file holding secrets must be this user's own");
         }
     }
     if meta.len() > MAX_SECRETS_FILE {

@@ -302,7 +302,8 @@ impl SessionOptions {
             })
             .policy(policy.build())
             .audit_sink(sink)
-            .url_roots(self.roots.url_roots());
+            .url_roots(self.roots.url_roots())
+            .mcp_urls(self.roots.mcp_urls());
         if let Some(url) = &self.otlp_endpoint {
             let exporter = OtlpExporter::builder(url)
                 .service_name("skillctl")

@@ -270,8 +270,8 @@ fn over_the_wire_a_server_is_only_a_label_the_host_declared() {
             "a peer never starts a program",
         ),
         (
-            json!({"id": "p", "server": "https://skills.example.com/mcp"}),
-            "not supported yet",
+            json!({"id": "p", "server": "http://skills.example.com/mcp"}),
+            "only on a loopback address",
         ),
         (json!({"id": "p", "server": "up", "root": "/tmp"}), "one of"),
     ] {

@@ -34,6 +34,8 @@ pub(crate) struct Inner {
     pub(crate) registered: Mutex<HashSet<String>>,
     /// How a plugin root given as a URL is opened, when the host reads URL roots.
     url_roots: Option<UrlRoots>,
+    /// How an MCP server given as a URL over the protocol is reached, when the host allows.
+    mcp_urls: Option<UrlRoots>,
     /// The MCP servers the host declared (`--mcp-server LABEL=...`), by label: what
     /// `register_plugin` with `"server"` may name.
     pub(crate) servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
@@ -50,6 +52,7 @@ pub struct ExecutorBuilder {
     sink: Arc<dyn AuditSink>,
     export: Option<OtlpExporter>,
     url_roots: Option<UrlRoots>,
+    mcp_urls: Option<UrlRoots>,
     servers: std::collections::BTreeMap<String, Arc<dyn skills_storage::SkillSource>>,
 }
 
@@ -94,6 +97,14 @@ impl ExecutorBuilder {
         source: Arc<dyn skills_storage::SkillSource>,
     ) -> ExecutorBuilder {
         self.servers.insert(label.to_owned(), source);
+        self
+    }
+
+    /// Reaches MCP servers `register_plugin` names by URL (`"server": "https://..."`,
+    /// `http://` on loopback) through `opener` (default: such a server is refused). The
+    /// same opener type as [`url_roots`](Self::url_roots): the executor knows no HTTP.
+    pub fn mcp_urls(mut self, opener: UrlRoots) -> ExecutorBuilder {
+        self.mcp_urls = Some(opener);
         self
     }
 
@@ -142,6 +153,7 @@ impl ExecutorBuilder {
                 export: self.export,
                 registered: Mutex::new(HashSet::new()),
                 url_roots: self.url_roots,
+                mcp_urls: self.mcp_urls,
                 servers: self.servers,
                 protected: Mutex::new(None),
             }),
@@ -157,6 +169,7 @@ impl Executor {
             policy: Policy::default(),
             sink: Arc::new(NullSink),
             url_roots: None,
+            mcp_urls: None,
             export: None,
             servers: std::collections::BTreeMap::new(),
         }
@@ -262,30 +275,27 @@ impl Executor {
         (opener.0)(url).map_err(failed)
     }
 
-    /// Registers, over the protocol, the MCP server the host declared under `server` as the
-    /// plugin `id` (untrusted unless the host trusts its label). A URL is not served yet,
-    /// and anything else is refused: a peer never starts a program.
+    /// Registers, over the protocol, an MCP server as the plugin `id` (untrusted unless the
+    /// host trusts its label): one the host declared under the label `server`, or one over
+    /// streamable HTTP at the URL `server` (labelled by that URL), reached through the
+    /// host's opener. Anything else is refused: a peer never starts a program.
     pub(crate) fn register_server(
         &self,
         id: &str,
         server: &str,
     ) -> Result<crate::PluginRegistered, ExecError> {
-        if skills_storage::names_url(server) {
-            return Err(ExecError::BadInput(format!(
-                "\"server\": {server:?}: MCP servers over HTTP are not supported yet; name a server the host declared (--mcp-server LABEL=COMMAND)"
-            )));
-        }
-        let Some(source) = self.inner.servers.get(server) else {
-            return Err(ExecError::BadInput(format!(
-                "\"server\": {server:?} is not a server label the host declared: a peer never starts a program (the host declares one with --mcp-server LABEL=COMMAND)"
-            )));
+        let source = if skills_storage::names_url(server) {
+            self.open_mcp_url(server)?
+        } else {
+            let Some(source) = self.inner.servers.get(server) else {
+                return Err(ExecError::BadInput(format!(
+                    "\"server\": {server:?} is neither a server label the host declared nor an https:// URL: a peer never starts a program (the host declares one with --mcp-server LABEL=COMMAND)"
+                )));
+            };
+            Arc::clone(source)
         };
         let skills = self.register_marked(id, PluginOrigin::Protocol, |index| {
-            index.register_plugin_source(
-                id,
-                Arc::clone(source),
-                skills_storage::RootOrigin::Registered,
-            )
+            index.register_plugin_source(id, source, skills_storage::RootOrigin::Registered)
         })?;
         Ok(crate::PluginRegistered {
             id: id.to_owned(),
@@ -293,6 +303,18 @@ impl Executor {
             root: format!("mcp:{server}"),
             skills,
         })
+    }
+
+    /// An MCP server given as a URL, through the host's opener.
+    fn open_mcp_url(&self, url: &str) -> Result<Arc<dyn SkillSource>, ExecError> {
+        let failed = |source: UrlRootError| ExecError::RemoteRoot {
+            url: url.to_owned(),
+            source,
+        };
+        let opener = self.inner.mcp_urls.as_ref().ok_or_else(|| {
+            failed("this host reaches no MCP servers by URL (a host enables them with ExecutorBuilder::mcp_urls)".into())
+        })?;
+        (opener.0)(url).map_err(failed)
     }
 
     /// Whether plugin `id` was registered over the protocol (and not by the host itself).

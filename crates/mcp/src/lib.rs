@@ -8,6 +8,7 @@
 //! threads.
 
 mod complete;
+mod connect;
 mod extension;
 mod logs;
 mod server;
@@ -25,10 +26,11 @@ use rmcp::ServiceExt as _;
 use skills_executor::{Executor, SessionContext};
 use thiserror::Error;
 
+pub use crate::connect::{BearerToken, McpServer, McpTransport, SourceError, TokenError};
 pub use crate::logs::McpLogs;
 pub use crate::server::MAX_PROGRAM_CALLS;
 use crate::server::{Endings, SkillsServer};
-pub use crate::source::{McpServerCommand, McpSource, SourceError};
+pub use crate::source::McpSource;
 
 /// Errors of the MCP server, with stable codes.
 #[derive(Debug, Error)]

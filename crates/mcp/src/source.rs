@@ -5,7 +5,8 @@
 //! size and digest, a `SKILL.md` also against the entry's frontmatter (compared as YAML 1.2
 //! core-schema values). Only files the entry lists are read. The last good entries are held
 //! in memory: a server that goes away leaves its skills listed, and reads fail with a clear
-//! error until it answers again. Stdio servers only, started by the host.
+//! error until it answers again. The server is reached as [`McpServer`] says: a program the
+//! host starts (stdio), or streamable HTTP.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, PoisonError, Weak};
@@ -13,18 +14,11 @@ use std::sync::{Arc, Mutex, PoisonError, Weak};
 use base64::Engine as _;
 use rmcp::model::{ReadResourceRequestParams, ResourceContents, Skill, SkillResources};
 use rmcp::service::{NotificationContext, RunningService};
-use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
+use rmcp::{ClientHandler, RoleClient};
 use skills_model::RemoteOrigin;
 use skills_storage::{ReadError, SkillSource, SourceNotifier};
 
-/// The stdio command of an MCP server the host declared (`--mcp-server LABEL=COMMAND...`).
-#[derive(Debug, Clone)]
-pub struct McpServerCommand {
-    /// The host-assigned label (`--trust mcp:LABEL`; qualified names `LABEL:name`).
-    pub label: String,
-    /// The program and its arguments.
-    pub argv: Vec<String>,
-}
+use crate::connect::{McpServer, SourceError};
 
 /// One skill as the server's entry describes it.
 #[derive(Debug, Clone)]
@@ -46,7 +40,7 @@ struct State {
 
 /// A skill source over one MCP server.
 pub struct McpSource {
-    server: McpServerCommand,
+    server: McpServer,
     runtime: tokio::runtime::Runtime,
     state: Arc<Mutex<State>>,
 }
@@ -82,14 +76,6 @@ impl ClientHandler for Follower {
             }
         }
     }
-}
-
-/// Why an MCP server cannot be a source.
-#[derive(Debug, thiserror::Error)]
-#[error("the MCP server {label}: {reason}")]
-pub struct SourceError {
-    label: String,
-    reason: String,
 }
 
 /// The skill folder of an entry: its URI without the scheme and `/SKILL.md`.
@@ -143,12 +129,9 @@ fn held(listed: Vec<Skill>) -> BTreeMap<String, Held> {
 }
 
 impl McpSource {
-    /// Starts the server, lists its skills, and holds them.
-    pub fn connect(server: McpServerCommand) -> Result<Arc<McpSource>, SourceError> {
-        let fail = |reason: String| SourceError {
-            label: server.label.clone(),
-            reason,
-        };
+    /// Starts the server (or reaches it over HTTP), lists its skills, and holds them.
+    pub fn connect(server: McpServer) -> Result<Arc<McpSource>, SourceError> {
+        let fail = |reason: String| SourceError::new(&server.label, reason);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
             .thread_name("skills-mcp-source")
@@ -164,39 +147,15 @@ impl McpSource {
         Ok(source)
     }
 
-    /// Starts the server again (when it is not running) and lists its skills; the entries
-    /// held stay as they were when that fails.
+    /// Starts the server again or opens a new HTTP session (when it is not answering) and
+    /// lists its skills; the entries held stay as they were when that fails.
     fn reconnect(&self) -> Result<(), String> {
         let follower = Follower {
             state: Arc::downgrade(&self.state),
         };
-        let argv = self.server.argv.clone();
-        let listed = self.runtime.block_on(async move {
-            let (program, args) = argv.split_first().ok_or("no command")?;
-            let mut child = tokio::process::Command::new(program)
-                .args(args)
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .map_err(|e| format!("cannot start {program}: {e}"))?;
-            let stdout = child.stdout.take().ok_or("no stdout")?;
-            let stdin = child.stdin.take().ok_or("no stdin")?;
-            // The child lives as long as the client's transport: kept by a task that waits.
-            tokio::spawn(async move {
-                let _ = child.wait().await;
-            });
-            let client = follower
-                .serve((stdout, stdin))
-                .await
-                .map_err(|e| format!("the MCP handshake failed: {e}"))?;
-            let declared = client
-                .peer_info()
-                .and_then(|i| i.capabilities.extensions.clone())
-                .is_some_and(|e| e.contains_key(rmcp::model::SKILLS_EXTENSION_ID));
-            if !declared {
-                return Err("it does not declare io.modelcontextprotocol/skills".to_owned());
-            }
+        let server = self.server.clone();
+        let (client, listed) = self.runtime.block_on(async move {
+            let client = crate::connect::open(&server, follower).await?;
             let listed = client
                 .list_all_skills()
                 .await
@@ -204,8 +163,8 @@ impl McpSource {
             Ok::<_, String>((client, listed))
         })?;
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
-        state.skills = held(listed.1);
-        state.client = Some(Arc::new(listed.0));
+        state.skills = held(listed);
+        state.client = Some(Arc::new(client));
         Ok(())
     }
 

@@ -576,7 +576,7 @@ impl Request for RegisterPlugin {
             (Some(root), None) => session.register_plugin(&input.id, std::path::Path::new(root)),
             (None, Some(server)) => session.register_plugin_server(&input.id, server),
             _ => Err(ExecError::BadInput(
-                "register_plugin takes one of \"root\" (a folder) and \"server\" (a declared MCP server's label)".into(),
+                "register_plugin takes one of \"root\" (a folder) and \"server\" (a declared MCP server's label, or its https:// URL)".into(),
             )),
         }
     }

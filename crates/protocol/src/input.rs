@@ -233,8 +233,9 @@ pub(crate) struct RegisterInput {
     /// `http://` only on loopback) when the host reads URL roots (or give `server`).
     #[serde(default)]
     pub(crate) root: Option<String>,
-    /// An MCP server serving the skills extension, by the label the host declared
-    /// (`--mcp-server LABEL=...`), in place of `root`. A peer never starts a program.
+    /// An MCP server serving the skills extension, in place of `root`: the label the host
+    /// declared (`--mcp-server LABEL=...`), or a streamable-HTTP URL (`https://`; `http://`
+    /// only on loopback) when the host reaches servers by URL. A peer never starts a program.
     #[serde(default)]
     pub(crate) server: Option<String>,
 }

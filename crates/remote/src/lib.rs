@@ -32,7 +32,7 @@ pub use http::{
     Validators, CONNECT_TIMEOUT, MAX_ARTIFACT_BYTES, MAX_INDEX_BYTES, MAX_REDIRECTS,
     REQUEST_TIMEOUT,
 };
-pub use location::{IndexUrl, WELL_KNOWN_INDEX};
+pub use location::{checked_url, IndexUrl, WELL_KNOWN_INDEX};
 pub use lock::{LocalDigest, Lock, Pins, RemotePin, LOCK_FILE, LOCK_VERSION};
 pub use source::{RemoteSource, RemoteSourceBuilder, DEFAULT_POLL_INTERVAL};
 pub use unpack::{unpack, Bounds, Files, Refused, MAX_ARCHIVE_FILES, MAX_UNPACKED_BYTES};

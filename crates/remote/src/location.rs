@@ -26,12 +26,7 @@ impl IndexUrl {
             url: text.to_owned(),
             reason: reason.to_owned(),
         };
-        let mut url = Url::parse(text).map_err(|e| bad(&e.to_string()))?;
-        check_scheme(&url).map_err(|r| bad(&r))?;
-        if !url.username().is_empty() || url.password().is_some() {
-            return Err(bad("credentials in the URL are refused"));
-        }
-        url.set_fragment(None);
+        let mut url = checked_url(text).map_err(|r| bad(&r))?;
         if !url.path().ends_with(".json") {
             let mut path = url.path().trim_end_matches('/').to_owned();
             path.push('/');
@@ -82,6 +77,20 @@ impl fmt::Display for IndexUrl {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.url.as_str())
     }
+}
+
+/// A URL under the one rule every place that reaches a remote source follows (a URL root,
+/// an MCP server over HTTP): `https://`, or `http://` only on a loopback address
+/// (`localhost`, `127.0.0.0/8`, `::1`); no credentials in it (they would reach logs); the
+/// fragment dropped.
+pub fn checked_url(text: &str) -> Result<Url, String> {
+    let mut url = Url::parse(text).map_err(|e| e.to_string())?;
+    check_scheme(&url)?;
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err("credentials in the URL are refused".into());
+    }
+    url.set_fragment(None);
+    Ok(url)
 }
 
 /// The URL a redirect from `from` to `location` leads to, under `root`'s rule: a redirect
