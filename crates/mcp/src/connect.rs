@@ -16,6 +16,10 @@ use rmcp::{ClientHandler, RoleClient, ServiceExt as _};
 /// How long an HTTP connection may take to open before the server counts as not answering.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How long a server may take to answer (the handshake and listing, or one read) before it
+/// counts as not answering: a server that hangs never stalls a session.
+const ANSWER_WITHIN: Duration = Duration::from_secs(30);
+
 /// Why an MCP server cannot be a source.
 #[derive(Debug, thiserror::Error)]
 #[error("the MCP server {label}: {reason}")]
@@ -43,6 +47,9 @@ pub struct McpServer {
     pub label: String,
     /// How it is reached.
     pub transport: McpTransport,
+    /// How long it may take to answer (its handshake and listing, or one read) before it
+    /// counts as not answering: 30 seconds unless [`McpServer::answering_within`] says.
+    pub answer_within: Duration,
 }
 
 /// How an MCP server is reached.
@@ -104,6 +111,15 @@ impl McpServer {
         McpServer {
             label: label.to_owned(),
             transport: McpTransport::Stdio(argv),
+            answer_within: ANSWER_WITHIN,
+        }
+    }
+
+    /// The same server, counted as not answering after `limit`.
+    pub fn answering_within(self, limit: Duration) -> McpServer {
+        McpServer {
+            answer_within: limit,
+            ..self
         }
     }
 
@@ -122,6 +138,7 @@ impl McpServer {
                 url: url.into(),
                 token,
             },
+            answer_within: ANSWER_WITHIN,
         })
     }
 

@@ -154,13 +154,19 @@ impl McpSource {
             state: Arc::downgrade(&self.state),
         };
         let server = self.server.clone();
+        let within = server.answer_within;
         let (client, listed) = self.runtime.block_on(async move {
-            let client = crate::connect::open(&server, follower).await?;
-            let listed = client
-                .list_all_skills()
+            let answer = async move {
+                let client = crate::connect::open(&server, follower).await?;
+                let listed = client
+                    .list_all_skills()
+                    .await
+                    .map_err(|e| format!("skills/list failed: {e}"))?;
+                Ok::<_, String>((client, listed))
+            };
+            tokio::time::timeout(within, answer)
                 .await
-                .map_err(|e| format!("skills/list failed: {e}"))?;
-            Ok::<_, String>((client, listed))
+                .map_err(|_| not_answering_within(within))?
         })?;
         let mut state = self.state.lock().unwrap_or_else(PoisonError::into_inner);
         state.skills = held(listed);
@@ -195,6 +201,11 @@ impl McpSource {
             Some((held.clone(), rel.to_owned()))
         })
     }
+}
+
+/// Why a server counts as not answering.
+fn not_answering_within(within: std::time::Duration) -> String {
+    format!("it did not answer within {} ms", within.as_millis())
 }
 
 /// A verification failure, as a read error that names the file and the server.
@@ -238,9 +249,26 @@ impl SkillSource for McpSource {
         if size > limit {
             return Err(ReadError::TooLarge { size, limit });
         }
+        let within = self.server.answer_within;
         let fetch = |client: Arc<RunningService<RoleClient, Follower>>| {
-            self.runtime
-                .block_on(client.read_resource(ReadResourceRequestParams::new(uri.clone())))
+            let request = client.read_resource(ReadResourceRequestParams::new(uri.clone()));
+            match self
+                .runtime
+                .block_on(async { tokio::time::timeout(within, request).await })
+            {
+                Ok(read) => read,
+                // A server that stopped answering is dropped (a program is stopped) and
+                // reached again at the next read.
+                Err(_) => {
+                    self.state
+                        .lock()
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .client = None;
+                    Err(rmcp::ServiceError::McpError(
+                        rmcp::ErrorData::internal_error(not_answering_within(within), None),
+                    ))
+                }
+            }
         };
         let read = match fetch(client) {
             Ok(read) => read,
@@ -363,5 +391,24 @@ impl SkillSource for McpSource {
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
             .notifier = Some(notifier);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A server that never answers its handshake is not a source: connecting gives up
+    /// after the server's answering limit, with that reason, and never hangs.
+    #[cfg(unix)]
+    #[test]
+    fn regression_a_server_that_never_answers_is_given_up_on() {
+        let server = McpServer::stdio("mute", vec!["sleep".into(), "600".into()])
+            .answering_within(std::time::Duration::from_millis(200));
+        let error = McpSource::connect(server)
+            .expect_err("a mute server")
+            .to_string();
+        assert!(error.contains("the MCP server mute"), "{error}");
+        assert!(error.contains("did not answer within 200 ms"), "{error}");
     }
 }
