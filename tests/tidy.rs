@@ -1001,6 +1001,10 @@ const OPEN_HOMES: &[(&str, &str)] = &[
         "crates/cli/src/publish.rs",
         "publish writes the index, archives and catalogue it builds into the folder its user names",
     ),
+    (
+        "crates/index/src/available.rs",
+        "lists the folders of the PATH scripts receive, to look up the programs skills need",
+    ),
 ];
 
 /// The opens in `files` (path, text) outside `homes`, tests (`#[cfg(test)]`) left out; and

@@ -1034,18 +1034,27 @@ impl Shared {
             .filter(|r| r.root.origin == RootOrigin::Registered)
             .filter_map(|r| r.root.plugin.clone())
             .collect();
-        // What each skill needs is checked on the reading threads too.
+        // What each skill needs is checked on the reading threads too, beside the build
+        // (whose steps are mostly sequential: the other thread would wait), on the records as
+        // loaded.
         let path = self.config.program_path.as_deref();
         self.reading(|| {
-            Snapshot::build(
-                generation,
-                records,
-                diagnostics,
-                &self.config.order,
-                folders,
-                &registered,
-            )
-            .with_availability(path)
+            let loaded = records.clone();
+            let (snapshot, availability) = rayon::join(
+                || {
+                    Snapshot::build(
+                        generation,
+                        records,
+                        diagnostics,
+                        &self.config.order,
+                        folders,
+                        &registered,
+                    )
+                },
+                // Its copy of the records is let go there too.
+                move || crate::available::Availability::check(&loaded, path),
+            );
+            snapshot.with_availability(availability)
         })
         .with_sources(sources)
         .with_readers(&self.readers)

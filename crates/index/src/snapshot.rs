@@ -396,10 +396,14 @@ impl Snapshot {
         }
     }
 
-    /// Checks every record's needs on this machine (`path`: the search path programs are
-    /// looked for on; `None` for this process's `PATH`).
-    pub(crate) fn with_availability(mut self, path: Option<&std::ffi::OsStr>) -> Snapshot {
-        self.availability = crate::available::Availability::check(&self.records, path);
+    /// With what a check of the records it was built from found of their needs (only what
+    /// names its own records is kept).
+    pub(crate) fn with_availability(
+        mut self,
+        mut availability: crate::available::Availability,
+    ) -> Snapshot {
+        availability.keep_only(&self.records);
+        self.availability = availability;
         self
     }
 
