@@ -10,6 +10,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 mod bench;
+mod chart;
 mod conformance;
 mod gen_corpus;
 mod host_example;
