@@ -1,9 +1,11 @@
-//! `cargo xtask bench [--quick] [--shared DIR]` runs the gate benchmarks in release, prints
+//! `cargo xtask bench [--quick] [--shared DIR]` runs the gate benchmarks in release (the
+//! whole-process rows through `skillctl` as a user gets it, `--profile dist`), prints
 //! one table (metric, median, floor, ratio, target, verdict), saves the results as JSON
 //! (with the core count and the commit) and fails when a gate fails.
 //! `cargo xtask bench --compare A.json B.json` prints the change per metric.
 //! `--write-doc` also writes `docs/performance.md` from the run (dated, naming the machine),
-//! and `--write-doc --from FILE` writes it from a saved run without running anything.
+//! and `--write-doc --from FILE` writes it from a saved run without running anything; both
+//! write the chart of the gated ratios beside it (`chart.rs`).
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -293,6 +295,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             machine: &machine,
             stamp,
             quick,
+            skillctl_profile: SKILLCTL_PROFILE,
         };
         for path in write_performance_doc(&doc, &metrics, &docs_dir())? {
             println!("bench: wrote {}", path.display());
@@ -331,6 +334,8 @@ fn write_saved_doc(results: &Value, dir: &Path) -> Result<Vec<PathBuf>> {
         machine: &machine,
         stamp: results["timestamp"].as_u64().unwrap_or(0),
         quick,
+        // Runs saved before the profile was recorded measured the release build.
+        skillctl_profile: results["skillctl_profile"].as_str().unwrap_or("release"),
     };
     write_performance_doc(&doc, &metrics, dir)
 }
@@ -403,15 +408,15 @@ fn gates_bench(corpora: &[(String, PathBuf)], quick: bool) -> Result<Vec<Value>>
     Ok(doc["metrics"].as_array().cloned().unwrap_or_default())
 }
 
-/// The measures through the release `skillctl`, added to `metrics`: the round trips, the
+/// The measures through `skillctl` as a user gets it (`--profile dist`), added to `metrics`: the round trips, the
 /// whole process beside the floor, peak RSS, the session's throughput, the cold cache.
 fn process_metrics(
     metrics: &mut Vec<Value>,
     corpora: &[(String, PathBuf)],
     quick: bool,
 ) -> Result<()> {
-    // The round trip a host meets, through the release binary: MCP beside JSON lines.
-    let skillctl = crate::build_skillctl(true)?;
+    // The round trip a host meets, through the binary a user gets: MCP beside JSON lines.
+    let skillctl = crate::build_skillctl(crate::Profile::Dist)?;
     let (mcp, lines) = crate::mcp_interop::round_trips(&skillctl)?;
     for (metric, median) in [
         ("round trip, tools/call skills_read over MCP stdio", mcp),
@@ -529,7 +534,7 @@ fn save_results(metrics: &[Value], quick: bool) -> Result<(Machine, u64)> {
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs());
     let machine = Machine::this();
-    let results = json!({"commit": commit, "cores": cores, "quick": quick, "timestamp": stamp, "machine": machine.to_json(), "metrics": metrics});
+    let results = json!({"commit": commit, "cores": cores, "quick": quick, "skillctl_profile": SKILLCTL_PROFILE, "timestamp": stamp, "machine": machine.to_json(), "metrics": metrics});
     let out_dir = crate::target_dir().join("bench-results");
     std::fs::create_dir_all(&out_dir)?;
     let out = out_dir.join(format!("{stamp}-{commit}.json"));
@@ -624,6 +629,9 @@ fn utc_date(secs: u64) -> String {
     format!("{year:04}-{month:02}-{day:02}")
 }
 
+/// The profile `process_metrics` builds `skillctl` with, as a saved run records it.
+const SKILLCTL_PROFILE: &str = "dist";
+
 /// What `docs/performance.md` is written from: the run's table and how many gates failed,
 /// the machine, the run's time stamp and whether it was a quick run.
 struct Doc<'a> {
@@ -632,6 +640,8 @@ struct Doc<'a> {
     machine: &'a Machine,
     stamp: u64,
     quick: bool,
+    /// The Cargo profile the whole-process rows' `skillctl` was built with.
+    skillctl_profile: &'a str,
 }
 
 /// `docs/performance.md`: the run's table, dated and naming the machine, and the chart of
@@ -660,7 +670,8 @@ fn performance_doc(doc: &Doc<'_>) -> String {
          Medians. A ratio is the median over a floor measured in the same run, the only figures\n\
          that hold on a noisy machine; what each floor is, and why, is decision\n\
          [0006](decisions/0006-speed-against-a-floor.md). A target not met yet says \"not yet\" and\n\
-         names its open issue.\n\n\
+         names its open issue. The whole-process rows ran `skillctl` built with `--profile\n\
+         {profile}` ([0049](decisions/0049-a-release-profile-for-distribution.md)).\n\n\
          ![Each gated ratio to the checked floor against the number of skills, with the targets]({chart})\n\n\
          The chart ([{chart}]({chart})), written with this page: the index build in process\n\
          against the checked floor, and `skillctl list --format json` as a whole process against\n\
@@ -672,6 +683,7 @@ fn performance_doc(doc: &Doc<'_>) -> String {
         machine = doc.machine.describe(),
         chart = crate::chart::FILE_NAME,
         table = doc.table,
+        profile = doc.skillctl_profile,
     )
 }
 
@@ -846,12 +858,14 @@ mod tests {
             machine: &machine,
             stamp: 1_795_824_000,
             quick: false,
+            skillctl_profile: "dist",
         });
         assert!(doc.starts_with("# Performance\n"));
         assert!(doc.contains("- Date: 2026-11-28 (UTC)"));
         assert!(doc.contains("- Machine: Example CPU @ 2.0GHz, 2 cores, Linux, x86_64"));
         assert!(doc.contains("| index build, 1000 skills | 6.17 ms | 3.31 ms | 1.86x |"));
         assert!(doc.contains("from a full run"));
+        assert!(doc.contains("built with `--profile\ndist`"));
         assert_eq!(
             Machine::from_results(&json!({"machine": machine.to_json()})),
             Some(machine)
