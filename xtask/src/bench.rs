@@ -283,6 +283,9 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
     let quick = args.iter().any(|a| a == "--quick");
     let corpora = bench_corpora(args, quick)?;
+    if crate::flag(args, "--only") == Some("whole") {
+        return whole_only(&corpora, quick);
+    }
     let mut metrics = gates_bench(&corpora, quick)?;
     process_metrics(&mut metrics, &corpora, quick)?;
     let (table, failed) = table(&metrics, quick);
@@ -307,6 +310,36 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
     }
     println!("bench: every gate passed");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `--only whole`: the whole-process list rows alone, printed (to measure a change to the
+/// process's fixed costs without the rest of the run); nothing is saved or gated.
+fn whole_only(corpora: &[(String, PathBuf)], quick: bool) -> Result<ExitCode> {
+    let skillctl = crate::build_skillctl(crate::Profile::Dist)?;
+    let floor = crate::whole::build_floor()?;
+    let mut metrics = Vec::new();
+    whole_process(
+        &mut metrics,
+        &skillctl,
+        &floor,
+        &whole_corpora(corpora),
+        quick,
+    )?;
+    print!("{}", table(&metrics, quick).0);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The corpora the whole-process rows read: all but the 100-skill one.
+fn whole_corpora(corpora: &[(String, PathBuf)]) -> Vec<Corpus> {
+    corpora
+        .iter()
+        .filter(|(label, _)| label != "100")
+        .map(|(label, dir)| Corpus {
+            label: label.clone(),
+            dir: dir.clone(),
+            depth: if label == "real" { 6 } else { 1 },
+        })
+        .collect()
 }
 
 /// `--write-doc --from FILE`: the document again from a saved run, without running anything.
@@ -431,15 +464,7 @@ fn process_metrics(
         ));
     }
     let floor = crate::whole::build_floor()?;
-    let whole: Vec<Corpus> = corpora
-        .iter()
-        .filter(|(label, _)| label != "100")
-        .map(|(label, dir)| Corpus {
-            label: label.clone(),
-            dir: dir.clone(),
-            depth: if label == "real" { 6 } else { 1 },
-        })
-        .collect();
+    let whole = whole_corpora(corpora);
     whole_process(metrics, &skillctl, &floor, &whole, quick)?;
     peak_rss(metrics, &skillctl, &whole, quick)?;
     // The session's throughput, as a host that pipelines meets it.

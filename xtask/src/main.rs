@@ -47,9 +47,10 @@ commands:
   search-recall [--shared DIR] [--corpus DIR]
       Index the real-world corpus, search for every skill with a query made from its own
       description, and print recall@1 and recall@5 of skills_search.
-  bench [--quick] [--shared DIR] [--write-doc [--from RESULTS.json]]
+  bench [--quick] [--shared DIR] [--only whole] [--write-doc [--from RESULTS.json]]
       The performance gates, each beside its floor measured in the same run. --write-doc
-      writes docs/performance.md from the run; --from RESULTS.json writes it from a saved one.
+      writes docs/performance.md and its chart from the run; --from RESULTS.json writes them
+      from a saved one. --only whole runs the whole-process list rows alone (no gate fails).
   gen-corpus
       Generate the synthetic corpora the benchmarks read.
   schema-check [--shared DIR]
