@@ -698,10 +698,11 @@ fn performance_doc(doc: &Doc<'_>) -> String {
          names its open issue. The whole-process rows ran `skillctl` built with `--profile\n\
          {profile}` ([0049](decisions/0049-a-release-profile-for-distribution.md)).\n\n\
          ![Each gated ratio to the checked floor against the number of skills, with the targets]({chart})\n\n\
-         The chart ([{chart}]({chart})), written with this page: the index build in process\n\
-         against the checked floor, and `skillctl list --format json` as a whole process against\n\
-         the checked floor process, at 1,000, 10,000 and 100,000 generated skills and on the\n\
-         real-world corpus, with the targets (1.2x and 1.5x).\n\n\
+         The chart ([{chart}]({chart})), written with this page:\n\
+         the index build in process against the checked floor, and `skillctl list --format\n\
+         json` as a whole process against the checked floor process, at 1,000, 10,000 and\n\
+         100,000 generated skills and on the real-world corpus, with the targets (1.2x and\n\
+         1.5x).\n\n\
          {table}\n\
          {verdict}\n",
         date = utc_date(doc.stamp),
