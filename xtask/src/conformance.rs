@@ -31,7 +31,7 @@ pub(crate) fn run(args: &[String]) -> Result<ExitCode> {
             cases.display()
         );
     }
-    let skillctl = crate::build_skillctl(false)?;
+    let skillctl = crate::build_skillctl(crate::Profile::Debug)?;
     let mut ok = check_cases(&skillctl, &cases)?;
     if corpus.is_dir() {
         ok &= check_corpus(&skillctl, &corpus)?;

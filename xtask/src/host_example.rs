@@ -6,7 +6,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 pub(crate) fn run(_args: &[String]) -> Result<ExitCode> {
-    let skillctl = crate::build_skillctl(false)?;
+    let skillctl = crate::build_skillctl(crate::Profile::Debug)?;
     let python = std::env::var("PYTHON").unwrap_or_else(|_| "python3".into());
     let script = crate::workspace_root().join("examples/host.py");
     let status = Command::new(&python)

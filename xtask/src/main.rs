@@ -10,6 +10,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 mod bench;
+mod chart;
 mod conformance;
 mod gen_corpus;
 mod host_example;
@@ -46,9 +47,10 @@ commands:
   search-recall [--shared DIR] [--corpus DIR]
       Index the real-world corpus, search for every skill with a query made from its own
       description, and print recall@1 and recall@5 of skills_search.
-  bench [--quick] [--shared DIR] [--write-doc [--from RESULTS.json]]
+  bench [--quick] [--shared DIR] [--only whole] [--write-doc [--from RESULTS.json]]
       The performance gates, each beside its floor measured in the same run. --write-doc
-      writes docs/performance.md from the run; --from RESULTS.json writes it from a saved one.
+      writes docs/performance.md and its chart from the run; --from RESULTS.json writes them
+      from a saved one. --only whole runs the whole-process list rows alone (no gate fails).
   gen-corpus
       Generate the synthetic corpora the benchmarks read.
   schema-check [--shared DIR]
@@ -183,7 +185,7 @@ fn man(args: &[String]) -> Result<ExitCode> {
         .map_or_else(|| target_dir().join("man"), PathBuf::from);
     // The debug build `cargo run -p skills-cli` makes anyway: a release build of the
     // whole stack only to print help text took about four minutes on two cores.
-    let skillctl = build_skillctl(false)?;
+    let skillctl = build_skillctl(Profile::Debug)?;
     let status = Command::new(&skillctl).arg("man").arg(&dir).status()?;
     if !status.success() {
         bail!("skillctl man failed: {status}");
@@ -211,8 +213,18 @@ pub(crate) fn shared_dir(flag: Option<&str>) -> PathBuf {
     workspace_root().join("../shared")
 }
 
-/// Builds `skillctl` (debug) and returns its path.
-pub(crate) fn build_skillctl(release: bool) -> Result<PathBuf> {
+/// How `skillctl` is built for an xtask command.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Profile {
+    /// The debug build: quick to build, for the checks that only need it to work.
+    Debug,
+    /// `--profile dist` (Cargo.toml): the binary a user gets, stripped and optimised
+    /// across crates; what the bench measures (decision 0049).
+    Dist,
+}
+
+/// Builds `skillctl` in `profile` and returns its path.
+pub(crate) fn build_skillctl(profile: Profile) -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(workspace_root()).args([
@@ -223,17 +235,18 @@ pub(crate) fn build_skillctl(release: bool) -> Result<PathBuf> {
         "--bin",
         "skillctl",
     ]);
-    if release {
-        cmd.arg("--release");
-    }
+    let folder = match profile {
+        Profile::Debug => "debug",
+        Profile::Dist => {
+            cmd.args(["--profile", "dist"]);
+            "dist"
+        }
+    };
     let status = cmd.status().context("running cargo build")?;
     if !status.success() {
         bail!("cargo build of skillctl failed");
     }
-    let target = target_dir();
-    Ok(target
-        .join(if release { "release" } else { "debug" })
-        .join("skillctl"))
+    Ok(target_dir().join(folder).join("skillctl"))
 }
 
 /// Cargo's target folder: `$CARGO_TARGET_DIR`, else `target/` in the workspace.

@@ -18,7 +18,7 @@ const PYTHON_SDK: &str = "mcp==2.3.*";
 const TYPESCRIPT_SDK: &str = "@modelcontextprotocol/sdk@1.32";
 
 pub(crate) fn run(_args: &[String]) -> Result<ExitCode> {
-    let skillctl = crate::build_skillctl(false)?;
+    let skillctl = crate::build_skillctl(crate::Profile::Debug)?;
     let dir = crate::target_dir().join("mcp-interop");
     let py = dir.join("py");
     let node = dir.join("node");

@@ -18,18 +18,26 @@ pub(crate) struct Corpus {
     pub(crate) depth: usize,
 }
 
-/// Builds the floor example in release and returns its path.
+/// Builds the floor example with the profile `skillctl` is measured in (`--profile dist`:
+/// both processes built alike; it makes the floor 2% faster) and returns its path.
 pub(crate) fn build_floor() -> Result<PathBuf> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let status = Command::new(cargo)
         .current_dir(crate::workspace_root())
-        .args(["build", "--quiet", "--release", "--example", "floor"])
+        .args([
+            "build",
+            "--quiet",
+            "--profile",
+            "dist",
+            "--example",
+            "floor",
+        ])
         .status()
         .context("running cargo build --example floor")?;
     if !status.success() {
         bail!("cargo build of the floor example failed");
     }
-    Ok(crate::target_dir().join("release/examples/floor"))
+    Ok(crate::target_dir().join("dist/examples/floor"))
 }
 
 fn list_cmd(skillctl: &Path, corpus: &Corpus) -> Command {
