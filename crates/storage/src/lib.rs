@@ -42,6 +42,6 @@ pub use skill_dir::{
     SkillDir,
 };
 pub use source::{
-    skill_folders, CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource,
+    listed_name, skill_folders, CandidateList, EmbeddedSource, FsSource, MemorySource, SkillSource,
     SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
 };
