@@ -435,6 +435,9 @@ fn changes(
     let mut relist = BTreeSet::new();
     for msg in batch {
         let Msg::Fs(Ok(event)) = msg else { continue };
+        if reads_only(event) {
+            continue;
+        }
         for path in &event.paths {
             for root in roots {
                 let Some(dir) = watched_dir(root, path, depth) else {
@@ -497,6 +500,12 @@ pub(crate) struct Plan {
     pub(crate) newly_watched: BTreeSet<PathBuf>,
 }
 
+/// Opening or reading a file (or listing a folder) changes nothing, and the index's own
+/// reads would otherwise trigger the next reload, and the next walk, forever.
+fn reads_only(event: &notify::Event) -> bool {
+    matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
+}
+
 /// Maps a batch of events to the work it needs.
 fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
     let mut plan = Plan::default();
@@ -514,10 +523,7 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
             plan.full = true;
             continue;
         }
-        // Opening or reading a file changes nothing, and the index's own reads would
-        // otherwise trigger the next reload, forever.
-        if matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
-        {
+        if reads_only(event) {
             continue;
         }
         for path in &event.paths {
