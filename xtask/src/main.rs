@@ -10,6 +10,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 mod bench;
+mod burst;
 mod conformance;
 mod gen_corpus;
 mod host_example;
@@ -46,7 +47,7 @@ commands:
   search-recall [--shared DIR] [--corpus DIR]
       Index the real-world corpus, search for every skill with a query made from its own
       description, and print recall@1 and recall@5 of skills_search.
-  bench [--quick] [--shared DIR] [--write-doc [--from RESULTS.json]]
+  bench [--quick] [--shared DIR] [--only burst] [--write-doc [--from RESULTS.json]]
       The performance gates, each beside its floor measured in the same run. --write-doc
       writes docs/performance.md from the run; --from RESULTS.json writes it from a saved one.
   gen-corpus

@@ -475,9 +475,11 @@ fn watched_dir(root: &Path, path: &Path, depth: usize) -> Option<PathBuf> {
 /// skill can see, so it is no change of the skill.
 fn listed_below(dir: &Path, path: &Path) -> bool {
     path.strip_prefix(dir).is_ok_and(|inside| {
-        inside
-            .components()
-            .all(|c| c.as_os_str().to_str().is_none_or(skills_storage::listed_name))
+        inside.components().all(|c| {
+            c.as_os_str()
+                .to_str()
+                .is_none_or(skills_storage::listed_name)
+        })
     })
 }
 

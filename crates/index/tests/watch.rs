@@ -788,6 +788,7 @@ fn a_burst_of_saves_through_temporary_files_reports_each_skill_once() {
     for name in &names {
         write_skill(&root, name, "Version 1.");
     }
+    write_skill(&root, "marker", "Version 1.");
     let index = watched(&root);
     let rx = index.subscribe();
     for name in &names {
@@ -797,6 +798,13 @@ fn a_burst_of_saves_through_temporary_files_reports_each_skill_once() {
         )
         .unwrap();
     }
+    // The temporary files alone change no skill: the marker's save, made after them, is
+    // the first and only event (a change they made would come before it, or with it).
+    fs::write(root.join("marker/.tmp"), skill_text("marker", "Version 2.")).unwrap();
+    fs::rename(root.join("marker/.tmp"), root.join("marker/SKILL.md")).unwrap();
+    let first = collect_until(&rx, "the marker's change", |e| e.name == "marker");
+    let seen: Vec<(ChangeKind, &str)> = first.iter().map(|e| (e.event, e.name.as_str())).collect();
+    assert_eq!(seen, [(ChangeKind::Changed, "marker")]);
     for name in &names {
         let folder = root.join(name);
         fs::rename(folder.join(".SKILL.md.tmp"), folder.join("SKILL.md")).unwrap();
@@ -815,11 +823,18 @@ fn a_burst_of_saves_through_temporary_files_reports_each_skill_once() {
     }
     // A last edit marks the end: nothing else came between.
     let last = root.join("skill-000/SKILL.md");
-    fs::write(root.join("skill-000/.SKILL.md.tmp"), skill_text("skill-000", "Version 3.")).unwrap();
+    fs::write(
+        root.join("skill-000/.SKILL.md.tmp"),
+        skill_text("skill-000", "Version 3."),
+    )
+    .unwrap();
     fs::rename(root.join("skill-000/.SKILL.md.tmp"), &last).unwrap();
     let e = wait_event(&rx, DEADLINE, "the last edit", |_| true);
-    assert_eq!((e.event, e.name.as_str()), (ChangeKind::Changed, "skill-000"));
+    assert_eq!(
+        (e.event, e.name.as_str()),
+        (ChangeKind::Changed, "skill-000")
+    );
     assert!(changed.values().all(|&n| n == 1), "{changed:?}");
-    assert_eq!(snap.records().len(), names.len());
+    assert_eq!(snap.records().len(), names.len() + 1);
     assert!(snap.diagnostics().is_empty(), "{:?}", snap.diagnostics());
 }
