@@ -205,39 +205,7 @@ impl Watches {
         // Nothing to walk and nothing unwatched: the wanted watches are the ones set (a
         // burst of saves inside skill folders costs no pass over every watched folder).
         let mut dirty = !changes.relist.is_empty();
-        for gone in &changes.gone {
-            let mut below: Vec<PathBuf> = self
-                .watched
-                .range(gone.clone()..)
-                .take_while(|w| w.starts_with(gone))
-                .cloned()
-                .collect();
-            // A root (or an ancestor) gone: every watch it set goes, its ancestor's too.
-            let roots_below: Vec<PathBuf> = self
-                .roots
-                .keys()
-                .filter(|r| r.starts_with(gone))
-                .cloned()
-                .collect();
-            for root in roots_below {
-                below.extend(self.roots.remove(&root).into_iter().flat_map(|r| r.folders));
-            }
-            for path in below {
-                let _ = watcher.unwatch(&path);
-                dirty |= self.watched.remove(&path);
-            }
-            // What is below a path sorts right after it: a range, not a pass over every
-            // skill folder for each path a burst renames (that was quadratic).
-            let stale: Vec<PathBuf> = self
-                .interiors
-                .range(gone.clone()..)
-                .take_while(|(dir, _)| dir.starts_with(gone))
-                .map(|(dir, _)| dir.clone())
-                .collect();
-            for dir in stale {
-                self.interiors.remove(&dir);
-            }
-        }
+        dirty |= self.unwatch_gone(watcher, &changes.gone);
         for dir in &changes.relist {
             self.interiors.remove(dir);
         }
@@ -282,6 +250,51 @@ impl Watches {
             }
         }
         fresh
+    }
+
+    /// Unwatches every watched folder at or below a path deleted or renamed (a root's
+    /// folders too, when the root or an ancestor went) and forgets the skill folders' lists
+    /// there. Whether any watch went.
+    fn unwatch_gone(
+        &mut self,
+        watcher: &mut RecommendedWatcher,
+        gone_paths: &BTreeSet<PathBuf>,
+    ) -> bool {
+        let mut dirty = false;
+        for gone in gone_paths {
+            let mut below: Vec<PathBuf> = self
+                .watched
+                .range(gone.clone()..)
+                .take_while(|w| w.starts_with(gone))
+                .cloned()
+                .collect();
+            // A root (or an ancestor) gone: every watch it set goes, its ancestor's too.
+            let roots_below: Vec<PathBuf> = self
+                .roots
+                .keys()
+                .filter(|r| r.starts_with(gone))
+                .cloned()
+                .collect();
+            for root in roots_below {
+                below.extend(self.roots.remove(&root).into_iter().flat_map(|r| r.folders));
+            }
+            for path in below {
+                let _ = watcher.unwatch(&path);
+                dirty |= self.watched.remove(&path);
+            }
+            // What is below a path sorts right after it: a range, not a pass over every
+            // skill folder for each path a burst renames (that was quadratic).
+            let stale: Vec<PathBuf> = self
+                .interiors
+                .range(gone.clone()..)
+                .take_while(|(dir, _)| dir.starts_with(gone))
+                .map(|(dir, _)| dir.clone())
+                .collect();
+            for dir in stale {
+                self.interiors.remove(&dir);
+            }
+        }
+        dirty
     }
 
     /// Whether `root` now resolves to another folder than when it was walked.
