@@ -10,6 +10,7 @@ use std::process::{Command, ExitCode};
 use anyhow::{bail, Context, Result};
 
 mod bench;
+mod burst;
 mod chart;
 mod conformance;
 mod gen_corpus;
@@ -47,7 +48,7 @@ commands:
   search-recall [--shared DIR] [--corpus DIR]
       Index the real-world corpus, search for every skill with a query made from its own
       description, and print recall@1 and recall@5 of skills_search.
-  bench [--quick] [--shared DIR] [--only whole] [--write-doc [--from RESULTS.json]]
+  bench [--quick] [--shared DIR] [--only whole|burst] [--write-doc [--from RESULTS.json]]
       The performance gates, each beside its floor measured in the same run. --write-doc
       writes docs/performance.md and its chart from the run; --from RESULTS.json writes them
       from a saved one. --only whole runs the whole-process list rows alone (no gate fails).

@@ -52,23 +52,31 @@ pub(crate) fn watch(args: &WatchArgs) -> Result<ExitCode> {
             "the watcher is still setting up its watches; changes are reported once it has"
         );
     }
-    let events = index.subscribe();
+    // A publication's events arrive together and are written with one flush: a burst of
+    // a thousand saves is one write, not a thousand.
+    let batches = index.subscribe_batches();
     let snap = index.snapshot();
-    let mut out = std::io::stdout().lock();
+    // Buffered: standard output alone writes at every newline.
+    let mut out = std::io::BufWriter::with_capacity(1 << 16, std::io::stdout().lock());
     let ready_generation = snap.generation();
     let ready = json!({"event": "ready", "generation": ready_generation, "skills": snap.len()});
     writeln!(out, "{ready}")?;
     out.flush()?;
     loop {
         crossbeam_channel::select! {
-            recv(events) -> event => {
-                let Ok(event) = event else { break };
+            recv(batches) -> batch => {
+                let Ok(batch) = batch else { break };
                 // A change published between subscribing and the ready line is in it already.
-                if event.generation <= ready_generation {
-                    continue;
+                let fresh = batch.iter().filter(|e| e.generation > ready_generation);
+                let mut any = false;
+                for event in fresh {
+                    serde_json::to_writer(&mut out, event)?;
+                    out.write_all(b"\n")?;
+                    any = true;
                 }
-                writeln!(out, "{}", serde_json::to_string(&event)?)?;
-                out.flush()?;
+                if any {
+                    out.flush()?;
+                }
             }
             recv(stop_rx) -> _ => break,
         }

@@ -8,7 +8,7 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
-use notify::event::{AccessKind, AccessMode, ModifyKind};
+use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use parking_lot::{Condvar, Mutex};
 
@@ -185,6 +185,8 @@ struct Watches {
 struct RootWatch {
     resolved: Option<PathBuf>,
     folders: BTreeSet<PathBuf>,
+    /// The skill folders the walk found.
+    skills: BTreeSet<PathBuf>,
 }
 
 impl Watches {
@@ -200,29 +202,10 @@ impl Watches {
         changes: &Changes,
     ) -> BTreeSet<PathBuf> {
         self.roots.retain(|root, _| roots.contains(root));
-        for gone in &changes.gone {
-            let mut below: Vec<PathBuf> = self
-                .watched
-                .range(gone.clone()..)
-                .take_while(|w| w.starts_with(gone))
-                .cloned()
-                .collect();
-            // A root (or an ancestor) gone: every watch it set goes, its ancestor's too.
-            let roots_below: Vec<PathBuf> = self
-                .roots
-                .keys()
-                .filter(|r| r.starts_with(gone))
-                .cloned()
-                .collect();
-            for root in roots_below {
-                below.extend(self.roots.remove(&root).into_iter().flat_map(|r| r.folders));
-            }
-            for path in below {
-                let _ = watcher.unwatch(&path);
-                self.watched.remove(&path);
-            }
-            self.interiors.retain(|dir, _| !dir.starts_with(gone));
-        }
+        // Nothing to walk and nothing unwatched: the wanted watches are the ones set (a
+        // burst of saves inside skill folders costs no pass over every watched folder).
+        let mut dirty = !changes.relist.is_empty();
+        dirty |= self.unwatch_gone(watcher, &changes.gone);
         for dir in &changes.relist {
             self.interiors.remove(dir);
         }
@@ -234,10 +217,14 @@ impl Watches {
             for root in roots {
                 let walk = changes.rewalk.contains(root) || !self.roots.contains_key(root);
                 if walk || moved_root(root, self.roots.get(root)) {
+                    dirty = true;
                     let folders = self.root_folders(root, depth);
                     let old = self.roots.insert(root.clone(), folders);
                     moved |= old.is_none_or(|o| o.folders != self.roots[root].folders);
                 }
+            }
+            if !dirty {
+                break;
             }
             let wanted: BTreeSet<PathBuf> = self
                 .roots
@@ -265,9 +252,77 @@ impl Watches {
         fresh
     }
 
+    /// Unwatches every watched folder at or below a path deleted or renamed (a root's
+    /// folders too, when the root or an ancestor went) and forgets the skill folders' lists
+    /// there. Whether any watch went.
+    fn unwatch_gone(
+        &mut self,
+        watcher: &mut RecommendedWatcher,
+        gone_paths: &BTreeSet<PathBuf>,
+    ) -> bool {
+        let mut dirty = false;
+        for gone in gone_paths {
+            let mut below: Vec<PathBuf> = self
+                .watched
+                .range(gone.clone()..)
+                .take_while(|w| w.starts_with(gone))
+                .cloned()
+                .collect();
+            // A root (or an ancestor) gone: every watch it set goes, its ancestor's too.
+            let roots_below: Vec<PathBuf> = self
+                .roots
+                .keys()
+                .filter(|r| r.starts_with(gone))
+                .cloned()
+                .collect();
+            for root in roots_below {
+                below.extend(self.roots.remove(&root).into_iter().flat_map(|r| r.folders));
+            }
+            for path in below {
+                let _ = watcher.unwatch(&path);
+                dirty |= self.watched.remove(&path);
+            }
+            // What is below a path sorts right after it: a range, not a pass over every
+            // skill folder for each path a burst renames (that was quadratic).
+            let stale: Vec<PathBuf> = self
+                .interiors
+                .range(gone.clone()..)
+                .take_while(|(dir, _)| dir.starts_with(gone))
+                .map(|(dir, _)| dir.clone())
+                .collect();
+            for dir in stale {
+                self.interiors.remove(&dir);
+            }
+        }
+        dirty
+    }
+
     /// Whether `root` now resolves to another folder than when it was walked.
     fn moved(&self, root: &Path) -> bool {
         moved_root(root, self.roots.get(root))
+    }
+
+    /// Whether an event on `path`, below the folder `dir` of `root`, leaves the watched
+    /// folders as they are: a file (not `SKILL.md` gone) in a folder the last walk found to
+    /// be a skill. A folder or a link that comes, goes or is renamed, a path watched, or a
+    /// folder not known as a skill asks for the root to be walked again.
+    fn keeps_layout(&self, root: &Path, dir: &Path, path: &Path, kind: &EventKind) -> bool {
+        let known_skill = self.roots.get(root).is_some_and(|r| r.skills.contains(dir));
+        if !known_skill || path == dir || self.watched.contains(path) {
+            return false;
+        }
+        if matches!(
+            kind,
+            EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder)
+        ) {
+            return false;
+        }
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) => meta.is_file(),
+            Err(_) => !path
+                .file_name()
+                .is_some_and(|n| n.eq_ignore_ascii_case(skills_storage::SKILL_FILE)),
+        }
     }
 
     /// The folders that watch `root`: the folders a scan visits, each skill folder's own
@@ -277,6 +332,7 @@ impl Watches {
     /// appear.
     fn root_folders(&mut self, root: &Path, depth: usize) -> RootWatch {
         let mut folders = BTreeSet::new();
+        let mut skills = BTreeSet::new();
         let is_link = std::fs::symlink_metadata(root).is_ok_and(|m| m.file_type().is_symlink());
         if is_link {
             if let Some(parent) = root.parent().filter(|p| p.is_dir()) {
@@ -287,6 +343,7 @@ impl Watches {
             let options = skills_storage::DiscoveryOptions::roots().with_max_depth(depth);
             for folder in skills_storage::folders_to_watch(root, &options) {
                 if folder.skill {
+                    skills.insert(folder.dir.clone());
                     let inside = self
                         .interiors
                         .entry(folder.dir.clone())
@@ -301,6 +358,7 @@ impl Watches {
         RootWatch {
             resolved: std::fs::canonicalize(root).ok(),
             folders,
+            skills,
         }
     }
 }
@@ -347,9 +405,9 @@ fn run<S: Rebuild>(
             plan.root_rescans.insert(root.clone());
             plan.touched_roots.insert(root.clone());
         }
-        let changes = changes(&roots, &plan, &batch);
-        // Watches first, then the reads: what changes in between is reported, not lost.
         let depth = shared.config().depth;
+        let changes = changes(&watches, (&roots, depth), &plan, &batch);
+        // Watches first, then the reads: what changes in between is reported, not lost.
         shared.reading(&mut || {
             plan.newly_watched = watches.sync(&mut watcher, &roots, depth, &changes);
         });
@@ -360,8 +418,16 @@ fn run<S: Rebuild>(
 /// What a batch and its plan ask of the watches. A root rescanned (created, deleted or
 /// renamed, or an ancestor was) is watched anew even if it seems watched: a deleted
 /// folder's watch goes with it, and a folder recreated under the same path is another
-/// folder. So is every path deleted or renamed, and what is below it.
-fn changes(roots: &[PathBuf], plan: &Plan, batch: &[Msg]) -> Changes {
+/// folder. So is every path deleted or renamed, and what is below it. A root is walked
+/// again, and a skill folder's own folders listed again, only for an event that may change
+/// which folders are watched ([`Watches::keeps_layout`]); a save inside a skill folder
+/// changes none.
+fn changes(
+    watches: &Watches,
+    (roots, depth): (&[PathBuf], usize),
+    plan: &Plan,
+    batch: &[Msg],
+) -> Changes {
     let stale: BTreeSet<PathBuf> = if plan.full {
         roots.iter().cloned().collect()
     } else {
@@ -379,12 +445,55 @@ fn changes(roots: &[PathBuf], plan: &Plan, batch: &[Msg]) -> Changes {
         }
     }
     let mut rewalk = stale;
-    rewalk.extend(plan.dirs.keys().cloned());
+    let mut relist = BTreeSet::new();
+    for msg in batch {
+        let Msg::Fs(Ok(event)) = msg else { continue };
+        if reads_only(event) {
+            continue;
+        }
+        for path in &event.paths {
+            for root in roots {
+                let Some(dir) = watched_dir(root, path, depth) else {
+                    continue; // not below the root, the root itself, or a rescan of it
+                };
+                if !watches.keeps_layout(root, &dir, path, &event.kind) {
+                    rewalk.insert(root.clone());
+                    relist.insert(dir);
+                }
+            }
+        }
+    }
     Changes {
         rewalk,
-        relist: plan.dirs.values().flatten().cloned().collect(),
+        relist,
         gone,
     }
+}
+
+/// The skill folder `path` (strictly below `root`) belongs to, unless no listing of that
+/// folder shows it (a hidden name on the way, an editor's temporary file say): what
+/// happens there changes nothing a reader of the skill can see.
+fn watched_dir(root: &Path, path: &Path, depth: usize) -> Option<PathBuf> {
+    let rel = path.strip_prefix(root).ok()?;
+    if rel.as_os_str().is_empty() {
+        return None;
+    }
+    let dir = skill_dir(root, rel, depth)?;
+    listed_below(&dir, path).then_some(dir)
+}
+
+/// Whether a listing of the skill folder `dir` can show `path` (at or below it): no name
+/// on the way from `dir` is hidden or `node_modules`. What happens to a path no listing
+/// shows (an editor's temporary file, `.SKILL.md.swp`) changes nothing a reader of the
+/// skill can see, so it is no change of the skill.
+fn listed_below(dir: &Path, path: &Path) -> bool {
+    path.strip_prefix(dir).is_ok_and(|inside| {
+        inside.components().all(|c| {
+            c.as_os_str()
+                .to_str()
+                .is_none_or(skills_storage::listed_name)
+        })
+    })
 }
 
 /// What a batch of events asks the writer to do.
@@ -406,6 +515,12 @@ pub(crate) struct Plan {
     pub(crate) newly_watched: BTreeSet<PathBuf>,
 }
 
+/// Opening or reading a file (or listing a folder) changes nothing, and the index's own
+/// reads would otherwise trigger the next reload, and the next walk, forever.
+fn reads_only(event: &notify::Event) -> bool {
+    matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
+}
+
 /// Maps a batch of events to the work it needs.
 fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
     let mut plan = Plan::default();
@@ -423,10 +538,7 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
             plan.full = true;
             continue;
         }
-        // Opening or reading a file changes nothing, and the index's own reads would
-        // otherwise trigger the next reload, forever.
-        if matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
-        {
+        if reads_only(event) {
             continue;
         }
         for path in &event.paths {
@@ -436,6 +548,7 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
                     plan.root_rescans.insert(root.clone());
                 } else if let Ok(rel) = path.strip_prefix(root) {
                     match skill_dir(root, rel, depth) {
+                        Some(dir) if !listed_below(&dir, path) => {} // a temporary file, say
                         Some(dir) => {
                             plan.dirs.entry(root.clone()).or_default().insert(dir);
                         }

@@ -775,3 +775,66 @@ fn links_to_a_big_tree_and_loops_cost_the_watcher_no_more_than_the_scan() {
     fs::write(big.join("SKILL.md"), skill_text("big", "Big.")).unwrap();
     appears(&index, "big", "the linked folder's skill");
 }
+
+/// Issue 43: a burst of editor saves (a hidden temporary file written in every skill folder,
+/// then each renamed over its `SKILL.md`) reports each skill changed exactly once, however
+/// the burst falls into debounce windows: a temporary file is no change of its skill (no
+/// listing shows it), and it never becomes a skill or a diagnostic.
+#[test]
+fn a_burst_of_saves_through_temporary_files_reports_each_skill_once() {
+    let w = World::new();
+    let root = w.root.clone();
+    let names: Vec<String> = (0..200).map(|i| format!("skill-{i:03}")).collect();
+    for name in &names {
+        write_skill(&root, name, "Version 1.");
+    }
+    write_skill(&root, "marker", "Version 1.");
+    let index = watched(&root);
+    let rx = index.subscribe();
+    for name in &names {
+        fs::write(
+            root.join(name).join(".SKILL.md.tmp"),
+            skill_text(name, "Version 2."),
+        )
+        .unwrap();
+    }
+    // The temporary files alone change no skill: the marker's save, made after them, is
+    // the first and only event (a change they made would come before it, or with it).
+    fs::write(root.join("marker/.tmp"), skill_text("marker", "Version 2.")).unwrap();
+    fs::rename(root.join("marker/.tmp"), root.join("marker/SKILL.md")).unwrap();
+    let first = collect_until(&rx, "the marker's change", |e| e.name == "marker");
+    let seen: Vec<(ChangeKind, &str)> = first.iter().map(|e| (e.event, e.name.as_str())).collect();
+    assert_eq!(seen, [(ChangeKind::Changed, "marker")]);
+    for name in &names {
+        let folder = root.join(name);
+        fs::rename(folder.join(".SKILL.md.tmp"), folder.join("SKILL.md")).unwrap();
+    }
+    let snap = wait_until(&index, DEADLINE, "every skill at version 2", |s| {
+        names
+            .iter()
+            .all(|n| description(s, n).is_some_and(|d| d.starts_with("Version 2.")))
+    });
+    let mut changed = std::collections::BTreeMap::<String, usize>::new();
+    // Events follow their snapshot: collect until every skill has reported a change.
+    while changed.len() < names.len() {
+        let e = wait_event(&rx, DEADLINE, "a changed event per skill", |_| true);
+        assert_eq!(e.event, ChangeKind::Changed, "{e:?}");
+        *changed.entry(e.name).or_default() += 1;
+    }
+    // A last edit marks the end: nothing else came between.
+    let last = root.join("skill-000/SKILL.md");
+    fs::write(
+        root.join("skill-000/.SKILL.md.tmp"),
+        skill_text("skill-000", "Version 3."),
+    )
+    .unwrap();
+    fs::rename(root.join("skill-000/.SKILL.md.tmp"), &last).unwrap();
+    let e = wait_event(&rx, DEADLINE, "the last edit", |_| true);
+    assert_eq!(
+        (e.event, e.name.as_str()),
+        (ChangeKind::Changed, "skill-000")
+    );
+    assert!(changed.values().all(|&n| n == 1), "{changed:?}");
+    assert_eq!(snap.records().len(), names.len() + 1);
+    assert!(snap.diagnostics().is_empty(), "{:?}", snap.diagnostics());
+}

@@ -40,6 +40,6 @@ pub use skill_dir::{
     SkillDir,
 };
 pub use source::{
-    listed_path, skill_folders, CandidateList, EmbeddedSource, FsSource, HeldFile, MemorySource,
-    SkillSource, SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
+    listed_name, listed_path, skill_folders, CandidateList, EmbeddedSource, FsSource, HeldFile,
+    MemorySource, SkillSource, SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
 };

@@ -373,8 +373,9 @@ fn path_order(a: &str, b: &str) -> Ordering {
     a.split('/').cmp(b.split('/'))
 }
 
-/// Whether a listing shows an entry of this name.
-fn listed_name(name: &str) -> bool {
+/// Whether a listing shows an entry of this name (hidden names and `node_modules` are left
+/// out): a watcher ignores what happens to a path a listing never shows.
+pub fn listed_name(name: &str) -> bool {
     !name.starts_with('.') && name != "node_modules"
 }
 
