@@ -265,14 +265,11 @@ impl Executor {
 
     /// A URL root's source, through the host's opener.
     fn open_url_root(&self, url: &str) -> Result<Arc<dyn SkillSource>, ExecError> {
-        let failed = |source: UrlRootError| ExecError::RemoteRoot {
-            url: url.to_owned(),
-            source,
-        };
-        let opener = self.inner.url_roots.as_ref().ok_or_else(|| {
-            failed("this host reads no URL roots (a host enables them with ExecutorBuilder::url_roots)".into())
-        })?;
-        (opener.0)(url).map_err(failed)
+        open_through(
+            self.inner.url_roots.as_ref(),
+            url,
+            "this host reads no URL roots (a host enables them with ExecutorBuilder::url_roots)",
+        )
     }
 
     /// Registers, over the protocol, an MCP server as the plugin `id` (untrusted unless the
@@ -307,14 +304,11 @@ impl Executor {
 
     /// An MCP server given as a URL, through the host's opener.
     fn open_mcp_url(&self, url: &str) -> Result<Arc<dyn SkillSource>, ExecError> {
-        let failed = |source: UrlRootError| ExecError::RemoteRoot {
-            url: url.to_owned(),
-            source,
-        };
-        let opener = self.inner.mcp_urls.as_ref().ok_or_else(|| {
-            failed("this host reaches no MCP servers by URL (a host enables them with ExecutorBuilder::mcp_urls)".into())
-        })?;
-        (opener.0)(url).map_err(failed)
+        open_through(
+            self.inner.mcp_urls.as_ref(),
+            url,
+            "this host reaches no MCP servers by URL (a host enables them with ExecutorBuilder::mcp_urls)",
+        )
     }
 
     /// Whether plugin `id` was registered over the protocol (and not by the host itself).
@@ -499,4 +493,19 @@ fn root_warnings(root: &std::path::Path, watching: bool) -> Vec<String> {
         Err(_) => "does not exist; no skills are read from it",
     };
     vec![format!("the plugin root {} {problem}", root.display())]
+}
+
+/// The source `opener` (a host's, for URL roots or MCP servers) gives for `url`; refused,
+/// saying `missing`, when the host gave none.
+fn open_through(
+    opener: Option<&UrlRoots>,
+    url: &str,
+    missing: &str,
+) -> Result<Arc<dyn SkillSource>, ExecError> {
+    let failed = |source: UrlRootError| ExecError::RemoteRoot {
+        url: url.to_owned(),
+        source,
+    };
+    let opener = opener.ok_or_else(|| failed(missing.into()))?;
+    (opener.0)(url).map_err(failed)
 }
