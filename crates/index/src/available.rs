@@ -3,13 +3,15 @@
 //! on the `PATH` scripts receive. Tool needs are the host's to judge (the
 //! executor's policy says which tools it offers).
 
-use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::cell::RefCell;
+use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
+use parking_lot::Mutex;
+
+use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
 use skills_model::{Os, Requires, SkillRecord, Unmet};
 
 use crate::Map;
@@ -32,48 +34,37 @@ pub(crate) struct Availability {
 
 impl Availability {
     /// Checks every record's needs here. `path` is the search path (`None`: this process's
-    /// `PATH`, read now). Each distinct program and variable is looked up once, then the
-    /// records are judged in parallel (on the caller's pool: the index's reading threads).
+    /// `PATH`, read now). The records are judged in parallel (on the caller's pool: the
+    /// index's reading threads), in one pass over each record; each distinct program and
+    /// variable is looked up once, the first time a record names it.
     pub(crate) fn check(records: &[Arc<SkillRecord>], path: Option<&OsStr>) -> Availability {
         let path = path
             .map(OsStr::to_os_string)
             .or_else(|| std::env::var_os("PATH"));
-        let needs: Vec<(usize, Cow<'_, Requires>)> = records
-            .iter()
-            .enumerate()
-            .filter_map(|(i, r)| Requires::of(&r.frontmatter).map(|n| (i, n)))
-            .collect();
-        let mut found = Availability {
-            path,
-            checked: records.len(),
-            ..Availability::default()
-        };
-        if needs.is_empty() {
-            return found;
-        }
-        let (bins, vars) = distinct_names(&needs);
-        let here = look_up(&bins, found.path.as_deref());
-        found.programs = bins.iter().map(|b| (*b).to_owned()).zip(here).collect();
-        found.variables = vars
-            .iter()
-            .map(|v| {
-                let set = std::env::var_os(v).is_some_and(|v| !v.is_empty());
-                ((*v).to_owned(), set)
-            })
-            .collect();
         let os = Os::current();
-        let (programs, variables) = (&found.programs, &found.variables);
-        found.unavailable = needs
+        let answers = Answers::on(path.as_deref());
+        let mut unavailable: Vec<usize> = records
             .par_iter()
-            .filter(|(_, n)| {
-                !n.met_here(os, &|b| programs.get(b).copied().unwrap_or(false), &|v| {
-                    variables.get(v).copied().unwrap_or(false)
-                })
+            // Long enough runs that each thread's copy of the answers is filled few times.
+            .with_min_len(512)
+            .map_init(Local::default, |local, record| {
+                let needs = Requires::of(&record.frontmatter)?;
+                let met = needs.met_here(os, &|b| local.program(b, &answers), &|v| {
+                    local.variable(v, &answers)
+                });
+                (!met).then_some(Arc::as_ptr(record) as usize)
             })
-            .map(|(i, _)| Arc::as_ptr(&records[*i]) as usize)
+            .flatten()
             .collect();
-        found.unavailable.sort_unstable();
-        found
+        unavailable.sort_unstable();
+        let (programs, variables) = answers.into_maps();
+        Availability {
+            unavailable,
+            checked: records.len(),
+            programs,
+            variables,
+            path,
+        }
     }
 
     /// Keeps only what names `kept`, the records that stayed of those checked (a snapshot's
@@ -115,23 +106,32 @@ impl Availability {
     }
 }
 
-/// The distinct programs and variables `needs` name, each once, in the order first named.
-fn distinct_names<'n>(needs: &'n [(usize, Cow<'_, Requires>)]) -> (Vec<&'n str>, Vec<&'n str>) {
-    let (mut bins, mut vars) = (Vec::new(), Vec::new());
-    let (mut seen_bins, mut seen_vars) = (HashSet::new(), HashSet::new());
-    for (_, n) in needs {
-        for bin in n.bins.iter().chain(n.any_bins.iter().flatten()) {
-            if seen_bins.insert(bin.as_str()) {
-                bins.push(bin.as_str());
-            }
+/// One reading thread's copy of the answers it has had (so that judging a record takes no
+/// lock once its names have been asked about).
+#[derive(Default)]
+struct Local {
+    programs: RefCell<Map<Box<str>, bool>>,
+    variables: RefCell<Map<Box<str>, bool>>,
+}
+
+impl Local {
+    fn program(&self, name: &str, answers: &Answers) -> bool {
+        if let Some(found) = self.programs.borrow().get(name) {
+            return *found;
         }
-        for name in &n.env {
-            if seen_vars.insert(name.as_str()) {
-                vars.push(name.as_str());
-            }
-        }
+        let found = answers.program(name);
+        self.programs.borrow_mut().insert(name.into(), found);
+        found
     }
-    (bins, vars)
+
+    fn variable(&self, name: &str, answers: &Answers) -> bool {
+        if let Some(set) = self.variables.borrow().get(name) {
+            return *set;
+        }
+        let set = answers.variable(name);
+        self.variables.borrow_mut().insert(name.into(), set);
+        set
+    }
 }
 
 /// From this many distinct programs on, each folder of the search path is listed once and
@@ -140,84 +140,121 @@ fn distinct_names<'n>(needs: &'n [(usize, Cow<'_, Requires>)]) -> (Vec<&'n str>,
 /// machine's `PATH` has around ten folders.
 const LIST_FROM: usize = 16;
 
-/// Whether each of `names` is an executable file in a folder of `path` (with none, the C
-/// library's default, `/bin:/usr/bin`, as `execvp` searches). A folder named twice is
-/// searched once (it gives the same answer).
-fn look_up(names: &[&str], path: Option<&OsStr>) -> Vec<bool> {
-    let path = path.unwrap_or_else(|| OsStr::new("/bin:/usr/bin"));
-    let mut dirs: Vec<PathBuf> = Vec::new();
-    for dir in std::env::split_paths(path) {
-        if !dirs.contains(&dir) {
+/// The answers of one check, shared by the reading threads: whether each program asked
+/// about is an executable file in a folder of the search path (with none, the C library's
+/// default, `/bin:/usr/bin`, as `execvp` searches), and whether each variable is set and
+/// not empty. A folder named twice, or reached twice through a link, is searched once (it
+/// gives the same answer).
+struct Answers {
+    dirs: Vec<PathBuf>,
+    programs: Mutex<Map<String, bool>>,
+    variables: Mutex<Map<String, bool>>,
+    /// The folders' listings, made once [`LIST_FROM`] programs have been looked up.
+    listings: OnceLock<Vec<Option<Listing>>>,
+}
+
+impl Answers {
+    fn on(path: Option<&OsStr>) -> Answers {
+        let path = path.unwrap_or_else(|| OsStr::new("/bin:/usr/bin"));
+        let mut dirs: Vec<PathBuf> = Vec::new();
+        let mut seen = Vec::new();
+        for dir in std::env::split_paths(path) {
+            if dirs.contains(&dir) {
+                continue;
+            }
+            if let Some(id) = folder_id(&dir) {
+                if seen.contains(&id) {
+                    continue;
+                }
+                seen.push(id);
+            }
             dirs.push(dir);
         }
-    }
-    let wanted = (names.len() >= LIST_FROM).then(|| Wanted::of(names));
-    let listings: Vec<Option<Vec<bool>>> = match &wanted {
-        Some(wanted) => dirs.iter().map(|dir| wanted.listed_in(dir)).collect(),
-        None => dirs.iter().map(|_| None).collect(),
-    };
-    (0..names.len())
-        .map(|i| {
-            dirs.iter().zip(&listings).any(|(dir, listed)| {
-                listed.as_ref().is_none_or(|l| l[i]) && executable(&dir.join(names[i]))
-            })
-        })
-        .collect()
-}
-
-/// The programs looked for, by name with ASCII letters folded to lower case (so that a
-/// folder on a file system that ignores case is not judged by its listing's spelling).
-struct Wanted {
-    by_name: HashMap<Box<[u8]>, Vec<usize>>,
-    count: usize,
-}
-
-impl Wanted {
-    fn of(names: &[&str]) -> Wanted {
-        let mut by_name: HashMap<Box<[u8]>, Vec<usize>> = HashMap::new();
-        for (i, name) in names.iter().enumerate() {
-            by_name
-                .entry(name.as_bytes().to_ascii_lowercase().into())
-                .or_default()
-                .push(i);
-        }
-        Wanted {
-            by_name,
-            count: names.len(),
+        Answers {
+            dirs,
+            programs: Mutex::default(),
+            variables: Mutex::default(),
+            listings: OnceLock::new(),
         }
     }
 
-    /// Which programs may be in `dir`, by its listing: one whose name is not listed is not
-    /// there. Only a hint (a name that may be there is still looked up with `stat`, the
-    /// folder's only judge); `None` when `dir` cannot be listed (every name is looked up
-    /// then). A name with a byte outside ASCII may be spelt otherwise by a file system that
-    /// folds case: it may always be there.
+    fn program(&self, name: &str) -> bool {
+        let asked = {
+            let programs = self.programs.lock();
+            if let Some(found) = programs.get(name) {
+                return *found;
+            }
+            programs.len()
+        };
+        // Looked up outside the lock: two threads asking at once give the same answer.
+        let listings = (asked >= LIST_FROM).then(|| {
+            self.listings
+                .get_or_init(|| self.dirs.iter().map(|d| Listing::of(d)).collect())
+        });
+        let found = self.dirs.iter().enumerate().any(|(i, dir)| {
+            let may_be = listings.is_none_or(|l| l[i].as_ref().is_none_or(|l| l.may_hold(name)));
+            may_be && executable(&dir.join(name))
+        });
+        self.programs.lock().insert(name.to_owned(), found);
+        found
+    }
+
+    fn variable(&self, name: &str) -> bool {
+        if let Some(set) = self.variables.lock().get(name) {
+            return *set;
+        }
+        let set = std::env::var_os(name).is_some_and(|v| !v.is_empty());
+        self.variables.lock().insert(name.to_owned(), set);
+        set
+    }
+
+    fn into_maps(self) -> (Map<String, bool>, Map<String, bool>) {
+        (self.programs.into_inner(), self.variables.into_inner())
+    }
+}
+
+/// What identifies a folder whichever path reaches it.
+#[cfg(unix)]
+fn folder_id(dir: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(dir).ok().map(|m| (m.dev(), m.ino()))
+}
+
+#[cfg(not(unix))]
+fn folder_id(_dir: &Path) -> Option<(u64, u64)> {
+    None
+}
+
+/// The names in a folder, with ASCII letters folded to lower case (so that a folder on a
+/// file system that ignores case is not judged by its listing's spelling). Only a hint: a
+/// name that may be there is still looked up with `stat`, the folder's only judge.
+struct Listing {
+    names: HashSet<Box<[u8]>>,
+}
+
+impl Listing {
+    /// `None` when `dir` cannot be listed (every name is looked up then).
     #[cfg(unix)]
-    fn listed_in(&self, dir: &Path) -> Option<Vec<bool>> {
+    fn of(dir: &Path) -> Option<Listing> {
         use std::os::unix::ffi::OsStrExt;
-        let mut listed = vec![false; self.count];
-        let mut mark = |at: &[usize]| at.iter().for_each(|&i| listed[i] = true);
-        for (name, at) in &self.by_name {
-            if !name.is_ascii() {
-                mark(at);
-            }
-        }
-        let mut lower = Vec::new();
+        let mut names = HashSet::new();
         for entry in std::fs::read_dir(dir).ok()? {
-            let entry = entry.ok()?.file_name();
-            lower.clear();
-            lower.extend(entry.as_bytes().iter().map(u8::to_ascii_lowercase));
-            if let Some(at) = self.by_name.get(lower.as_slice()) {
-                mark(at);
-            }
+            let name = entry.ok()?.file_name();
+            names.insert(name.as_bytes().to_ascii_lowercase().into_boxed_slice());
         }
-        Some(listed)
+        Some(Listing { names })
     }
 
     /// Not on this system: a program may be found under another name (`.exe`).
     #[cfg(not(unix))]
-    fn listed_in(&self, _dir: &Path) -> Option<Vec<bool>> {
+    fn of(_dir: &Path) -> Option<Listing> {
         None
+    }
+
+    /// Whether `name` may be in the folder. A name with a byte outside ASCII may be spelt
+    /// otherwise by a file system that folds case: it may always be there.
+    fn may_hold(&self, name: &str) -> bool {
+        !name.is_ascii() || self.names.contains(name.to_ascii_lowercase().as_bytes())
     }
 }
 
@@ -247,8 +284,8 @@ mod tests {
             .collect()
     }
 
-    /// Listing each folder of `PATH` (from [`LIST_FROM`] programs on) answers as looking
-    /// every program up does: executables found, in any folder and in one named twice;
+    /// Listing each folder of `PATH` (once [`LIST_FROM`] programs were looked up) answers
+    /// as looking every program up does: executables found, in any folder and in one named twice;
     /// files that cannot run, folders, dangling links and absent names not; a folder that
     /// does not exist passed over.
     #[cfg(unix)]
@@ -270,7 +307,7 @@ mod tests {
         symlink(a.path().join("nowhere"), b.path().join("dangling")).unwrap();
         let path =
             std::env::join_paths([a.path(), &a.path().join("absent"), b.path(), a.path()]).unwrap();
-        let mut names = vec![
+        let names = [
             "runs",
             "Mixed",
             "mixed",
@@ -282,13 +319,19 @@ mod tests {
             "ünïcode",
         ];
         let absent: Vec<String> = (0..LIST_FROM).map(|i| format!("absent-{i}")).collect();
-        names.extend(absent.iter().map(String::as_str));
-        let listed = look_up(&names, Some(&path));
+        // Asked after LIST_FROM others, the names are judged by the folders' listings.
+        let listing = Answers::on(Some(&path));
+        assert!(absent.iter().all(|a| !listing.program(a)));
+        let listed: Vec<bool> = names.iter().map(|n| listing.program(n)).collect();
+        assert!(listing.listings.get().is_some());
         assert_eq!(listed, by_stat(&names, &path));
         assert_eq!(
-            &listed[..9],
+            listed,
             [true, true, false, true, false, false, true, false, false]
         );
-        assert_eq!(look_up(&names[..3], Some(&path)), [true, true, false]);
+        let few = Answers::on(Some(&path));
+        let looked: Vec<bool> = names[..3].iter().map(|n| few.program(n)).collect();
+        assert!(few.listings.get().is_none());
+        assert_eq!(looked, [true, true, false]);
     }
 }
