@@ -1,6 +1,7 @@
 //! Change events: what differs between two snapshots, for subscribers.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -88,49 +89,71 @@ fn event(
 }
 
 /// Which skill a record is, across snapshots: its `SKILL.md` and the root's layer and plugin
-/// (one folder can be reached through two roots, as two skills).
-type Key<'a> = (Layer, Option<&'a str>, &'a Path);
+/// (one folder can be reached through two roots, as two skills). The path is compared as
+/// bytes: a record's path is made by one rule, so a skill has the same bytes in each
+/// snapshot (and bytes hash faster than a path's components).
+type Key<'a> = (Layer, Option<&'a str>, &'a OsStr);
 
 fn key(r: &SkillRecord) -> Key<'_> {
-    (r.layer, r.plugin.as_deref(), r.path.as_path())
+    (r.layer, r.plugin.as_deref(), r.path.as_os_str())
 }
 
 /// The events that turn `old` into `new`, keyed by `SKILL.md` path (and root).
+///
+/// Most publications change few records and keep the others where they were: a record at
+/// the same place in both snapshots (the same allocation) is the same skill, unchanged, and
+/// is compared with nothing else. Only the others are matched by key.
 pub(crate) fn diff(old: &Snapshot, new: &Snapshot, changed_dirs: &[PathBuf]) -> Vec<ChangeEvent> {
     let g = (new, old);
-    let old_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
-        old.records().iter().map(|r| (key(r), r)).collect();
-    let new_by_key: HashMap<Key<'_>, &Arc<SkillRecord>> =
-        new.records().iter().map(|r| (key(r), r)).collect();
+    let (olds, news) = (old.records(), new.records());
+    let kept_in_place = |i: usize| olds.get(i).is_some_and(|o| Arc::ptr_eq(o, &news[i]));
+    let old_by_key: Map<Key<'_>, &Arc<SkillRecord>> = olds
+        .iter()
+        .enumerate()
+        .filter(|&(i, o)| !news.get(i).is_some_and(|r| Arc::ptr_eq(o, r)))
+        .map(|(_, r)| (key(r), r))
+        .collect();
     // Linear in the records: each record looks its own folders up in the set of changed
     // ones (comparing every record with every changed folder was quadratic).
     let changed: HashSet<&Path> = changed_dirs.iter().map(PathBuf::as_path).collect();
     let touched =
         |r: &SkillRecord| !changed.is_empty() && r.path.ancestors().any(|a| changed.contains(a));
     let mut events = Vec::new();
-    for r in new.records() {
-        match old_by_key.get(&key(r)) {
-            None => events.push(event(ChangeKind::Added, r, None, g)),
-            Some(o) => {
-                let touched = touched(r);
-                // A skill whose needs became met, or unmet, is changed too: whether a
-                // reader is offered it may have changed.
-                let availability = old.lacks(o) != new.lacks(r);
-                if (!Arc::ptr_eq(o, r) && (***o != **r || touched)) || availability {
-                    events.push(event(ChangeKind::Changed, r, Some(o), g));
+    let mut matched: HashSet<Key<'_>, foldhash::fast::RandomState> = HashSet::default();
+    for (i, r) in news.iter().enumerate() {
+        let o = if kept_in_place(i) {
+            &olds[i]
+        } else {
+            match old_by_key.get(&key(r)) {
+                None => {
+                    events.push(event(ChangeKind::Added, r, None, g));
+                    continue;
                 }
-                match (old.wins(o), new.wins(r)) {
-                    (true, false) => events.push(event(ChangeKind::Shadowed, r, Some(o), g)),
-                    (false, true) => events.push(event(ChangeKind::Unshadowed, r, Some(o), g)),
-                    _ => {}
+                Some(o) => {
+                    matched.insert(key(r));
+                    *o
                 }
             }
+        };
+        // A skill whose needs became met, or unmet, is changed too: whether a reader is
+        // offered it may have changed.
+        let availability = old.lacks(o) != new.lacks(r);
+        if (!Arc::ptr_eq(o, r) && (**o != **r || touched(r))) || availability {
+            events.push(event(ChangeKind::Changed, r, Some(o), g));
+        }
+        match (old.wins(o), new.wins(r)) {
+            (true, false) => events.push(event(ChangeKind::Shadowed, r, Some(o), g)),
+            (false, true) => events.push(event(ChangeKind::Unshadowed, r, Some(o), g)),
+            _ => {}
         }
     }
-    for r in old.records() {
-        if !new_by_key.contains_key(&key(r)) {
+    for (i, r) in olds.iter().enumerate() {
+        let in_place = news.get(i).is_some_and(|n| Arc::ptr_eq(r, n));
+        if !in_place && !matched.contains(&key(r)) {
             events.push(event(ChangeKind::Removed, r, None, g));
         }
     }
     events
 }
+
+type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;

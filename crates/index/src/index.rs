@@ -768,8 +768,8 @@ impl Shared {
         entries
     }
 
-    /// [`read_entry`](Self::read_entry) of an expected candidate, with its folder (the key
-    /// of its entry): when its `SKILL.md` is not there, the folder is asked about alone, as
+    /// The entry of a candidate expected to hold `SKILL.md`, with its folder (the key of
+    /// its entry), as a scan and a watcher's refresh read it: when its `SKILL.md` is not there, the folder is asked about alone, as
     /// discovery would have (a misnamed `skill.md` is read; a folder with no skill file is
     /// no entry). The folder is the check's own (its report's `dir`) wherever that is the
     /// folder as reached, so it is made once.
@@ -798,16 +798,6 @@ impl Shared {
         let report = self.report_of(root, source, &found);
         let entry = self.entry_from(root, report, previous.get(&dir));
         Some((dir, entry))
-    }
-
-    fn read_entry(
-        &self,
-        root: &RootState,
-        candidate: &SourceCandidate,
-        previous: Option<&Entry>,
-    ) -> Entry {
-        let report = self.report_of(root, root.source.as_ref(), candidate);
-        self.entry_from(root, report, previous)
     }
 
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
@@ -946,6 +936,10 @@ impl Shared {
     }
 
     fn refresh_state(&self, state: &mut RootState, root: &Path, dirs: &[PathBuf]) {
+        // Read through the source's scan view, as a scan reads (for a folder: a handle on
+        // it, so each read walks only the path below the root).
+        let view = state.source.for_scan();
+        let source = view.as_deref().unwrap_or(state.source.as_ref());
         let updates: Vec<(PathBuf, Option<Entry>)> = self.reading(|| {
             dirs.par_iter()
                 .map(|dir| {
@@ -967,12 +961,17 @@ impl Shared {
                     let Some(rel) = rel else {
                         return (dir.clone(), None);
                     };
-                    // The folder alone, as the source's discovery would see it.
-                    let Some(candidate) = state.source.candidate(&rel) else {
-                        return (dir.clone(), None);
+                    // Read as a scan reads a folder expected to hold `SKILL.md` (no folder
+                    // reached here is through a link); a folder where it is not found is
+                    // asked about alone, as the source's discovery would see it.
+                    let expected = SourceCandidate {
+                        dir: if rel.is_empty() { ".".to_owned() } else { rel },
+                        file: skills_storage::SKILL_FILE.to_owned(),
+                        misnamed: false,
+                        resolved: None,
                     };
-                    let entry = self.read_entry(state, &candidate, state.entries.get(dir));
-                    (dir.clone(), Some(entry))
+                    let read = self.read_expected(state, source, &expected, &state.entries);
+                    (dir.clone(), read.map(|(_, entry)| entry))
                 })
                 .collect()
         });

@@ -555,6 +555,74 @@ fn reload_now_picks_up_changes_without_a_watcher() {
     assert_eq!(index.reload_now().len(), 1);
 }
 
+/// A publication's events name what changed and nothing else, whether the other skills
+/// kept their places in the snapshot (compared by place) or moved (a skill added before
+/// them, one removed between them), through reloads and through the watcher's refresh of
+/// changed folders.
+#[test]
+fn events_name_what_changed_whether_the_others_kept_their_places_or_moved() {
+    use ChangeKind::{Added, Changed, Removed};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    for name in ["b", "c", "d", "e", "f"] {
+        write_skill(&root, name, name, "");
+    }
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .build()
+        .unwrap();
+    let rx = index.subscribe();
+    let edit = |name: &str| write_skill(&root, name, name, "license: MIT\n");
+    let remove = |name: &str| fs::remove_dir_all(root.join(name)).unwrap();
+    // (what is done, whether the watcher's refresh of those folders publishes it, events)
+    type Step<'a> = (
+        &'a dyn Fn(),
+        Option<&'a [&'a str]>,
+        &'a [(ChangeKind, &'a str)],
+    );
+    let steps: [Step<'_>; 6] = [
+        (&|| drop(edit("d")), Some(&["d"]), &[(Changed, "d")]),
+        (&|| drop(edit("a")), Some(&["a"]), &[(Added, "a")]),
+        (&|| remove("c"), Some(&["c"]), &[(Removed, "c")]),
+        (
+            &|| {
+                edit("z");
+                edit("b");
+            },
+            None,
+            &[(Added, "z"), (Changed, "b")],
+        ),
+        (
+            &|| {
+                remove("a");
+                edit("f");
+            },
+            Some(&["a", "f"]),
+            &[(Removed, "a"), (Changed, "f")],
+        ),
+        (&|| {}, None, &[]),
+    ];
+    for (i, (act, refreshed, expected)) in steps.into_iter().enumerate() {
+        act();
+        match refreshed {
+            Some(dirs) => {
+                let paths: Vec<PathBuf> =
+                    dirs.iter().map(|d| root.join(d).join("SKILL.md")).collect();
+                index.apply_changed_paths(&paths);
+            }
+            None => drop(index.reload_now()),
+        }
+        let mut got = drain(&rx);
+        got.sort_by(|a, b| a.1.cmp(&b.1));
+        let mut want: Vec<(ChangeKind, String)> = expected
+            .iter()
+            .map(|(k, n)| (*k, format!("project:{n}")))
+            .collect();
+        want.sort_by(|a, b| a.1.cmp(&b.1));
+        assert_eq!(got, want, "step {i}");
+    }
+}
+
 #[test]
 fn shadowed_and_unshadowed_events() {
     let tmp = tempfile::tempdir().unwrap();
