@@ -444,8 +444,12 @@ impl Entry {
 pub(crate) struct Entries(Table<Entry>);
 
 impl Entries {
-    fn with_capacity(capacity: usize) -> Entries {
-        Entries(Table::with_capacity(capacity))
+    /// A map for `capacity` entries whose hashes were taken with `keys`.
+    fn with(keys: crate::Keys, capacity: usize) -> Entries {
+        Entries(Table {
+            slots: hashbrown::HashTable::with_capacity(capacity),
+            keys,
+        })
     }
 
     fn get(&self, dir: &Path) -> Option<&Entry> {
@@ -734,10 +738,29 @@ impl Shared {
         // The scan reads through the source's scan view (for a folder: a handle on it).
         let view = root.source.for_scan();
         let source = view.as_deref().unwrap_or(root.source.as_ref());
-        // Discovery walks nested layouts in parallel: on the reading threads too.
-        let mut candidates = self.reading(|| root.source.expected_candidates());
-        let mut entries = Entries::with_capacity(candidates.len());
-        let keys = entries.0.keys.clone();
+        // Discovery walks nested layouts in parallel, on the reading threads too, and each
+        // skill it finds by asking for its `SKILL.md` is read there and then (one `stat`,
+        // not the walk's and the read's, and no second pass), straight into the map.
+        // Held with their hashes until the map is made to its size: a map grown as they
+        // came rehashed every path on each growth (twice the hashing of the build). Each is
+        // 40 bytes, where the walk's candidates it replaces held their paths.
+        let keys = crate::Keys(std::hash::RandomState::new());
+        let found = Mutex::new(Vec::new());
+        let read_found = |c: &SourceCandidate| {
+            let Ok((dir, entry)) = self.read_if_there(root, source, c, previous) else {
+                return false;
+            };
+            let hash = keys.hash(dir.as_path());
+            let entry = entry.at(dir);
+            found.lock().push((hash, entry));
+            true
+        };
+        let mut candidates = self.reading(|| root.source.expected_candidates_reading(&read_found));
+        let found = found.into_inner();
+        let mut entries = Entries::with(keys.clone(), found.len() + candidates.len());
+        for (hash, entry) in found {
+            entries.insert_hashed(hash, entry);
+        }
         // Read a chunk at a time, each chunk's results going straight into the map: at
         // 100,000 skills a collected list of them all beside the map was tens of MiB of
         // peak memory. Each candidate is made whole by the thread that reads it (the list
@@ -780,6 +803,25 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: &Entries,
     ) -> Option<(PathBuf, Entry)> {
+        let dir = match self.read_if_there(root, source, candidate, previous) {
+            Ok(read) => return Some(read),
+            Err(dir) => dir,
+        };
+        let found = source.candidate(&candidate.dir)?;
+        let report = self.report_of(root, source, &found);
+        let entry = self.entry_from(root, report, previous.get(&dir));
+        Some((dir, entry))
+    }
+
+    /// [`read_expected`](Self::read_expected) as far as the candidate's own file: its
+    /// entry, or its folder (the entry's key) when that file is not there.
+    fn read_if_there(
+        &self,
+        root: &RootState,
+        source: &dyn SkillSource,
+        candidate: &SourceCandidate,
+        previous: &Entries,
+    ) -> Result<(PathBuf, Entry), PathBuf> {
         let mut report = self.report_of(root, source, candidate);
         let dir = match candidate.resolved {
             None => std::mem::take(&mut report.dir),
@@ -790,14 +832,11 @@ impl Shared {
                 .diagnostics
                 .iter()
                 .any(|d| d.rule == Rule::FileMissing);
-        if !missing || candidate.misnamed {
-            let entry = self.entry_from(root, report, previous.get(&dir));
-            return Some((dir, entry));
+        if missing && !candidate.misnamed {
+            return Err(dir);
         }
-        let found = source.candidate(&candidate.dir)?;
-        let report = self.report_of(root, source, &found);
         let entry = self.entry_from(root, report, previous.get(&dir));
-        Some((dir, entry))
+        Ok((dir, entry))
     }
 
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
@@ -1239,7 +1278,7 @@ mod tests {
             ("/r/e/f", "/r/e/f/SKILL.md", false),
             ("/r/e", "/r/e", true),
         ];
-        let mut entries = Entries::with_capacity(1);
+        let mut entries = Entries::default();
         for (dir, file, _) in table {
             entries.insert(PathBuf::from(dir), entry(file));
         }

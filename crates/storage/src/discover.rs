@@ -319,8 +319,28 @@ impl Walked {
     }
 }
 
+/// Reads the skill file of a folder a walk found (its path as reached, its resolved path)
+/// where the walk finds it, on the walking thread: `false` when no skill file is there, and
+/// the walk then lists the folder as it would have ([`walk_reading`]).
+pub(crate) type ReadFound<'a> = dyn Fn(&Path, &Path) -> bool + Sync + 'a;
+
 /// Walks `root`, leaving the folders of an expected last level unjoined.
 pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
+    walk_reading(root, options, None)
+}
+
+/// [`walk`], handing `read` each folder below the root reached by no link that it would
+/// have asked about `SKILL.md` (one `stat`): the read's own `stat` answers instead, so a
+/// nested layout's skills are read in the walk, with no second pass and no call twice.
+/// What `read` took is no candidate; a folder it did not take is listed, so a misnamed
+/// `skill.md`, a broken link named `SKILL.md` and the folders below are found as before.
+/// A folder reached through a link is never read here: only there can one folder be
+/// reached twice, and discovery keeps such a folder once.
+pub(crate) fn walk_reading(
+    root: &Path,
+    options: &DiscoveryOptions,
+    read: Option<&ReadFound<'_>>,
+) -> Walked {
     let mut found = Walked {
         candidates: Vec::new(),
         expected: Level::default(),
@@ -343,7 +363,11 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
     // Walked a level at a time: the folders of a level are visited in parallel (each one
     // `stat` or listing), then the links they hold are followed in order, on this thread
     // (what a link may enter depends on the links entered before it).
-    let at = Base::open(root);
+    let at = Base {
+        read,
+        resolved: canonical_root.clone(),
+        ..Base::open(root)
+    };
     let mut level = Level {
         runs: vec![Run::Whole {
             dir: root.to_path_buf(),
@@ -407,6 +431,10 @@ struct Base<'r> {
     root: &'r Path,
     #[cfg(unix)]
     dir: Option<std::os::fd::OwnedFd>,
+    /// The root with every link resolved (empty until the walk knows it).
+    resolved: PathBuf,
+    /// Who reads a skill file where the walk finds it ([`walk_reading`]).
+    read: Option<&'r ReadFound<'r>>,
 }
 
 impl<'r> Base<'r> {
@@ -415,7 +443,18 @@ impl<'r> Base<'r> {
             root,
             #[cfg(unix)]
             dir: crate::read::open_folder(root),
+            resolved: PathBuf::new(),
+            read: None,
         }
+    }
+
+    /// The reader of the folder `dir` (resolved: `resolved`), when there is one and the
+    /// folder was reached by no link: its path below the root as reached is its path below
+    /// the resolved root (a link on the way would have been resolved to another name).
+    fn reader_of(&self, dir: &Path, resolved: &Path) -> Option<&'r ReadFound<'r>> {
+        let read = self.read?;
+        let reached = crate::read::below(self.root, dir)?;
+        (crate::read::below(&self.resolved, resolved)? == reached).then_some(read)
     }
 
     /// Whether anything is at `path` (links not followed): `symlink_metadata`, through the
@@ -480,15 +519,22 @@ fn visit(
     // a misnamed `skill.md`, or to descend), or when skills are searched inside skills.
     // Case-insensitive filesystems answer for `skill.md` too, so they list.
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
-        let file = joined(&dir, SKILL_FILE.as_ref());
-        if at.exists(&file) {
-            v.candidate = Some(Candidate {
-                dir,
-                resolved,
-                skill_file: Some(file),
-                misnamed: None,
-            });
-            return v;
+        // Read where found, when the walk reads: the read's own `stat` asks.
+        if let Some(read) = at.reader_of(&dir, &resolved) {
+            if read(&dir, &resolved) {
+                return v;
+            }
+        } else {
+            let file = joined(&dir, SKILL_FILE.as_ref());
+            if at.exists(&file) {
+                v.candidate = Some(Candidate {
+                    dir,
+                    resolved,
+                    skill_file: Some(file),
+                    misnamed: None,
+                });
+                return v;
+            }
         }
     }
     // Each entry's name fetched once, and its type only where the walk may descend (a

@@ -41,5 +41,5 @@ pub use skill_dir::{
 };
 pub use source::{
     listed_name, listed_path, skill_folders, CandidateList, EmbeddedSource, FsSource, HeldFile,
-    MemorySource, SkillSource, SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
+    MemorySource, ReadCandidate, SkillSource, SourceCandidate, SourceNotifier, MAX_LISTED_FILES,
 };

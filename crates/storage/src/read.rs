@@ -135,9 +135,10 @@ pub(crate) fn walkable(len: usize) -> bool {
 
 /// [`read_prefix`] of `rel` below an open folder `dir`: the `stat` and the `open` walk
 /// only `rel`, not the folder's whole path again. What is opened and is no regular file is
-/// refused by its `fstat`; what is not opened (nothing there, no regular file, a failed
-/// open) is read by `full` (the same file's whole path) through [`read_prefix`], so every
-/// refusal and error is the one the whole path gives.
+/// refused by its `fstat`; nothing there is [`ReadError::NotFound`], as by the whole path;
+/// what else is not opened (no regular file, a failed open, a `stat` failing otherwise) is
+/// read by `full` (the same file's whole path) through [`read_prefix`], so every refusal
+/// and error is the one the whole path gives.
 #[cfg(unix)]
 pub(crate) fn read_prefix_at(
     dir: std::os::fd::BorrowedFd<'_>,
@@ -149,8 +150,15 @@ pub(crate) fn read_prefix_at(
     use rustix::fs::{statat, AtFlags, FileType, Mode};
     // As `open_nonblocking`: a FIFO swapped in after the check must not block.
     let flags = crate::skill_dir::READ_FLAGS;
-    let regular = statat(dir, rel, AtFlags::empty())
-        .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
+    let stat = statat(dir, rel, AtFlags::empty());
+    // Nothing there (or a broken link): the whole path answers the same, so it is not
+    // asked again (a nested layout's walk reads each folder it would have asked about
+    // `SKILL.md`, and most folders that are no skill have none).
+    if matches!(stat, Err(rustix::io::Errno::NOENT)) {
+        buf.clear();
+        return Err(ReadError::NotFound);
+    }
+    let regular = stat.is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::RegularFile);
     let opened = regular
         .then(|| rustix::fs::openat(dir, rel, flags, Mode::empty()).ok())
         .flatten();

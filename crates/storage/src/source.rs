@@ -32,7 +32,7 @@ use std::sync::{Arc, OnceLock};
 
 use rayon::prelude::*;
 
-use crate::discover::{expected, joined, walk, Level, Run, Walked};
+use crate::discover::{expected, joined, walk_reading, Level, Run, Walked};
 use crate::{
     discover, read_bounded, Candidate, Discovery, DiscoveryOptions, LeafFiles, ReadError,
     SKILL_FILE,
@@ -89,6 +89,16 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     /// (the index does). The default is [`candidates`](Self::candidates).
     fn expected_candidates(&self) -> CandidateList {
         self.candidates().into()
+    }
+    /// [`expected_candidates`](Self::expected_candidates), giving `read` the candidates a
+    /// source can read where it finds them (for a folder: those of a nested layout's walk
+    /// that it would have asked about `SKILL.md`, on the walking thread, before the walk
+    /// goes on). `read` returns whether it took the candidate; what it took is not in the
+    /// list, what it did not take (no `SKILL.md` there) is found as before. The default
+    /// gives `read` nothing.
+    fn expected_candidates_reading(&self, read: &ReadCandidate<'_>) -> CandidateList {
+        let _ = read;
+        self.expected_candidates()
     }
 
     /// The candidate at one folder (relative path), when it holds a skill file: what
@@ -148,6 +158,11 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
         None
     }
 }
+
+/// Reads a candidate where a source finds it
+/// ([`SkillSource::expected_candidates_reading`]): `true` when it took it, `false` when
+/// there is no skill file to read (the source then finds what is there as it would have).
+pub type ReadCandidate<'a> = dyn Fn(&SourceCandidate) -> bool + Sync + 'a;
 
 /// One file of a skill's version as its source states it ([`SkillSource::held_files`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -609,6 +624,18 @@ impl FsSource {
         }
     }
 
+    /// The walk of [`expected_candidates`](SkillSource::expected_candidates), reading
+    /// where it finds with `read`.
+    fn walked_candidates(&self, read: Option<&crate::discover::ReadFound<'_>>) -> CandidateList {
+        let options = self.options.clone().with_leaf_files(LeafFiles::Expected);
+        let walked = walk_reading(&self.root, &options, read);
+        if walked.links_followed {
+            // One folder may have been reached twice: discovery keeps each once.
+            return self.found_candidates(walked.into_discovery()).into();
+        }
+        self.listed_candidates(walked)
+    }
+
     fn resolve(&self, path: &str) -> Option<PathBuf> {
         let rel = normalize(path)?;
         let mut full = self.root.clone();
@@ -638,13 +665,26 @@ impl SkillSource for FsSource {
     /// Folders at the walk's last level come unasked ([`LeafFiles::Expected`]): the
     /// layered-root layout then costs one listing of the root and no call per skill.
     fn expected_candidates(&self) -> CandidateList {
-        let options = self.options.clone().with_leaf_files(LeafFiles::Expected);
-        let walked = walk(&self.root, &options);
-        if walked.links_followed {
-            // One folder may have been reached twice: discovery keeps each once.
-            return self.found_candidates(walked.into_discovery()).into();
-        }
-        self.listed_candidates(walked)
+        self.walked_candidates(None)
+    }
+
+    /// Each folder the walk would ask about `SKILL.md` is given to `read` instead (only
+    /// folders reached by no link: each is reached once), with its path relative to the
+    /// root; one whose path no relative path names is left to the walk.
+    fn expected_candidates_reading(&self, read: &ReadCandidate<'_>) -> CandidateList {
+        let found = |dir: &Path, resolved: &Path| {
+            self.relative(dir)
+                .filter(|rel| !rel.is_empty())
+                .is_some_and(|rel| {
+                    read(&SourceCandidate {
+                        dir: rel,
+                        file: SKILL_FILE.to_owned(),
+                        misnamed: false,
+                        resolved: Some(resolved.to_path_buf()),
+                    })
+                })
+        };
+        self.walked_candidates(Some(&found))
     }
 
     fn candidate(&self, dir: &str) -> Option<SourceCandidate> {
@@ -1318,6 +1358,64 @@ mod tests {
             .collect();
         dirs.sort();
         assert_eq!(dirs, ["flat", "g/deeper/leaf", "g/linked", "g/plain"]);
+    }
+
+    /// A scan reading where the walk finds (decision 0051): each folder reached by no link
+    /// that the walk would have asked about `SKILL.md` is handed to the reader, once, and
+    /// is then no candidate; what the reader finds no file in is listed as before, so a
+    /// misnamed `skill.md`, a broken link named `SKILL.md`, a skill behind a link and the
+    /// last level's folders are candidates still. Together they are what a scan lists.
+    #[cfg(unix)]
+    #[test]
+    fn a_scan_reading_where_it_finds_sees_what_a_scan_lists() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("flat/SKILL.md", b"f"),
+                ("o/r/skills/a/SKILL.md", b"a"),
+                ("o/r/skills/b/skill.md", b"b"),
+                ("o/r/skills/empty/x.md", b"e"),
+                ("o/r/x/y/leaf/SKILL.md", b"l"),
+                (".hidden/h/SKILL.md", b"h"),
+            ],
+        );
+        std::fs::create_dir_all(root.join("o/r/c")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("o/r/c/SKILL.md")).unwrap();
+        on_disk(tmp.path(), &[("outside/ext/SKILL.md", b"x")]);
+        std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("linked")).unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots().with_max_depth(5));
+        let view = source.for_scan().unwrap();
+        let read = std::sync::Mutex::new(Vec::new());
+        let reader = |c: &SourceCandidate| {
+            let found = view.read_prefix(&c.file_path(), 0, &mut Vec::new());
+            if matches!(found, Err(ReadError::NotFound)) {
+                return false;
+            }
+            read.lock().unwrap().push(c.clone());
+            true
+        };
+        let listed = source
+            .expected_candidates_reading(&reader)
+            .into_candidates();
+        let mut read = read.into_inner().unwrap();
+        read.sort_by(|a, b| a.dir.cmp(&b.dir));
+        let dirs =
+            |list: &[SourceCandidate]| list.iter().map(|c| c.dir.clone()).collect::<Vec<_>>();
+        assert_eq!(dirs(&read), ["flat", "o/r/skills/a"]);
+        let mut rest = dirs(&listed);
+        rest.sort();
+        assert_eq!(
+            rest,
+            ["linked/ext", "o/r/c", "o/r/skills/b", "o/r/x/y/leaf"]
+        );
+        let mut both = read;
+        both.extend(listed);
+        both.sort_by(|a, b| a.dir.cmp(&b.dir));
+        let mut whole = source.expected_candidates().into_candidates();
+        whole.sort_by(|a, b| a.dir.cmp(&b.dir));
+        assert_eq!(both, whole);
     }
 
     /// A read through a scan's handle walked only the relative path, so a file whose whole
