@@ -822,19 +822,13 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: &Entries,
     ) -> Result<(PathBuf, Entry), PathBuf> {
-        let mut report = self.report_of(root, source, candidate);
+        let Some(mut report) = self.report_if_there(root, source, candidate) else {
+            return Err(crate::check::under(&root.base, &candidate.dir));
+        };
         let dir = match candidate.resolved {
             None => std::mem::take(&mut report.dir),
             Some(_) => crate::check::under(&root.base, &candidate.dir),
         };
-        let missing = report.parsed.is_none()
-            && report
-                .diagnostics
-                .iter()
-                .any(|d| d.rule == Rule::FileMissing);
-        if missing && !candidate.misnamed {
-            return Err(dir);
-        }
         let entry = self.entry_from(root, report, previous.get(&dir));
         Ok((dir, entry))
     }
@@ -847,7 +841,7 @@ impl Shared {
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
     ) -> SkillReport {
-        let mut report = crate::check::check(
+        let report = crate::check::check(
             source,
             &root.base,
             candidate,
@@ -855,6 +849,35 @@ impl Shared {
             self.config.file_limit,
             Reading::Metadata,
         );
+        self.with_policy(source, candidate, report)
+    }
+
+    /// [`report_of`](Self::report_of), or `None` when the candidate's file is not there
+    /// and it is not misnamed (no report is made for it).
+    fn report_if_there(
+        &self,
+        root: &RootState,
+        source: &dyn SkillSource,
+        candidate: &SourceCandidate,
+    ) -> Option<SkillReport> {
+        let report = crate::check::check_if_there(
+            source,
+            &root.base,
+            candidate,
+            &self.config.parser,
+            self.config.file_limit,
+            Reading::Metadata,
+        )?;
+        Some(self.with_policy(source, candidate, report))
+    }
+
+    /// `report` with the Codex policy applied to its frontmatter.
+    fn with_policy(
+        &self,
+        source: &dyn SkillSource,
+        candidate: &SourceCandidate,
+        mut report: SkillReport,
+    ) -> SkillReport {
         if let Some(parsed) = &mut report.parsed {
             crate::load::apply_codex_policy(
                 &self.config,
