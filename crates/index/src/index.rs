@@ -822,9 +822,17 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: &Entries,
     ) -> Result<(PathBuf, Entry), PathBuf> {
-        let Some(mut report) = self.report_if_there(root, source, candidate) else {
+        let Some(mut report) = crate::check::check_if_there(
+            source,
+            &root.base,
+            candidate,
+            &self.config.parser,
+            self.config.file_limit,
+            Reading::Metadata,
+        ) else {
             return Err(crate::check::under(&root.base, &candidate.dir));
         };
+        self.apply_policy(source, candidate, &mut report);
         let dir = match candidate.resolved {
             None => std::mem::take(&mut report.dir),
             Some(_) => crate::check::under(&root.base, &candidate.dir),
@@ -841,7 +849,7 @@ impl Shared {
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
     ) -> SkillReport {
-        let report = crate::check::check(
+        let mut report = crate::check::check(
             source,
             &root.base,
             candidate,
@@ -849,35 +857,17 @@ impl Shared {
             self.config.file_limit,
             Reading::Metadata,
         );
-        self.with_policy(source, candidate, report)
+        self.apply_policy(source, candidate, &mut report);
+        report
     }
 
-    /// [`report_of`](Self::report_of), or `None` when the candidate's file is not there
-    /// and it is not misnamed (no report is made for it).
-    fn report_if_there(
-        &self,
-        root: &RootState,
-        source: &dyn SkillSource,
-        candidate: &SourceCandidate,
-    ) -> Option<SkillReport> {
-        let report = crate::check::check_if_there(
-            source,
-            &root.base,
-            candidate,
-            &self.config.parser,
-            self.config.file_limit,
-            Reading::Metadata,
-        )?;
-        Some(self.with_policy(source, candidate, report))
-    }
-
-    /// `report` with the Codex policy applied to its frontmatter.
-    fn with_policy(
+    /// Applies the Codex policy to a report's frontmatter, in place (a report is large).
+    fn apply_policy(
         &self,
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
-        mut report: SkillReport,
-    ) -> SkillReport {
+        report: &mut SkillReport,
+    ) {
         if let Some(parsed) = &mut report.parsed {
             crate::load::apply_codex_policy(
                 &self.config,
@@ -886,7 +876,6 @@ impl Shared {
                 &mut parsed.frontmatter,
             );
         }
-        report
     }
 
     /// Turns a checked skill folder into an index entry, keeping the last good record when
