@@ -305,7 +305,7 @@ fn build_metrics(label: &str, t: BuildTimes, metrics: &mut Vec<Value>) {
         "ms",
         checked_ms,
         Some(floor_ms),
-        "the floor with a stat before each open and an fstat after it (promise 20: no device is opened), both by whole path; the index opens relative to a handle on the root and skips the stat where discovery's lstat saw the file; reported, not gated",
+        "the floor with a stat before each open and an fstat after it (promise 20: no device is opened), both by whole path; the index stats and opens relative to a handle on the root, and in a nested layout reads each skill where its walk finds it (one stat, no second pass); reported, not gated",
     ));
     metrics.push(metric(
         &format!("index build against the checked floor, {label} skills"),

@@ -109,9 +109,9 @@ pub(crate) enum Work {
 /// The calls: a handle on the root opened once; for each folder, relative to that handle, a
 /// `stat` of its `SKILL.md` (a device is never opened), the open (non-blocking), an `fstat`
 /// of the open file, one read of the size that gives (at most the index's 8 KiB and one
-/// byte more), the close. As many calls a skill as the index makes; where nested discovery
-/// makes an `lstat` and the read then an `openat2` that follows no link, these are a `stat`
-/// and an `openat`. A folder with no `SKILL.md` is listed and descended into, as in
+/// byte more), the close: the calls the index makes for a skill, in a nested layout as the
+/// walk finds it (the walk's `stat` is the read's). A folder with no `SKILL.md` is listed
+/// and descended into, as in
 /// [`floor`]. Where the floor opens by whole path, these calls walk only the path below the
 /// root, as the index's do. As the index, each thread reads into one buffer of its own
 /// ([`release`] frees them). What it parsed is dropped at once, so the next parse reuses
