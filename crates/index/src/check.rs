@@ -216,15 +216,13 @@ pub(crate) fn check(
     limit: u64,
     reading: Reading,
 ) -> SkillReport {
-    let at = Check {
-        source,
-        base,
-        candidate,
+    let how = How {
         parser,
+        limit,
+        reading,
     };
-    let name = folder_name(base, candidate);
-    let read = at.read(&name, limit, reading);
-    at.report(&name, read)
+    checked(source, base, candidate, how, Missing::Reported)
+        .unwrap_or_else(|| SkillReport::missing(&under(base, &candidate.dir), "no skill file"))
 }
 
 /// [`check`], or `None` when the candidate's file is not there and it is not misnamed: a
@@ -237,96 +235,100 @@ pub(crate) fn check_if_there(
     limit: u64,
     reading: Reading,
 ) -> Option<SkillReport> {
-    let at = Check {
-        source,
-        base,
-        candidate,
+    let how = How {
         parser,
+        limit,
+        reading,
     };
-    let name = folder_name(base, candidate);
-    let read = at.read(&name, limit, reading);
-    if !candidate.misnamed && matches!(read, Err(ReadError::NotFound)) {
-        return None;
-    }
-    Some(at.report(&name, read))
+    checked(source, base, candidate, how, Missing::Skipped)
 }
 
-/// What one check works on.
-struct Check<'a> {
-    source: &'a dyn SkillSource,
-    base: &'a Path,
-    candidate: &'a SourceCandidate,
+/// How a check reads and parses.
+#[derive(Clone, Copy)]
+struct How<'a> {
     parser: &'a SkillParser,
+    limit: u64,
+    reading: Reading,
 }
 
-/// What a check read: the bytes, and the parse when it was made early.
-type Read = Result<(Vec<u8>, Option<ParsedSkill>), ReadError>;
+/// What a check gives when the skill file is not there.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Missing {
+    /// A report of it.
+    Reported,
+    /// Nothing, unless the file is misnamed.
+    Skipped,
+}
 
-impl Check<'_> {
-    /// Reads the candidate's skill file (the folder `name`d so).
-    fn read(&self, name: &str, limit: u64, reading: Reading) -> Read {
-        let at = At {
-            source: self.source,
-            name,
-            rel_file: self.candidate.file_path(),
-        };
-        match reading {
-            Reading::Metadata => read_metadata(&at, limit, self.parser),
-            Reading::Whole => self
-                .source
-                .read(&at.rel_file, limit)
-                .map(|bytes| (bytes, None)),
-        }
+/// [`check`] and [`check_if_there`].
+fn checked(
+    source: &dyn SkillSource,
+    base: &Path,
+    candidate: &SourceCandidate,
+    how: How<'_>,
+    missing: Missing,
+) -> Option<SkillReport> {
+    let How {
+        parser,
+        limit,
+        reading,
+    } = how;
+    // Reported at the resolved path when the source knows it; named after the folder as
+    // reached (a link's own name is what the author sees in the tree).
+    let dir = match &candidate.resolved {
+        Some(resolved) => resolved.clone(),
+        None => under(base, &candidate.dir),
+    };
+    // One allocation of the right size: a record holds its file's path as long as it lives.
+    let file = under(&dir, &candidate.file);
+    let mut diagnostics = Vec::new();
+    if candidate.misnamed {
+        diagnostics.push(Diagnostic::error(
+            Rule::FileName,
+            format!(
+                "the skill file is named {:?}; it must be exactly \"SKILL.md\" (rename it)",
+                candidate.file
+            ),
+        ));
     }
-
-    /// The report of what [`read`](Self::read) gave.
-    fn report(&self, name: &str, read: Read) -> SkillReport {
-        let candidate = self.candidate;
-        // Reported at the resolved path when the source knows it; named after the folder
-        // as reached (a link's own name is what the author sees in the tree).
-        let dir = match &candidate.resolved {
-            Some(resolved) => resolved.clone(),
-            None => under(self.base, &candidate.dir),
-        };
-        // One allocation of the right size: a record holds its file's path as long as it
-        // lives.
-        let file = under(&dir, &candidate.file);
-        let mut diagnostics = Vec::new();
-        if candidate.misnamed {
-            diagnostics.push(Diagnostic::error(
-                Rule::FileName,
-                format!(
-                    "the skill file is named {:?}; it must be exactly \"SKILL.md\" (rename it)",
-                    candidate.file
-                ),
-            ));
+    let name = folder_name(base, candidate);
+    let at = At {
+        source,
+        name: &name,
+        rel_file: candidate.file_path(),
+    };
+    let read = match reading {
+        Reading::Metadata => read_metadata(&at, limit, parser),
+        Reading::Whole => source.read(&at.rel_file, limit).map(|bytes| (bytes, None)),
+    };
+    let (bytes, early) = match read {
+        Ok(pair) => pair,
+        Err(ReadError::NotFound) if missing == Missing::Skipped && !candidate.misnamed => {
+            return None;
         }
-        let (bytes, early) = match read {
-            Ok(pair) => pair,
-            Err(e) => {
-                diagnostics.push(unreadable(&e, &file));
-                return SkillReport {
-                    dir,
-                    file,
-                    source: Vec::new(),
-                    parsed: None,
-                    diagnostics,
-                };
-            }
-        };
-        let parsed = match early {
-            Some(parsed) => parsed,
-            None => parse_read(self.source, candidate, self.parser, (&bytes, name)),
-        };
-        diagnostics.extend(parsed.diagnostics.iter().cloned());
-        SkillReport {
-            dir,
-            file,
-            source: bytes,
-            parsed: Some(parsed),
-            diagnostics,
+        Err(e) => {
+            diagnostics.push(unreadable(&e, &file));
+            return Some(SkillReport {
+                dir,
+                file,
+                source: Vec::new(),
+                parsed: None,
+                diagnostics,
+            });
         }
-    }
+    };
+    let parsed = match early {
+        Some(parsed) => parsed,
+        None => parse_read(source, candidate, parser, (&bytes, &name)),
+    };
+    diagnostics.extend(parsed.diagnostics.iter().cloned());
+    Some(SkillReport {
+        dir,
+        file,
+        source: bytes,
+        parsed: Some(parsed),
+        diagnostics,
+    })
 }
 
 /// The folder's own name: the relative path's last component, or for the root of the
