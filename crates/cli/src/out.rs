@@ -133,7 +133,7 @@ pub(crate) struct RecordView<'a> {
     path: &'a Path,
     plugin: Option<&'a str>,
     priority: i64,
-    qualified_name: String,
+    qualified_name: Qualified<'a>,
     tags: &'a [String],
     /// Why the skill is not offered here (its unmet needs); omitted when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -156,10 +156,31 @@ impl<'a> RecordView<'a> {
             path: &r.path,
             plugin: r.plugin.as_deref(),
             priority: r.frontmatter.priority,
-            qualified_name: r.qualified_name(),
+            qualified_name: Qualified(r),
             tags: &r.frontmatter.tags,
             unavailable: &[],
         }
+    }
+}
+
+/// A record's qualified name ([`SkillRecord::qualified_name`]), serialised as a string
+/// written in place: a `String` made for each record was a twentieth of the cost of
+/// writing a record.
+pub(crate) struct Qualified<'a>(&'a SkillRecord);
+
+impl std::fmt::Display for Qualified<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.0;
+        match &r.plugin {
+            Some(id) => write!(f, "{id}:{}", r.name),
+            None => write!(f, "{}:{}", r.layer, r.name),
+        }
+    }
+}
+
+impl Serialize for Qualified<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -170,7 +191,7 @@ pub(crate) struct ShadowedView<'a> {
     name: &'a str,
     path: &'a Path,
     plugin: Option<&'a str>,
-    qualified_name: String,
+    qualified_name: Qualified<'a>,
     shadowed_by: &'a str,
     shadowed_by_path: &'a Path,
     /// Set when no skill holds the name (MCP servers contest it): `shadowed_by` is then a
@@ -187,7 +208,7 @@ impl<'a> ShadowedView<'a> {
             name: r.name.as_str(),
             path: &r.path,
             plugin: r.plugin.as_deref(),
-            qualified_name: r.qualified_name(),
+            qualified_name: Qualified(r),
             shadowed_by: &s.shadowed_by,
             shadowed_by_path: &s.winner_path,
             contested: s.contested,
@@ -208,25 +229,121 @@ fn indent(out: &mut (impl std::io::Write + ?Sized), depth: usize) -> std::io::Re
 }
 
 /// Serialises `value` pretty-printed as it would be `depth` levels down in a document:
-/// serde_json's pretty printer, each line after the first indented `depth` levels more (no
-/// JSON string holds a raw line break, so every `\n` it writes is between values). The unit
-/// tests hold it to the pretty printer's output for a whole document.
+/// serde_json's pretty printer's bytes, each line after the first indented `depth` levels
+/// more, written straight into `out` ([`Indented`]). The unit tests hold it to the pretty
+/// printer's output for a whole document.
 fn write_at<W: std::io::Write, T: Serialize + ?Sized>(
-    mut out: W,
+    out: W,
     depth: usize,
     value: &T,
 ) -> serde_json::Result<()> {
-    let text = serde_json::to_vec_pretty(value)?;
-    let mut lines = text.split(|b| *b == b'\n');
-    if let Some(first) = lines.next() {
-        out.write_all(first).map_err(serde_json::Error::io)?;
+    let mut serializer = serde_json::Serializer::with_formatter(out, Indented::at(depth));
+    value.serialize(&mut serializer)
+}
+
+/// serde_json's pretty printer (two spaces a level) starting `depth` levels down. Written
+/// through it, a record of `list` is serialised once into the run's buffer: serialising
+/// each into a document of its own and indenting its lines after (as this did) was a
+/// third of the instructions of `list --format json` at 1,000 skills.
+struct Indented {
+    depth: usize,
+    /// Whether the array or object just closed holds a value (an empty one is `[]`/`{}`).
+    has_value: bool,
+}
+
+impl Indented {
+    fn at(depth: usize) -> Indented {
+        Indented {
+            depth,
+            has_value: false,
+        }
     }
-    for line in lines {
-        out.write_all(b"\n").map_err(serde_json::Error::io)?;
-        indent(&mut out, depth).map_err(serde_json::Error::io)?;
-        out.write_all(line).map_err(serde_json::Error::io)?;
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(bracket)
     }
-    Ok(())
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            indent(out, self.depth)?;
+        }
+        out.write_all(bracket)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(out, self.depth)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(out, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _out: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(out, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+    ) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _out: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// A JSON object written a field at a time, the bytes serde_json's pretty printer gives
@@ -402,6 +519,30 @@ mod tests {
             let want = sorted(&pd);
             let got = serde_json::to_string(&DiagnosticView::at(&pd)).expect("serialised");
             assert_eq!(got, want);
+        }
+    }
+
+    /// A record's qualified name is written as the model spells it, for a layer's skill and
+    /// a plugin's.
+    #[test]
+    fn a_qualified_name_is_written_as_the_model_spells_it() {
+        let record = |plugin: Option<&str>| skills_model::SkillRecord {
+            name: skills_model::SkillName::new("deploy").expect("a name"),
+            description: "d".into(),
+            layer: skills_model::Layer::Project,
+            plugin: plugin.map(Into::into),
+            path: "/s/deploy/SKILL.md".into(),
+            frontmatter: Default::default(),
+            body_offset: 0,
+            diagnostics: Vec::new().into(),
+            remote: None,
+        };
+        for r in [record(None), record(Some("acme"))] {
+            let written = serde_json::to_string(&super::Qualified(&r)).expect("serialised");
+            assert_eq!(
+                written,
+                serde_json::to_string(&r.qualified_name()).expect("a string")
+            );
         }
     }
 
