@@ -163,6 +163,106 @@ impl<'a> RecordView<'a> {
     }
 }
 
+impl RecordView<'_> {
+    /// Writes this view as [`write_at`] would at depth 2 (an element of a document's array),
+    /// the same bytes, with its strings copied as they are when nothing in them needs an
+    /// escape: serde_json's escaping, a byte at a time, was most of the cost of writing a
+    /// record (`a_record_is_written_as_serde_writes_it` holds the bytes to serde's).
+    pub(crate) fn write_element(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        const AT: usize = 3;
+        let key = |out: &mut Vec<u8>, key: &str, first: bool| {
+            out.extend_from_slice(if first { b"{\n" } else { b",\n" });
+            push_indent(out, AT);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\": ");
+        };
+        key(out, "description", true);
+        json_str(out, self.description);
+        key(out, "layer", false);
+        json_str(out, self.layer.as_str());
+        key(out, "name", false);
+        json_str(out, self.name);
+        if let Some(origin) = &self.origin {
+            key(out, "origin", false);
+            json_str(out, origin);
+        }
+        key(out, "path", false);
+        match self.path.to_str() {
+            Some(path) => json_str(out, path),
+            // serde's own error for a path that is not UTF-8.
+            None => write_at(&mut *out, AT, self.path)?,
+        }
+        key(out, "plugin", false);
+        match self.plugin {
+            Some(plugin) => json_str(out, plugin),
+            None => out.extend_from_slice(b"null"),
+        }
+        key(out, "priority", false);
+        serde_json::to_writer(&mut *out, &self.priority)?;
+        key(out, "qualified_name", false);
+        out.push(b'"');
+        let r = self.qualified_name.0;
+        json_str_contents(out, r.plugin.as_deref().unwrap_or(r.layer.as_str()));
+        out.push(b':');
+        json_str_contents(out, r.name.as_str());
+        out.push(b'"');
+        key(out, "tags", false);
+        if self.tags.is_empty() {
+            out.extend_from_slice(b"[]");
+        } else {
+            for (i, tag) in self.tags.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"[\n" } else { b",\n" });
+                push_indent(out, AT + 1);
+                json_str(out, tag);
+            }
+            out.push(b'\n');
+            push_indent(out, AT);
+            out.push(b']');
+        }
+        if !self.unavailable.is_empty() {
+            key(out, "unavailable", false);
+            write_at(&mut *out, AT, self.unavailable)?;
+        }
+        out.push(b'\n');
+        push_indent(out, AT - 1);
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// [`indent`] into a buffer, which cannot fail.
+fn push_indent(out: &mut Vec<u8>, depth: usize) {
+    out.resize(out.len() + depth * 2, b' ');
+}
+
+/// `text` as a JSON string, as serde_json writes it.
+fn json_str(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    json_str_contents(out, text);
+    out.push(b'"');
+}
+
+/// `text` escaped as serde_json escapes a string's contents: copied whole when nothing in
+/// it needs an escape (checked sixteen bytes at a time), else through serde_json.
+fn json_str_contents(out: &mut Vec<u8>, text: &str) {
+    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let mut chunks = text.as_bytes().chunks_exact(16);
+    let plain = chunks
+        .by_ref()
+        .all(|chunk| !chunk.iter().fold(false, |any, &b| any | special(b)))
+        && !chunks.remainder().iter().any(|&b| special(b));
+    if plain {
+        out.extend_from_slice(text.as_bytes());
+    } else {
+        let mut quoted = Vec::with_capacity(text.len() + 8);
+        // A `str` serialised into a `Vec` does not fail.
+        if serde_json::to_writer(&mut quoted, text).is_ok() {
+            out.extend_from_slice(&quoted[1..quoted.len() - 1]);
+        }
+    }
+}
+
 /// A record's qualified name ([`SkillRecord::qualified_name`]), serialised as a string
 /// written in place: a `String` made for each record was a twentieth of the cost of
 /// writing a record.
@@ -431,6 +531,14 @@ impl Element<'_> {
     }
 }
 
+impl Element<'_> {
+    /// Writes a record's element ([`RecordView::write_element`]): the bytes [`Element::write`]
+    /// writes of it.
+    pub(crate) fn write_record(self, record: &RecordView<'_>) -> serde_json::Result<()> {
+        record.write_element(self.0)
+    }
+}
+
 /// Renders one run of items into a buffer (whether it holds the array's first item).
 trait Render<T>: Fn(bool, &[T], &mut Vec<u8>) -> serde_json::Result<()> + Sync {}
 
@@ -543,6 +651,68 @@ mod tests {
                 written,
                 serde_json::to_string(&r.qualified_name()).expect("a string")
             );
+        }
+    }
+
+    /// A record written by hand is the bytes serde's serialisation of its view writes at the
+    /// same depth: records plain and escaped, not ASCII, with and without tags, a plugin, an
+    /// origin, unmet needs, in each layer.
+    #[test]
+    fn a_record_is_written_as_serde_writes_it() {
+        use skills_model::{Layer, RemoteOrigin, SkillName, SkillRecord, Unmet};
+        let record = |description: &str, layer, plugin: Option<&str>, tags: &[&str]| {
+            let mut frontmatter = skills_model::Frontmatter::default();
+            frontmatter.tags = tags.iter().map(|t| t.to_string()).collect();
+            frontmatter.priority = -3;
+            SkillRecord {
+                name: SkillName::lenient("Deploy_it").expect("a name"),
+                description: description.into(),
+                layer,
+                plugin: plugin.map(Into::into),
+                path: format!("/s/{description}/SKILL.md").into(),
+                frontmatter: std::sync::Arc::new(frontmatter),
+                body_offset: 0,
+                diagnostics: Vec::new().into(),
+                remote: None,
+            }
+        };
+        let texts = [
+            "Deploys releases. Use when shipping.",
+            "",
+            "a \"quoted\" back\\slash, a tab\t, a break\n, a bell\u{7} and \u{1f}",
+            "sixteen bytes ok",
+            "fifteen bytes\"x",
+            "é 日本 \u{2028} \u{7f}",
+        ];
+        let unmet = [
+            Unmet::Program("git".into()),
+            Unmet::Variable("TOKEN \"x\"".into()),
+        ];
+        let mut records = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let layer = Layer::ALL[i % Layer::ALL.len()];
+            records.push(record(text, layer, None, &[]));
+            records.push(record(text, Layer::Plugin, Some("acme.x"), &["one"]));
+            let mut remote = record(text, layer, None, &["a", text, "c"]);
+            remote.remote = Some(std::sync::Arc::new(RemoteOrigin::url(format!(
+                "https://h{i}.example"
+            ))));
+            records.push(remote);
+        }
+        for r in &records {
+            for needs in [&unmet[..0], &unmet[..1], &unmet[..]] {
+                let view = super::RecordView::of(r).unavailable(needs);
+                let mut want = Vec::new();
+                super::write_at(&mut want, 2, &view).expect("serialised");
+                let mut got = Vec::new();
+                view.write_element(&mut got).expect("written");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{:?}",
+                    r.description
+                );
+            }
         }
     }
 
