@@ -160,7 +160,7 @@ fn list_json(
     )?;
     doc.array_field("skills", snap.skills().filter(|r| keep(r)), |r, element| {
         let unmet = snap.unmet(r);
-        element.write(&RecordView::of(r).unavailable(&unmet))
+        element.write_record(&RecordView::of(r).unavailable(&unmet))
     })?;
     doc.end()?;
     writeln!(out)?;

@@ -134,6 +134,34 @@ fn man(args: &ManArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// The command line parsed with only the subcommand it names built, when that parse
+/// succeeds; `None` sends it to the whole tree ([`Cli::try_parse`]), which says every help
+/// text, version and error as before. Building every subcommand's arguments was a quarter
+/// of the instructions of `skillctl list` on an empty root (the unit test
+/// `a_narrow_parse_is_the_whole_tree_s_parse` holds the two parses equal).
+fn narrow(args: impl IntoIterator<Item = std::ffi::OsString>) -> Option<Cli> {
+    use clap::Args as _;
+    let args: Vec<std::ffi::OsString> = args.into_iter().collect();
+    let name = args.get(1)?.to_str()?;
+    let sub = match name {
+        "list" => list::ListArgs::augment_args(clap::Command::new("list")),
+        "show" => list::ShowArgs::augment_args(clap::Command::new("show")),
+        "doctor" => list::DoctorArgs::augment_args(clap::Command::new("doctor")),
+        "validate" => validate::Args::augment_args(clap::Command::new("validate")),
+        "prompt" => prompt::PromptArgs::augment_args(clap::Command::new("prompt")),
+        "search" => search::SearchArgs::augment_args(clap::Command::new("search")),
+        "session" => session::SessionArgs::augment_args(clap::Command::new("session")),
+        "mcp" => mcp::McpArgs::augment_args(clap::Command::new("mcp")),
+        "watch" => watch::WatchArgs::augment_args(clap::Command::new("watch")),
+        _ => return None,
+    };
+    let matches = clap::Command::new("skillctl")
+        .subcommand(sub)
+        .try_get_matches_from(args)
+        .ok()?;
+    <Cli as clap::FromArgMatches>::from_arg_matches(&matches).ok()
+}
+
 fn main() -> ExitCode {
     // `skillctl` is also the script supervisor of its own sessions.
     let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
@@ -151,7 +179,7 @@ fn main() -> ExitCode {
         signal_hook::consts::SIGXFSZ,
         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
     );
-    let cli = match Cli::try_parse() {
+    let cli = match narrow(std::env::args_os()).map_or_else(Cli::try_parse, Ok) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -242,6 +270,74 @@ fn broken_pipe(e: &anyhow::Error) -> bool {
 #[cfg(test)]
 mod tests {
     use super::said;
+
+    /// Where the narrow parse answers, it is the whole tree's parse; where the whole tree
+    /// would print help, a version or an error, it does not answer.
+    #[test]
+    fn a_narrow_parse_is_the_whole_tree_s_parse() {
+        use clap::Parser as _;
+        let table: &[&[&str]] = &[
+            &["list"],
+            &[
+                "list",
+                "--no-defaults",
+                "--format",
+                "json",
+                "--root",
+                "project=/s",
+                "--depth",
+                "2",
+            ],
+            &[
+                "list",
+                "--shadowed",
+                "--tag",
+                "x",
+                "--preset",
+                "claude",
+                "--lint",
+            ],
+            &["show", "deploy", "--format", "json"],
+            &["doctor"],
+            &["validate", "--lint", "a", "b"],
+            &["prompt", "--no-defaults"],
+            &["search", "fill a form"],
+            &["session", "--no-defaults"],
+            &["mcp"],
+            &["watch", "--no-defaults"],
+            &["schema"],
+            &["list", "--help"],
+            &["list", "-h"],
+            &["list", "--no-such-flag"],
+            &["list", "--format", "yaml"],
+            &["list", "-V"],
+            &["show"],
+            &["--version"],
+            &["help", "list"],
+            &[],
+        ];
+        for args in table {
+            let argv = || {
+                std::iter::once("skillctl")
+                    .chain(args.iter().copied())
+                    .map(Into::into)
+            };
+            let whole = super::Cli::try_parse_from(argv());
+            let narrow = super::narrow(argv());
+            match (&whole, &narrow) {
+                (Ok(whole), Some(narrow)) => {
+                    assert_eq!(format!("{narrow:?}"), format!("{whole:?}"), "{args:?}");
+                }
+                (_, None) => {}
+                (Err(e), Some(_)) => panic!("{args:?}: narrow parsed what the tree refuses: {e}"),
+            }
+            let answered = narrow.is_some();
+            let known = args.first().is_some_and(|a| {
+                a.starts_with(|c: char| c.is_ascii_lowercase()) && *a != "schema" && *a != "help"
+            });
+            assert_eq!(answered, known && whole.is_ok(), "{args:?}");
+        }
+    }
 
     #[test]
     fn an_error_says_each_cause_once() {

@@ -133,7 +133,7 @@ pub(crate) struct RecordView<'a> {
     path: &'a Path,
     plugin: Option<&'a str>,
     priority: i64,
-    qualified_name: String,
+    qualified_name: Qualified<'a>,
     tags: &'a [String],
     /// Why the skill is not offered here (its unmet needs); omitted when none.
     #[serde(skip_serializing_if = "<[_]>::is_empty")]
@@ -156,10 +156,131 @@ impl<'a> RecordView<'a> {
             path: &r.path,
             plugin: r.plugin.as_deref(),
             priority: r.frontmatter.priority,
-            qualified_name: r.qualified_name(),
+            qualified_name: Qualified(r),
             tags: &r.frontmatter.tags,
             unavailable: &[],
         }
+    }
+}
+
+impl RecordView<'_> {
+    /// Writes this view as [`write_at`] would at depth 2 (an element of a document's array),
+    /// the same bytes, with its strings copied as they are when nothing in them needs an
+    /// escape: serde_json's escaping, a byte at a time, was most of the cost of writing a
+    /// record (`a_record_is_written_as_serde_writes_it` holds the bytes to serde's).
+    pub(crate) fn write_element(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
+        const AT: usize = 3;
+        let key = |out: &mut Vec<u8>, key: &str, first: bool| {
+            out.extend_from_slice(if first { b"{\n" } else { b",\n" });
+            push_indent(out, AT);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\": ");
+        };
+        key(out, "description", true);
+        json_str(out, self.description);
+        key(out, "layer", false);
+        json_str(out, self.layer.as_str());
+        key(out, "name", false);
+        json_str(out, self.name);
+        if let Some(origin) = &self.origin {
+            key(out, "origin", false);
+            json_str(out, origin);
+        }
+        key(out, "path", false);
+        match self.path.to_str() {
+            Some(path) => json_str(out, path),
+            // serde's own error for a path that is not UTF-8.
+            None => write_at(&mut *out, AT, self.path)?,
+        }
+        key(out, "plugin", false);
+        match self.plugin {
+            Some(plugin) => json_str(out, plugin),
+            None => out.extend_from_slice(b"null"),
+        }
+        key(out, "priority", false);
+        serde_json::to_writer(&mut *out, &self.priority)?;
+        key(out, "qualified_name", false);
+        out.push(b'"');
+        let r = self.qualified_name.0;
+        json_str_contents(out, r.plugin.as_deref().unwrap_or(r.layer.as_str()));
+        out.push(b':');
+        json_str_contents(out, r.name.as_str());
+        out.push(b'"');
+        key(out, "tags", false);
+        if self.tags.is_empty() {
+            out.extend_from_slice(b"[]");
+        } else {
+            for (i, tag) in self.tags.iter().enumerate() {
+                out.extend_from_slice(if i == 0 { b"[\n" } else { b",\n" });
+                push_indent(out, AT + 1);
+                json_str(out, tag);
+            }
+            out.push(b'\n');
+            push_indent(out, AT);
+            out.push(b']');
+        }
+        if !self.unavailable.is_empty() {
+            key(out, "unavailable", false);
+            write_at(&mut *out, AT, self.unavailable)?;
+        }
+        out.push(b'\n');
+        push_indent(out, AT - 1);
+        out.push(b'}');
+        Ok(())
+    }
+}
+
+/// [`indent`] into a buffer, which cannot fail.
+fn push_indent(out: &mut Vec<u8>, depth: usize) {
+    out.resize(out.len() + depth * 2, b' ');
+}
+
+/// `text` as a JSON string, as serde_json writes it.
+fn json_str(out: &mut Vec<u8>, text: &str) {
+    out.push(b'"');
+    json_str_contents(out, text);
+    out.push(b'"');
+}
+
+/// `text` escaped as serde_json escapes a string's contents: copied whole when nothing in
+/// it needs an escape (checked sixteen bytes at a time), else through serde_json.
+fn json_str_contents(out: &mut Vec<u8>, text: &str) {
+    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
+    let mut chunks = text.as_bytes().chunks_exact(16);
+    let plain = chunks
+        .by_ref()
+        .all(|chunk| !chunk.iter().fold(false, |any, &b| any | special(b)))
+        && !chunks.remainder().iter().any(|&b| special(b));
+    if plain {
+        out.extend_from_slice(text.as_bytes());
+    } else {
+        let mut quoted = Vec::with_capacity(text.len() + 8);
+        // A `str` serialised into a `Vec` does not fail.
+        if serde_json::to_writer(&mut quoted, text).is_ok() {
+            out.extend_from_slice(&quoted[1..quoted.len() - 1]);
+        }
+    }
+}
+
+/// A record's qualified name ([`SkillRecord::qualified_name`]), serialised as a string
+/// written in place: a `String` made for each record was a twentieth of the cost of
+/// writing a record.
+pub(crate) struct Qualified<'a>(&'a SkillRecord);
+
+impl std::fmt::Display for Qualified<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let r = self.0;
+        match &r.plugin {
+            Some(id) => write!(f, "{id}:{}", r.name),
+            None => write!(f, "{}:{}", r.layer, r.name),
+        }
+    }
+}
+
+impl Serialize for Qualified<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_str(self)
     }
 }
 
@@ -170,7 +291,7 @@ pub(crate) struct ShadowedView<'a> {
     name: &'a str,
     path: &'a Path,
     plugin: Option<&'a str>,
-    qualified_name: String,
+    qualified_name: Qualified<'a>,
     shadowed_by: &'a str,
     shadowed_by_path: &'a Path,
     /// Set when no skill holds the name (MCP servers contest it): `shadowed_by` is then a
@@ -187,7 +308,7 @@ impl<'a> ShadowedView<'a> {
             name: r.name.as_str(),
             path: &r.path,
             plugin: r.plugin.as_deref(),
-            qualified_name: r.qualified_name(),
+            qualified_name: Qualified(r),
             shadowed_by: &s.shadowed_by,
             shadowed_by_path: &s.winner_path,
             contested: s.contested,
@@ -208,25 +329,121 @@ fn indent(out: &mut (impl std::io::Write + ?Sized), depth: usize) -> std::io::Re
 }
 
 /// Serialises `value` pretty-printed as it would be `depth` levels down in a document:
-/// serde_json's pretty printer, each line after the first indented `depth` levels more (no
-/// JSON string holds a raw line break, so every `\n` it writes is between values). The unit
-/// tests hold it to the pretty printer's output for a whole document.
+/// serde_json's pretty printer's bytes, each line after the first indented `depth` levels
+/// more, written straight into `out` ([`Indented`]). The unit tests hold it to the pretty
+/// printer's output for a whole document.
 fn write_at<W: std::io::Write, T: Serialize + ?Sized>(
-    mut out: W,
+    out: W,
     depth: usize,
     value: &T,
 ) -> serde_json::Result<()> {
-    let text = serde_json::to_vec_pretty(value)?;
-    let mut lines = text.split(|b| *b == b'\n');
-    if let Some(first) = lines.next() {
-        out.write_all(first).map_err(serde_json::Error::io)?;
+    let mut serializer = serde_json::Serializer::with_formatter(out, Indented::at(depth));
+    value.serialize(&mut serializer)
+}
+
+/// serde_json's pretty printer (two spaces a level) starting `depth` levels down. Written
+/// through it, a record of `list` is serialised once into the run's buffer: serialising
+/// each into a document of its own and indenting its lines after (as this did) was a
+/// third of the instructions of `list --format json` at 1,000 skills.
+struct Indented {
+    depth: usize,
+    /// Whether the array or object just closed holds a value (an empty one is `[]`/`{}`).
+    has_value: bool,
+}
+
+impl Indented {
+    fn at(depth: usize) -> Indented {
+        Indented {
+            depth,
+            has_value: false,
+        }
     }
-    for line in lines {
-        out.write_all(b"\n").map_err(serde_json::Error::io)?;
-        indent(&mut out, depth).map_err(serde_json::Error::io)?;
-        out.write_all(line).map_err(serde_json::Error::io)?;
+
+    fn open<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth += 1;
+        self.has_value = false;
+        out.write_all(bracket)
     }
-    Ok(())
+
+    fn close<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        bracket: &[u8],
+    ) -> std::io::Result<()> {
+        self.depth -= 1;
+        if self.has_value {
+            out.write_all(b"\n")?;
+            indent(out, self.depth)?;
+        }
+        out.write_all(bracket)
+    }
+
+    fn item<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        indent(out, self.depth)
+    }
+}
+
+impl serde_json::ser::Formatter for Indented {
+    fn begin_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"[")
+    }
+
+    fn end_array<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"]")
+    }
+
+    fn begin_array_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(out, first)
+    }
+
+    fn end_array_value<W: ?Sized + std::io::Write>(&mut self, _out: &mut W) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
+
+    fn begin_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.open(out, b"{")
+    }
+
+    fn end_object<W: ?Sized + std::io::Write>(&mut self, out: &mut W) -> std::io::Result<()> {
+        self.close(out, b"}")
+    }
+
+    fn begin_object_key<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+        first: bool,
+    ) -> std::io::Result<()> {
+        self.item(out, first)
+    }
+
+    fn begin_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        out: &mut W,
+    ) -> std::io::Result<()> {
+        out.write_all(b": ")
+    }
+
+    fn end_object_value<W: ?Sized + std::io::Write>(
+        &mut self,
+        _out: &mut W,
+    ) -> std::io::Result<()> {
+        self.has_value = true;
+        Ok(())
+    }
 }
 
 /// A JSON object written a field at a time, the bytes serde_json's pretty printer gives
@@ -311,6 +528,14 @@ impl Element<'_> {
     /// Writes the element: `value`, pretty-printed at its depth.
     pub(crate) fn write<V: Serialize + ?Sized>(self, value: &V) -> serde_json::Result<()> {
         write_at(self.0, 2, value)
+    }
+}
+
+impl Element<'_> {
+    /// Writes a record's element ([`RecordView::write_element`]): the bytes [`Element::write`]
+    /// writes of it.
+    pub(crate) fn write_record(self, record: &RecordView<'_>) -> serde_json::Result<()> {
+        record.write_element(self.0)
     }
 }
 
@@ -402,6 +627,92 @@ mod tests {
             let want = sorted(&pd);
             let got = serde_json::to_string(&DiagnosticView::at(&pd)).expect("serialised");
             assert_eq!(got, want);
+        }
+    }
+
+    /// A record's qualified name is written as the model spells it, for a layer's skill and
+    /// a plugin's.
+    #[test]
+    fn a_qualified_name_is_written_as_the_model_spells_it() {
+        let record = |plugin: Option<&str>| skills_model::SkillRecord {
+            name: skills_model::SkillName::new("deploy").expect("a name"),
+            description: "d".into(),
+            layer: skills_model::Layer::Project,
+            plugin: plugin.map(Into::into),
+            path: "/s/deploy/SKILL.md".into(),
+            frontmatter: Default::default(),
+            body_offset: 0,
+            diagnostics: Vec::new().into(),
+            remote: None,
+        };
+        for r in [record(None), record(Some("acme"))] {
+            let written = serde_json::to_string(&super::Qualified(&r)).expect("serialised");
+            assert_eq!(
+                written,
+                serde_json::to_string(&r.qualified_name()).expect("a string")
+            );
+        }
+    }
+
+    /// A record written by hand is the bytes serde's serialisation of its view writes at the
+    /// same depth: records plain and escaped, not ASCII, with and without tags, a plugin, an
+    /// origin, unmet needs, in each layer.
+    #[test]
+    fn a_record_is_written_as_serde_writes_it() {
+        use skills_model::{Layer, RemoteOrigin, SkillName, SkillRecord, Unmet};
+        let record = |description: &str, layer, plugin: Option<&str>, tags: &[&str]| {
+            let mut frontmatter = skills_model::Frontmatter::default();
+            frontmatter.tags = tags.iter().map(|t| t.to_string()).collect();
+            frontmatter.priority = -3;
+            SkillRecord {
+                name: SkillName::lenient("Deploy_it").expect("a name"),
+                description: description.into(),
+                layer,
+                plugin: plugin.map(Into::into),
+                path: format!("/s/{description}/SKILL.md").into(),
+                frontmatter: std::sync::Arc::new(frontmatter),
+                body_offset: 0,
+                diagnostics: Vec::new().into(),
+                remote: None,
+            }
+        };
+        let texts = [
+            "Deploys releases. Use when shipping.",
+            "",
+            "a \"quoted\" back\\slash, a tab\t, a break\n, a bell\u{7} and \u{1f}",
+            "sixteen bytes ok",
+            "fifteen bytes\"x",
+            "é 日本 \u{2028} \u{7f}",
+        ];
+        let unmet = [
+            Unmet::Program("git".into()),
+            Unmet::Variable("TOKEN \"x\"".into()),
+        ];
+        let mut records = Vec::new();
+        for (i, text) in texts.iter().enumerate() {
+            let layer = Layer::ALL[i % Layer::ALL.len()];
+            records.push(record(text, layer, None, &[]));
+            records.push(record(text, Layer::Plugin, Some("acme.x"), &["one"]));
+            let mut remote = record(text, layer, None, &["a", text, "c"]);
+            remote.remote = Some(std::sync::Arc::new(RemoteOrigin::url(format!(
+                "https://h{i}.example"
+            ))));
+            records.push(remote);
+        }
+        for r in &records {
+            for needs in [&unmet[..0], &unmet[..1], &unmet[..]] {
+                let view = super::RecordView::of(r).unavailable(needs);
+                let mut want = Vec::new();
+                super::write_at(&mut want, 2, &view).expect("serialised");
+                let mut got = Vec::new();
+                view.write_element(&mut got).expect("written");
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{:?}",
+                    r.description
+                );
+            }
         }
     }
 

@@ -2,12 +2,13 @@
 //! then applied by the writer. Runs on its own thread, stopped when the index drops.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
 use std::path::{Component, Path, PathBuf};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::{Receiver, Sender, TryRecvError};
 use notify::event::{AccessKind, AccessMode, CreateKind, ModifyKind, RemoveKind};
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use parking_lot::{Condvar, Mutex};
@@ -85,6 +86,7 @@ impl Setup {
 #[derive(Debug)]
 pub(crate) struct WatchHandle {
     tx: Sender<Msg>,
+    quiet: Arc<Quiet>,
     thread: Option<JoinHandle<()>>,
     pub(crate) setup: Arc<Setup>,
 }
@@ -97,18 +99,53 @@ impl std::fmt::Debug for Msg {
 
 impl WatchHandle {
     pub(crate) fn roots_changed(&self) {
+        self.quiet.mark();
         let _ = self.tx.send(Msg::RootsChanged);
     }
 
     pub(crate) fn inject(&self, event: notify::Event) {
+        self.quiet.mark();
         let _ = self.tx.send(Msg::Fs(Ok(event)));
     }
 
     pub(crate) fn stop(mut self) {
         let _ = self.tx.send(Msg::Stop);
         if let Some(t) = self.thread.take() {
+            // Waiting out a debounce window, it sleeps: wake it to read the stop.
+            t.thread().unpark();
             let _ = t.join();
         }
+    }
+}
+
+/// When the newest message was sent, for the debounce: the watcher thread sleeps until the
+/// window after it has passed instead of waking for each of a burst's thousands of events.
+#[derive(Debug)]
+struct Quiet {
+    base: Instant,
+    /// Nanoseconds from `base` to the newest message.
+    last: std::sync::atomic::AtomicU64,
+}
+
+impl Quiet {
+    fn new() -> Quiet {
+        Quiet {
+            base: Instant::now(),
+            last: std::sync::atomic::AtomicU64::new(0),
+        }
+    }
+
+    /// A message is sent now.
+    fn mark(&self) {
+        let nanos = u64::try_from(self.base.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        self.last
+            .fetch_max(nanos, std::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// When the newest message was sent.
+    fn last(&self) -> Instant {
+        let nanos = self.last.load(std::sync::atomic::Ordering::Relaxed);
+        self.base + Duration::from_nanos(nanos)
     }
 }
 
@@ -123,7 +160,15 @@ pub(crate) fn start<S: Rebuild>(
 ) -> Result<WatchHandle, IndexError> {
     let (tx, rx) = crossbeam_channel::unbounded();
     let fs_tx = tx.clone();
-    let mut watcher = notify::recommended_watcher(move |event| {
+    let quiet = Arc::new(Quiet::new());
+    let marks = Arc::clone(&quiet);
+    let waits = Arc::clone(&quiet);
+    let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
+        // Reads change nothing: they neither join a batch nor hold one open.
+        if event.as_ref().is_ok_and(reads_only) {
+            return;
+        }
+        marks.mark();
         let _ = fs_tx.send(Msg::Fs(event));
     })
     .map_err(|e| IndexError::Watch(e.to_string()))?;
@@ -150,11 +195,12 @@ pub(crate) fn start<S: Rebuild>(
                 ..Plan::default()
             });
             done.finish(watches.watched.len());
-            run(shared.as_ref(), watcher, watches, &rx);
+            run(shared.as_ref(), watcher, watches, (&rx, &waits));
         })
         .map_err(|e| IndexError::Watch(e.to_string()))?;
     Ok(WatchHandle {
         tx,
+        quiet,
         thread: Some(thread),
         setup,
     })
@@ -374,7 +420,7 @@ fn run<S: Rebuild>(
     shared: &S,
     mut watcher: RecommendedWatcher,
     mut watches: Watches,
-    rx: &Receiver<Msg>,
+    (rx, quiet): (&Receiver<Msg>, &Quiet),
 ) {
     loop {
         let first = match rx.recv() {
@@ -383,20 +429,22 @@ fn run<S: Rebuild>(
         };
         let mut batch = vec![first];
         let started = Instant::now();
-        // Debounce: wait until the burst goes quiet, or MAX_BATCH passes.
+        // Debounce: wait until the burst goes quiet, or MAX_BATCH passes, taking what has
+        // queued at each wake-up (not waking for each event).
         loop {
-            let wait = shared
-                .config()
-                .debounce
-                .min(MAX_BATCH.saturating_sub(started.elapsed()));
-            match rx.recv_timeout(wait) {
-                Ok(Msg::Stop) | Err(RecvTimeoutError::Disconnected) => return,
-                Ok(msg) => batch.push(msg),
-                Err(RecvTimeoutError::Timeout) => break,
+            loop {
+                match rx.try_recv() {
+                    Ok(Msg::Stop) | Err(TryRecvError::Disconnected) => return,
+                    Ok(msg) => batch.push(msg),
+                    Err(TryRecvError::Empty) => break,
+                }
             }
-            if started.elapsed() >= MAX_BATCH {
+            let until = (quiet.last() + shared.config().debounce).min(started + MAX_BATCH);
+            let now = Instant::now();
+            if now >= until {
                 break;
             }
+            std::thread::park_timeout(until - now);
         }
         let roots = shared.watched_roots();
         let mut plan = plan(&roots, shared.config().depth, &batch);
@@ -434,24 +482,36 @@ fn changes(
         plan.root_rescans.clone()
     };
     let mut gone = stale.clone();
+    let mut seen: Seen<&OsStr> = Seen::default();
     for msg in batch {
         if let Msg::Fs(Ok(event)) = msg {
             if matches!(
                 event.kind,
                 EventKind::Remove(_) | EventKind::Modify(ModifyKind::Name(_))
             ) {
-                gone.extend(event.paths.iter().cloned());
+                let new = event.paths.iter().filter(|p| seen.insert(p.as_os_str()));
+                gone.extend(new.cloned());
             }
         }
     }
     let mut rewalk = stale;
     let mut relist = BTreeSet::new();
+    // Whether a path keeps the layout depends on the path and on whether the event is of a
+    // folder: each pair is judged once (a burst names each path many times).
+    let mut judged: Seen<(&OsStr, bool)> = Seen::default();
     for msg in batch {
         let Msg::Fs(Ok(event)) = msg else { continue };
         if reads_only(event) {
             continue;
         }
+        let of_folder = matches!(
+            event.kind,
+            EventKind::Create(CreateKind::Folder) | EventKind::Remove(RemoveKind::Folder)
+        );
         for path in &event.paths {
+            if !judged.insert((path.as_os_str(), of_folder)) {
+                continue;
+            }
             for root in roots {
                 let Some(dir) = watched_dir(root, path, depth) else {
                     continue; // not below the root, the root itself, or a rescan of it
@@ -521,9 +581,13 @@ fn reads_only(event: &notify::Event) -> bool {
     matches!(event.kind, EventKind::Access(kind) if kind != AccessKind::Close(AccessMode::Write))
 }
 
+/// The paths of a batch already dealt with.
+type Seen<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// Maps a batch of events to the work it needs.
 fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
     let mut plan = Plan::default();
+    let mut seen: Seen<&OsStr> = Seen::default();
     for msg in batch {
         let event = match msg {
             Msg::Fs(Ok(event)) => event,
@@ -542,6 +606,11 @@ fn plan(roots: &[PathBuf], depth: usize, batch: &[Msg]) -> Plan {
             continue;
         }
         for path in &event.paths {
+            // What a path asks for depends on the path alone: a burst names each many
+            // times (a save is five events or more).
+            if !seen.insert(path.as_os_str()) {
+                continue;
+            }
             for root in roots {
                 if root.starts_with(path) || path == root {
                     // The root itself, or an ancestor, was created, deleted or renamed.
