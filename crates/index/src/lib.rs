@@ -41,6 +41,7 @@ mod pool;
 mod search;
 mod snapshot;
 mod validate;
+mod warm;
 mod watch;
 
 pub use check::{check_candidate, dir_name, SkillReport, DEFAULT_SKILL_FILE_LIMIT};

@@ -1227,6 +1227,7 @@ pub struct SearchOutcome {
 /// about a tenth faster (search build over index build, alternated runs; the stages and
 /// longer reach another 2%). A hint only: it changes no result.
 fn warm_ahead(records: &[&Arc<SkillRecord>], i: usize) {
+    use crate::warm::warm;
     if let Some(record) = records.get(i + 8) {
         warm(&***record);
     }
@@ -1250,14 +1251,6 @@ fn warm_ahead(records: &[&Arc<SkillRecord>], i: usize) {
             warm(tag);
         }
     }
-}
-
-/// Starts loading the cache line `value` begins in (x86-64; elsewhere, nothing).
-fn warm<T>(value: &T) {
-    #[cfg(target_arch = "x86_64")]
-    safe_arch::prefetch_t0(value);
-    #[cfg(not(target_arch = "x86_64"))]
-    let _ = value;
 }
 
 #[cfg(test)]
