@@ -175,14 +175,12 @@ pub fn check_candidate(candidate: &Candidate, parser: &SkillParser, limit: u64) 
         // The validator reports paths as the user gave them.
         resolved: None,
     };
-    check(
-        &source,
-        &candidate.dir,
-        &found,
+    let how = How {
         parser,
         limit,
-        Reading::Whole,
-    )
+        reading: Reading::Whole,
+    };
+    check(&source, &candidate.dir, &found, how)
 }
 
 /// How much of a skill file a check reads.
@@ -212,56 +210,33 @@ pub(crate) fn check(
     source: &dyn SkillSource,
     base: &Path,
     candidate: &SourceCandidate,
-    parser: &SkillParser,
-    limit: u64,
-    reading: Reading,
+    how: How<'_>,
 ) -> SkillReport {
-    let how = How {
-        parser,
-        limit,
-        reading,
-    };
     checked(source, base, candidate, how, Missing::Reported)
         .unwrap_or_else(|| SkillReport::missing(&under(base, &candidate.dir), "no skill file"))
 }
 
-/// [`check`], or `None` when the candidate's file is not there and it is not misnamed: a
-/// walk reading where it finds lists such a folder instead, and no report is made for it.
-pub(crate) fn check_if_there(
-    source: &dyn SkillSource,
-    base: &Path,
-    candidate: &SourceCandidate,
-    parser: &SkillParser,
-    limit: u64,
-    reading: Reading,
-) -> Option<SkillReport> {
-    let how = How {
-        parser,
-        limit,
-        reading,
-    };
-    checked(source, base, candidate, how, Missing::Skipped)
-}
-
 /// How a check reads and parses.
 #[derive(Clone, Copy)]
-struct How<'a> {
-    parser: &'a SkillParser,
-    limit: u64,
-    reading: Reading,
+pub(crate) struct How<'a> {
+    pub(crate) parser: &'a SkillParser,
+    pub(crate) limit: u64,
+    pub(crate) reading: Reading,
 }
 
 /// What a check gives when the skill file is not there.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Missing {
+pub(crate) enum Missing {
     /// A report of it.
     Reported,
     /// Nothing, unless the file is misnamed.
     Skipped,
 }
 
-/// [`check`] and [`check_if_there`].
-fn checked(
+/// [`check`], or with [`Missing::Skipped`] `None` when the candidate's file is not there
+/// and it is not misnamed: a walk reading where it finds lists such a folder instead, and
+/// no report is made for it.
+pub(crate) fn checked(
     source: &dyn SkillSource,
     base: &Path,
     candidate: &SourceCandidate,

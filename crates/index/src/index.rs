@@ -15,7 +15,7 @@ use skills_storage::{
     DiscoveryOptions, FsSource, RootOrigin, RootSource, SkillRoot, SourceCandidate, MAX_ROOT_DEPTH,
 };
 
-use crate::check::Reading;
+use crate::check::{How, Missing, Reading};
 use crate::config::Config;
 use crate::events::{diff, ChangeEvent};
 use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
@@ -822,14 +822,9 @@ impl Shared {
         candidate: &SourceCandidate,
         previous: &Entries,
     ) -> Result<(PathBuf, Entry), PathBuf> {
-        let Some(mut report) = crate::check::check_if_there(
-            source,
-            &root.base,
-            candidate,
-            &self.config.parser,
-            self.config.file_limit,
-            Reading::Metadata,
-        ) else {
+        let Some(mut report) =
+            crate::check::checked(source, &root.base, candidate, self.how(), Missing::Skipped)
+        else {
             return Err(crate::check::under(&root.base, &candidate.dir));
         };
         self.apply_policy(source, candidate, &mut report);
@@ -841,6 +836,15 @@ impl Shared {
         Ok((dir, entry))
     }
 
+    /// How the index reads and checks a skill file: the frontmatter only.
+    fn how(&self) -> How<'_> {
+        How {
+            parser: &self.config.parser,
+            limit: self.config.file_limit,
+            reading: Reading::Metadata,
+        }
+    }
+
     /// A candidate read and checked as the index reads it (the frontmatter only), with the
     /// Codex policy applied.
     fn report_of(
@@ -849,14 +853,7 @@ impl Shared {
         source: &dyn SkillSource,
         candidate: &SourceCandidate,
     ) -> SkillReport {
-        let mut report = crate::check::check(
-            source,
-            &root.base,
-            candidate,
-            &self.config.parser,
-            self.config.file_limit,
-            Reading::Metadata,
-        );
+        let mut report = crate::check::check(source, &root.base, candidate, self.how());
         self.apply_policy(source, candidate, &mut report);
         report
     }
