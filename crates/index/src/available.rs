@@ -154,22 +154,22 @@ struct Local {
 
 impl Local {
     fn program(&self, name: &str, answers: &Answers) -> bool {
-        if let Some(found) = self.programs.borrow().get(name) {
-            return *found;
-        }
-        let found = answers.program(name);
-        self.programs.borrow_mut().insert(name.into(), found);
-        found
+        remembered(&self.programs, name, || answers.program(name))
     }
 
     fn variable(&self, name: &str, answers: &Answers) -> bool {
-        if let Some(set) = self.variables.borrow().get(name) {
-            return *set;
-        }
-        let set = answers.variable(name);
-        self.variables.borrow_mut().insert(name.into(), set);
-        set
+        remembered(&self.variables, name, || answers.variable(name))
     }
+}
+
+/// The answer `seen` holds for `name`, or `ask`'s, then held.
+fn remembered(seen: &RefCell<Map<Box<str>, bool>>, name: &str, ask: impl FnOnce() -> bool) -> bool {
+    if let Some(answer) = seen.borrow().get(name) {
+        return *answer;
+    }
+    let answer = ask();
+    seen.borrow_mut().insert(name.into(), answer);
+    answer
 }
 
 /// From this many distinct programs on, each folder of the search path is listed once and
