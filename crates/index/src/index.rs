@@ -740,25 +740,38 @@ impl Shared {
         let source = view.as_deref().unwrap_or(root.source.as_ref());
         // Discovery walks nested layouts in parallel, on the reading threads too, and each
         // skill it finds by asking for its `SKILL.md` is read there and then (one `stat`,
-        // not the walk's and the read's, and no second pass), straight into the map.
+        // not the walk's and the read's, and no second pass); a flat layout's skills are
+        // read as the root's listing names them (the listing on one thread, the reads on
+        // the others).
         // Held with their hashes until the map is made to its size: a map grown as they
         // came rehashed every path on each growth (twice the hashing of the build). Each is
         // 40 bytes, where the walk's candidates it replaces held their paths.
         let keys = crate::Keys(std::hash::RandomState::new());
-        let found = Mutex::new(Vec::new());
+        // One list a reading thread, and one for a thread of no pool: a flat layout's root
+        // is read as it is listed, every reading thread at once, and a list they shared
+        // had them wait on each other (a build at 10,000 skills took 15% longer).
+        let lists = self
+            .readers
+            .as_deref()
+            .map_or(0, rayon::ThreadPool::current_num_threads)
+            + 1;
+        let found: Vec<Mutex<Vec<(u64, Entry)>>> =
+            (0..lists).map(|_| Mutex::new(Vec::new())).collect();
         let read_found = |c: &SourceCandidate| {
             let Ok((dir, entry)) = self.read_if_there(root, source, c, previous) else {
                 return false;
             };
             let hash = keys.hash(dir.as_path());
             let entry = entry.at(dir);
-            found.lock().push((hash, entry));
+            let list = rayon::current_thread_index().map_or(lists - 1, |i| i.min(lists - 1));
+            found[list].lock().push((hash, entry));
             true
         };
         let mut candidates = self.reading(|| root.source.expected_candidates_reading(&read_found));
-        let found = found.into_inner();
-        let mut entries = Entries::with(keys.clone(), found.len() + candidates.len());
-        for (hash, entry) in found {
+        let found: Vec<Vec<(u64, Entry)>> = found.into_iter().map(Mutex::into_inner).collect();
+        let read_already: usize = found.iter().map(Vec::len).sum();
+        let mut entries = Entries::with(keys.clone(), read_already + candidates.len());
+        for (hash, entry) in found.into_iter().flatten() {
             entries.insert_hashed(hash, entry);
         }
         // Read a chunk at a time, each chunk's results going straight into the map: at

@@ -335,7 +335,9 @@ pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
 /// What `read` took is no candidate; a folder it did not take is listed, so a misnamed
 /// `skill.md`, a broken link named `SKILL.md` and the folders below are found as before.
 /// A folder reached through a link is never read here: only there can one folder be
-/// reached twice, and discovery keeps such a folder once.
+/// reached twice, and discovery keeps such a folder once. Where the level below the root
+/// is the last (a flat layout), `read` is handed each folder of the root as the listing
+/// names it, and what it does not take is a candidate of that level, as before.
 pub(crate) fn walk_reading(
     root: &Path,
     options: &DiscoveryOptions,
@@ -550,7 +552,20 @@ fn visit(
             return v;
         }
     };
-    let (skill_file, misnamed) = listed(listing, &dir, depth, options, &mut v);
+    // The root of a layout whose next level is its skills, when the walk reads: each
+    // folder is read as the listing names it, so a large root's listing (one thread) and
+    // its reads (the others) overlap. Below the root a folder found to be a skill itself
+    // is not walked below, which only its whole listing tells.
+    // The only folder at depth 0 is the root, reached by no link.
+    let early = at
+        .read
+        .filter(|_| depth == 0 && options.skill_file_expected(1));
+    let (skill_file, misnamed) = match early {
+        Some(read) => listed_reading(listing, (&dir, &resolved), options, read, &mut v),
+        None => listed(listing, &dir, depth, options, &mut v, |v, name| {
+            v.subdirs.push(name);
+        }),
+    };
     let is_skill = skill_file.is_some() || misnamed.is_some();
     if is_skill && depth > 0 && !options.descend_into_skills {
         v.subdirs.clear();
@@ -575,14 +590,65 @@ fn visit(
     v
 }
 
+/// [`listed`] at the root (`dir`, resolved: `resolved`), handing each folder it lists to
+/// `read` as the listing goes on, a batch at a time, on the other threads of the pool it
+/// runs on: what `read` takes is read where the walk would have reached it next, what it
+/// does not take is walked as listed.
+fn listed_reading(
+    listing: std::fs::ReadDir,
+    (dir, resolved): (&Path, &Path),
+    options: &DiscoveryOptions,
+    read: &ReadFound<'_>,
+    v: &mut Visit,
+) -> (Option<PathBuf>, Option<PathBuf>) {
+    /// Folders a batch: enough to make a batch worth a thread's taking it, few enough
+    /// that the reads begin with the listing.
+    const BATCH: usize = 64;
+    let left = std::sync::Mutex::new(Vec::new());
+    let files = rayon::scope(|scope| {
+        let send = |batch: Vec<OsString>| {
+            let left = &left;
+            scope.spawn(move |_| {
+                let not_taken: Vec<OsString> = batch
+                    .into_iter()
+                    .filter(|name| !read(&joined(dir, name), &joined(resolved, name)))
+                    .collect();
+                if !not_taken.is_empty() {
+                    left.lock()
+                        .unwrap_or_else(std::sync::PoisonError::into_inner)
+                        .extend(not_taken);
+                }
+            });
+        };
+        let mut batch = Vec::with_capacity(BATCH);
+        let files = listed(listing, dir, 0, options, v, |_, name| {
+            batch.push(name);
+            if batch.len() == BATCH {
+                send(std::mem::replace(&mut batch, Vec::with_capacity(BATCH)));
+            }
+        });
+        if !batch.is_empty() {
+            send(batch);
+        }
+        files
+    });
+    v.subdirs = left
+        .into_inner()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    v.subdirs.sort_unstable();
+    files
+}
+
 /// Goes through a folder's `listing`: its skill file and the first misnamed one, with the
-/// folders and links below it to walk put in `v` (each sorted).
+/// links below it to walk put in `v` (sorted), and each folder below it to walk given to
+/// `folder` (which [`visit`] has put in `v`, sorted here).
 fn listed(
     listing: std::fs::ReadDir,
     dir: &Path,
     depth: usize,
     options: &DiscoveryOptions,
     v: &mut Visit,
+    mut folder: impl FnMut(&mut Visit, OsString),
 ) -> (Option<PathBuf>, Option<PathBuf>) {
     let mut skill_file = None;
     let mut misnamed: Option<OsString> = None;
@@ -606,7 +672,7 @@ fn listed(
             continue;
         }
         match entry.file_type() {
-            Ok(t) if t.is_dir() => v.subdirs.push(name),
+            Ok(t) if t.is_dir() => folder(v, name),
             Ok(t) if t.is_symlink() => v.links.push(joined(dir, &name)),
             _ => {}
         }

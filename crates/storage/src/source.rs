@@ -93,7 +93,9 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
     /// [`expected_candidates`](Self::expected_candidates), giving `read` the candidates a
     /// source can read where it finds them (for a folder: those of a nested layout's walk
     /// that it would have asked about `SKILL.md`, on the walking thread, before the walk
-    /// goes on). `read` returns whether it took the candidate; what it took is not in the
+    /// goes on; and a flat layout's, as the root's listing names them, on the other
+    /// threads of the pool it runs on). `read` returns whether it took the candidate; what
+    /// it took is not in the
     /// list, what it did not take (no `SKILL.md` there) is found as before. The default
     /// gives `read` nothing.
     fn expected_candidates_reading(&self, read: &ReadCandidate<'_>) -> CandidateList {
@@ -1410,6 +1412,61 @@ mod tests {
             rest,
             ["linked/ext", "o/r/c", "o/r/skills/b", "o/r/x/y/leaf"]
         );
+        let mut both = read;
+        both.extend(listed);
+        both.sort_by(|a, b| a.dir.cmp(&b.dir));
+        let mut whole = source.expected_candidates().into_candidates();
+        whole.sort_by(|a, b| a.dir.cmp(&b.dir));
+        assert_eq!(both, whole);
+    }
+
+    /// A flat layout's root is read as it is listed (in batches, on the pool's threads):
+    /// what the reader takes is no candidate, what it finds no file in (a misnamed
+    /// `skill.md`, an empty folder, a broken link named `SKILL.md`) is a candidate of the
+    /// last level still, and a link is followed as before. Together they are what a scan
+    /// lists, with more folders than one batch holds.
+    #[cfg(unix)]
+    #[test]
+    fn a_flat_root_read_as_it_is_listed_sees_what_a_scan_lists() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        let skills: Vec<String> = (0..150).map(|i| format!("s{i:03}/SKILL.md")).collect();
+        let mut files: Vec<(&str, &[u8])> =
+            skills.iter().map(|f| (f.as_str(), &b"s"[..])).collect();
+        files.extend([
+            ("misnamed/skill.md", &b"m"[..]),
+            ("empty/x.md", b"e"),
+            (".hidden/SKILL.md", b"h"),
+        ]);
+        on_disk(&root, &files);
+        std::fs::create_dir_all(root.join("broken")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("broken/SKILL.md")).unwrap();
+        on_disk(tmp.path(), &[("outside/SKILL.md", b"x")]);
+        std::os::unix::fs::symlink(tmp.path().join("outside"), root.join("linked")).unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
+        let view = source.for_scan().unwrap();
+        let read = std::sync::Mutex::new(Vec::new());
+        let reader = |c: &SourceCandidate| {
+            let found = view.read_prefix(&c.file_path(), 0, &mut Vec::new());
+            if matches!(found, Err(ReadError::NotFound)) {
+                return false;
+            }
+            read.lock().unwrap().push(c.clone());
+            true
+        };
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        let listed = pool
+            .install(|| source.expected_candidates_reading(&reader))
+            .into_candidates();
+        let mut read = read.into_inner().unwrap();
+        read.sort_by(|a, b| a.dir.cmp(&b.dir));
+        assert_eq!(read.len(), 150, "every skill read as listed");
+        let mut rest: Vec<String> = listed.iter().map(|c| c.dir.clone()).collect();
+        rest.sort();
+        assert_eq!(rest, ["broken", "empty", "linked", "misnamed"]);
         let mut both = read;
         both.extend(listed);
         both.sort_by(|a, b| a.dir.cmp(&b.dir));
