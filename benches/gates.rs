@@ -3,12 +3,12 @@
 //!
 //! Run through `cargo xtask bench [--quick]`, which generates the corpora, formats the table
 //! and enforces the gates. By hand: `cargo bench --bench gates -- --corpus N=DIR ...`.
-//! Heap is counted by a counting global allocator (`stats_alloc`), not estimated.
+//! Heap is counted apart, by `benches/heap.rs`: this binary keeps the system allocator, so
+//! what it times is what a host's process does (decision 0052).
 
 // A benchmark binary: printing its report is its job.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use std::alloc::System;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -18,45 +18,10 @@ use serde_json::{json, Value};
 use skills_executor::{Executor, JsonlFileSink, LoadMode, OtlpExporter, SessionContext};
 use skills_index::SkillIndex;
 use skills_model::{Layer, SkillRecord};
-use stats_alloc::{Region, StatsAlloc, INSTRUMENTED_SYSTEM};
 
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
-
-struct Args {
-    quick: bool,
-    /// `--only NAME`: only that group of rows (`otlp`: the audit export rows;
-    /// `requirements`: the requirement checks' row, on a corpus it writes itself;
-    /// `url-cache`: the URL root's row, over the 1,000-skill corpus; `search`: the search
-    /// index build rows, over the 1,000- and 10,000-skill corpora).
-    only: Option<String>,
-    /// (label, folder) of each corpus to index.
-    corpora: Vec<(String, PathBuf)>,
-}
-
-fn args() -> Args {
-    let mut quick = false;
-    let mut only = None;
-    let mut corpora = Vec::new();
-    let mut it = std::env::args().skip(1);
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--quick" => quick = true,
-            "--only" => only = it.next(),
-            "--corpus" => {
-                if let Some((label, dir)) = it.next().as_deref().and_then(|v| v.split_once('=')) {
-                    corpora.push((label.to_owned(), PathBuf::from(dir)));
-                }
-            }
-            _ => {} // cargo bench passes --bench
-        }
-    }
-    Args {
-        quick,
-        only,
-        corpora,
-    }
-}
+#[path = "support/corpus.rs"]
+mod corpus;
+use corpus::{args, build, depth_of};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
@@ -82,40 +47,6 @@ mod plain_floor;
 /// `SKILL.md`, in parallel, with the standard library and nothing else.
 fn floor(root: &Path, depth: usize) -> usize {
     plain_floor::floor(root, depth)
-}
-
-fn build(root: &Path, depth: usize) -> SkillIndex {
-    SkillIndex::builder()
-        .root(Layer::Project, root)
-        .depth(depth)
-        .build()
-        .expect("index builds")
-}
-
-/// How deep skills sit below a corpus folder: 1 for generated corpora, deeper for the
-/// real-world one (owner/repo/skills/name).
-fn depth_of(root: &Path) -> usize {
-    let mut depth = 1;
-    let mut dir = root.to_path_buf();
-    while depth <= 6 {
-        let Some(first) = std::fs::read_dir(&dir).ok().and_then(|rd| {
-            let mut entries: Vec<PathBuf> = rd
-                .filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| p.is_dir())
-                .collect();
-            entries.sort();
-            entries.into_iter().next()
-        }) else {
-            return depth;
-        };
-        if first.join("SKILL.md").exists() {
-            return depth;
-        }
-        dir = first;
-        depth += 1;
-    }
-    6
 }
 
 #[path = "support/row.rs"]
@@ -174,9 +105,6 @@ fn main() {
         build_metrics(label, times, &mut metrics);
         if label == "1000" {
             index_1000 = Some((root.clone(), build(root, depth)));
-        }
-        if label == "1000" || label == "10000" || label == "100000" {
-            heap(label, root, depth, &mut metrics);
         }
     }
 
@@ -347,44 +275,6 @@ fn build_metrics(label: &str, t: BuildTimes, metrics: &mut Vec<Value>) {
     ));
 }
 
-/// Heap held by the index over `root`: per skill beyond description text, in all, and its
-/// live allocations per skill.
-fn heap(label: &str, root: &Path, depth: usize, metrics: &mut Vec<Value>) {
-    drop(build(root, depth));
-    let region = Region::new(GLOBAL);
-    let index = build(root, depth);
-    let stats = region.change();
-    let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
-    let snap = index.snapshot();
-    let descriptions: usize = snap.records().iter().map(|r| r.description.len()).sum();
-    let per_skill = (held - descriptions as f64) / snap.records().len().max(1) as f64;
-    metrics.push(metric(
-        &format!("heap per skill beyond description, {label} skills"),
-        "bytes",
-        per_skill,
-        None,
-        &format!("{held:.0} bytes held by the index, {descriptions} of them description text"),
-    ));
-    // All of it: what `skillctl list`'s peak RSS is held against.
-    metrics.push(metric(
-        &format!("index heap, {label} skills"),
-        "bytes",
-        held,
-        None,
-        "every byte the index holds, descriptions included",
-    ));
-    // Each live allocation costs the system allocator a header and padding (about
-    // 16 bytes with glibc) that the bytes above do not count but RSS does.
-    let live = stats.allocations as f64 - stats.deallocations as f64;
-    metrics.push(metric(
-        &format!("live allocations per skill, {label} skills"),
-        "allocations",
-        live / snap.records().len().max(1) as f64,
-        None,
-        "what the index holds, in allocations",
-    ));
-}
-
 /// The measures over the 1,000-skill index: reloads, reads, activation, rendering
 /// `<available_skills>`, a watched edit.
 fn at_1000(root: &Path, index: SkillIndex, quick: bool, runs: usize, metrics: &mut Vec<Value>) {
@@ -419,24 +309,14 @@ fn at_1000(root: &Path, index: SkillIndex, quick: bool, runs: usize, metrics: &m
 }
 
 /// `skills_search` at this size: the search index's build beside the index build (its
-/// floor here: the search index is built on top of it), its heap per skill, and the
+/// floor here: the search index is built on top of it), and the
 /// latency of queries made from the skills' own descriptions (median and p99), a session's
 /// first searches, and edits published with the search index followed.
 fn search(label: &str, root: &Path, depth: usize, runs: usize, metrics: &mut Vec<Value>) {
     search_index_build(label, root, depth, runs, metrics);
     let index = build(root, depth);
     let snap = index.snapshot();
-    let region = Region::new(GLOBAL);
     let search = snap.search_index();
-    let stats = region.change();
-    let held = stats.bytes_allocated as f64 - stats.bytes_deallocated as f64;
-    metrics.push(metric(
-        &format!("search index heap per skill, {label} skills"),
-        "bytes",
-        held / search.len().max(1) as f64,
-        None,
-        "terms and postings; outside the index's own per-skill gate",
-    ));
     // Queries: the first three words of every 10th skill's description.
     let queries: Vec<String> = snap
         .skills()

@@ -436,13 +436,21 @@ fn bench_corpora(args: &[String], quick: bool) -> Result<Vec<(String, PathBuf)>>
     Ok(corpora)
 }
 
-/// The in-process gates: `cargo bench --bench gates` over `corpora`, its metrics read from
-/// the last JSON line it prints.
+/// The in-process gates: `cargo bench --bench gates` over `corpora` (timings, on the
+/// system allocator), then `--bench heap` (what the index holds, counted by a counting
+/// allocator: decision 0052), their metrics read from the last JSON line each prints.
 fn gates_bench(corpora: &[(String, PathBuf)], quick: bool) -> Result<Vec<Value>> {
+    let mut metrics = bench_binary("gates", corpora, quick)?;
+    metrics.extend(bench_binary("heap", corpora, quick)?);
+    Ok(metrics)
+}
+
+/// The metrics of one bench binary, `cargo bench --bench NAME` over `corpora`.
+fn bench_binary(name: &str, corpora: &[(String, PathBuf)], quick: bool) -> Result<Vec<Value>> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut cmd = Command::new(cargo);
     cmd.current_dir(crate::workspace_root())
-        .args(["bench", "--quiet", "--bench", "gates", "--"]);
+        .args(["bench", "--quiet", "--bench", name, "--"]);
     if quick {
         cmd.arg("--quick");
     }
@@ -453,7 +461,7 @@ fn gates_bench(corpora: &[(String, PathBuf)], quick: bool) -> Result<Vec<Value>>
     let output = cmd.output().context("running cargo bench")?;
     if !output.status.success() {
         bail!(
-            "the gates benchmark failed:\n{}",
+            "the {name} benchmark failed:\n{}",
             String::from_utf8_lossy(&output.stderr)
         );
     }
