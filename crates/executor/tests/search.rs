@@ -240,3 +240,62 @@ fn an_explained_search_says_nothing_of_a_hidden_skill() {
     .unwrap();
     assert!(plain["results"][0].get("terms").is_none(), "{plain}");
 }
+
+/// A name two skills hold stands, to each session, for the first of them it may see: the
+/// session the winner's scope hides it from finds the skill it shadows, by that skill's
+/// words, and nothing of the winner's; the winner's tenant finds the winner and nothing of
+/// the skill it shadows. Names only one skill holds are found as they are (a session's
+/// search resolves only the names more than one skill holds).
+#[test]
+fn a_shadowed_skill_is_found_by_whom_its_name_stands_for_it() {
+    let personal = tempfile::tempdir().expect("a temporary folder");
+    let project = tempfile::tempdir().expect("a temporary folder");
+    let write = |root: &std::path::Path, name: &str, rest: &str| {
+        let dir = root.join(name);
+        std::fs::create_dir_all(&dir).expect("a skill folder");
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!("---\nname: {name}\n{rest}---\n"),
+        )
+        .expect("SKILL.md");
+    };
+    write(
+        personal.path(),
+        "deploy",
+        "description: Ships releases to production.\nscope:\n  tenants: [globex]\n",
+    );
+    write(
+        project.path(),
+        "deploy",
+        "description: Rolls back failed releases.\n",
+    );
+    write(
+        project.path(),
+        "dice",
+        "description: Rolls dice for failed games.\n",
+    );
+    let index = skills_index::SkillIndex::builder()
+        .root(skills_model::Layer::Personal, personal.path())
+        .root(skills_model::Layer::Project, project.path())
+        .build()
+        .expect("an index");
+    let executor = skills_executor::Executor::builder(std::sync::Arc::new(index)).build();
+    let total = |tenant: &str, query: &str| {
+        let session = executor.session(SessionContext::builder().id(tenant).tenant(tenant).build());
+        let out = protocol::call(&session, "skills_search", json!({"query": query})).unwrap();
+        out["total"].as_u64().unwrap()
+    };
+    assert_eq!(
+        total("acme", "production"),
+        0,
+        "the winner is hidden from acme"
+    );
+    assert_eq!(total("acme", "failed"), 2, "the shadowed deploy and dice");
+    assert_eq!(total("acme", "rolls back"), 2);
+    assert_eq!(total("globex", "production"), 1, "the winner");
+    assert_eq!(
+        total("globex", "failed"),
+        1,
+        "dice alone: deploy is the winner's"
+    );
+}
