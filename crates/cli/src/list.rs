@@ -143,7 +143,8 @@ fn list_json(
     // records, most of it, are serialised on two threads (`Object::array_field`).
     let mut doc = Object::new(out);
     doc.array_field("diagnostics", snap.diagnostics().iter(), |d, element| {
-        element.write(&DiagnosticView::at(d))
+        element.write_diagnostic(&DiagnosticView::at(d));
+        Ok(())
     })?;
     doc.field("generation", &snap.generation())?;
     if let Some(lint) = lint {

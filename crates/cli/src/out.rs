@@ -121,6 +121,45 @@ impl<'a> DiagnosticView<'a> {
     }
 }
 
+impl DiagnosticView<'_> {
+    /// Writes this view as [`write_at`] would at depth 2 (an element of a document's
+    /// array), the same bytes, its strings copied as they are when nothing in them needs
+    /// an escape: through serde, the diagnostics of the real-world corpus (one for every
+    /// second skill) cost `list --format json` more than its records
+    /// (`a_diagnostic_is_written_as_serde_writes_it` holds the bytes to serde's).
+    pub(crate) fn write_element(&self, out: &mut Vec<u8>) {
+        const AT: usize = 3;
+        let key = |out: &mut Vec<u8>, key: &str, first: bool| {
+            out.extend_from_slice(if first { b"{\n" } else { b",\n" });
+            push_indent(out, AT);
+            out.push(b'"');
+            out.extend_from_slice(key.as_bytes());
+            out.extend_from_slice(b"\": ");
+        };
+        let number = |out: &mut Vec<u8>, n: Option<u32>| {
+            // A number written into a `Vec` does not fail.
+            let _ = serde_json::to_writer(&mut *out, &n);
+        };
+        key(out, "column", true);
+        number(out, self.column);
+        key(out, "line", false);
+        number(out, self.line);
+        key(out, "message", false);
+        json_str(out, self.message);
+        if let Some(path) = &self.path {
+            key(out, "path", false);
+            json_str(out, path);
+        }
+        key(out, "rule", false);
+        json_str(out, self.rule.id());
+        key(out, "severity", false);
+        json_str(out, self.severity.as_str());
+        out.push(b'\n');
+        push_indent(out, AT - 1);
+        out.push(b'}');
+    }
+}
+
 /// A record as `list` and `show` print it.
 #[derive(serde::Serialize)]
 pub(crate) struct RecordView<'a> {
@@ -244,23 +283,49 @@ fn json_str(out: &mut Vec<u8>, text: &str) {
 }
 
 /// `text` escaped as serde_json escapes a string's contents: copied whole when nothing in
-/// it needs an escape (checked sixteen bytes at a time), else through serde_json.
+/// it needs an escape (checked sixteen bytes at a time), else a run of plain bytes at a
+/// time between escapes, in place (the diagnostics' messages quote what they name: through
+/// serde_json, each was a buffer made and copied).
 fn json_str_contents(out: &mut Vec<u8>, text: &str) {
     let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
-    let mut chunks = text.as_bytes().chunks_exact(16);
+    let bytes = text.as_bytes();
+    let mut chunks = bytes.chunks_exact(16);
     let plain = chunks
         .by_ref()
         .all(|chunk| !chunk.iter().fold(false, |any, &b| any | special(b)))
         && !chunks.remainder().iter().any(|&b| special(b));
     if plain {
-        out.extend_from_slice(text.as_bytes());
-    } else {
-        let mut quoted = Vec::with_capacity(text.len() + 8);
-        // A `str` serialised into a `Vec` does not fail.
-        if serde_json::to_writer(&mut quoted, text).is_ok() {
-            out.extend_from_slice(&quoted[1..quoted.len() - 1]);
-        }
+        out.extend_from_slice(bytes);
+        return;
     }
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        if !special(b) {
+            continue;
+        }
+        out.extend_from_slice(&bytes[start..i]);
+        start = i + 1;
+        // serde_json's escapes: the short ones where JSON has them, `\u00XX` for the
+        // other control characters.
+        let short: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            _ => {
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+                continue;
+            }
+        };
+        out.extend_from_slice(short);
+    }
+    out.extend_from_slice(&bytes[start..]);
 }
 
 /// A record's qualified name ([`SkillRecord::qualified_name`]), serialised as a string
@@ -525,7 +590,9 @@ impl<'w, W: std::io::Write> Object<'w, W> {
 pub(crate) struct Element<'b>(&'b mut Vec<u8>);
 
 impl Element<'_> {
-    /// Writes the element: `value`, pretty-printed at its depth.
+    /// Writes the element: `value`, pretty-printed at its depth (what the hand-written
+    /// elements are held to).
+    #[cfg(test)]
     pub(crate) fn write<V: Serialize + ?Sized>(self, value: &V) -> serde_json::Result<()> {
         write_at(self.0, 2, value)
     }
@@ -536,6 +603,12 @@ impl Element<'_> {
     /// writes of it.
     pub(crate) fn write_record(self, record: &RecordView<'_>) -> serde_json::Result<()> {
         record.write_element(self.0)
+    }
+
+    /// Writes a diagnostic's element ([`DiagnosticView::write_element`]): the bytes
+    /// [`Element::write`] writes of it.
+    pub(crate) fn write_diagnostic(self, diagnostic: &DiagnosticView<'_>) {
+        diagnostic.write_element(self.0);
     }
 }
 
@@ -583,7 +656,7 @@ fn run_buffer() -> Vec<u8> {
 mod tests {
     use serde_json::json;
     use skills_index::PathDiagnostic;
-    use skills_model::{Diagnostic, Rule};
+    use skills_model::{Diagnostic, Rule, Severity};
 
     use super::{DiagnosticView, Object};
 
@@ -627,6 +700,59 @@ mod tests {
             let want = sorted(&pd);
             let got = serde_json::to_string(&DiagnosticView::at(&pd)).expect("serialised");
             assert_eq!(got, want);
+        }
+    }
+
+    /// Every ASCII character, alone and between plain text, and text past ASCII, is escaped
+    /// by hand as serde_json escapes it.
+    #[test]
+    fn every_character_is_escaped_as_serde_escapes_it() {
+        let mut texts: Vec<String> = (0u8..0x80)
+            .map(char::from)
+            .flat_map(|c| [c.to_string(), format!("ab{c}cd{c}{c}efghijklmnopqrstu")])
+            .collect();
+        texts.push("é 日本 \u{2028} \u{7f} 😀".into());
+        for text in texts {
+            let mut got = Vec::new();
+            super::json_str(&mut got, &text);
+            let want = serde_json::to_vec(&text).expect("serialised");
+            assert_eq!(got, want, "{text:?}");
+        }
+    }
+
+    /// A diagnostic written by hand ([`super::DiagnosticView::write_element`]) is the bytes
+    /// serde_json's pretty printer writes of its view at the same depth: placed and not,
+    /// each severity, messages and paths plain, escaped and not ASCII, with a path and
+    /// without.
+    #[test]
+    fn a_diagnostic_is_written_as_serde_writes_it() {
+        let texts = [
+            "`name` is not valid",
+            "",
+            "a \"quoted\" back\\slash, a tab\t, a break\n, a bell\u{7}",
+            "é 日本 \u{2028} \u{7f}",
+        ];
+        for (i, text) in texts.iter().enumerate() {
+            let d = match i % 3 {
+                0 => Diagnostic::error(Rule::NameFormat, *text).at(2, 7),
+                1 => Diagnostic::warning(Rule::FrontmatterUnknownField, *text),
+                _ => Diagnostic::new(Rule::FileUnreadable, Severity::Info, *text).at(40, 1),
+            };
+            let pd = PathDiagnostic {
+                path: format!("/skills/{text}/SKILL.md").into(),
+                diagnostic: d.clone(),
+            };
+            for view in [DiagnosticView::of(&d), DiagnosticView::at(&pd)] {
+                let mut want = Vec::new();
+                super::write_at(&mut want, 2, &view).expect("serialised");
+                let mut got = Vec::new();
+                view.write_element(&mut got);
+                assert_eq!(
+                    String::from_utf8_lossy(&got),
+                    String::from_utf8_lossy(&want),
+                    "{text:?}"
+                );
+            }
         }
     }
 

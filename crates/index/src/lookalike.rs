@@ -18,19 +18,30 @@
 //! The skeleton lives here, not in `skills-model` with the name type: the model depends on
 //! `serde` and `thiserror` alone, and the confusables table is Unicode's data, not ours.
 
+use std::borrow::Cow;
+
 use unicode_normalization::UnicodeNormalization;
 
 use crate::Map;
 
 /// The form an ASCII name shares with the ASCII names a reader could take it for: lower
 /// case, `_` and spaces read as `-`.
-fn ascii_form(name: &str) -> String {
-    name.chars()
-        .map(|c| match c {
-            '_' | ' ' => '-',
-            c => c.to_ascii_lowercase(),
-        })
-        .collect()
+fn ascii_form(name: &str) -> Cow<'_, str> {
+    // A name already in that form (every name the specification admits is) is its own.
+    if !name
+        .bytes()
+        .any(|b| b.is_ascii_uppercase() || b == b'_' || b == b' ')
+    {
+        return Cow::Borrowed(name);
+    }
+    Cow::Owned(
+        name.chars()
+            .map(|c| match c {
+                '_' | ' ' => '-',
+                c => c.to_ascii_lowercase(),
+            })
+            .collect(),
+    )
 }
 
 /// The form any name shares with its lookalikes once a character outside ASCII is
@@ -64,7 +75,7 @@ fn lookalikes(a: &str, b: &str) -> bool {
 /// The names kept so far, by the forms a later name is compared in.
 pub(crate) struct Kept<'a> {
     /// ASCII form → the ASCII name kept with it.
-    ascii: Map<String, &'a str>,
+    ascii: Map<Cow<'a, str>, &'a str>,
     /// Confusable form → the names kept with it (two ASCII names may share one). Empty
     /// when every name is ASCII.
     confusable: Map<String, Vec<&'a str>>,
@@ -101,7 +112,11 @@ impl<'a> Kept<'a> {
     pub(crate) fn lookalike_of(&self, name: &str, form: Option<&str>) -> Option<&'a str> {
         let ascii = name.is_ascii();
         if ascii {
-            if let Some(other) = self.ascii.get(&ascii_form(name)).filter(|o| **o != name) {
+            if let Some(other) = self
+                .ascii
+                .get(ascii_form(name).as_ref())
+                .filter(|o| **o != name)
+            {
                 return Some(other);
             }
         }
