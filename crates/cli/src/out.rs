@@ -128,14 +128,7 @@ impl DiagnosticView<'_> {
     /// second skill) cost `list --format json` more than its records
     /// (`a_diagnostic_is_written_as_serde_writes_it` holds the bytes to serde's).
     pub(crate) fn write_element(&self, out: &mut Vec<u8>) {
-        const AT: usize = 3;
-        let key = |out: &mut Vec<u8>, key: &str, first: bool| {
-            out.extend_from_slice(if first { b"{\n" } else { b",\n" });
-            push_indent(out, AT);
-            out.push(b'"');
-            out.extend_from_slice(key.as_bytes());
-            out.extend_from_slice(b"\": ");
-        };
+        let key = element_key;
         let number = |out: &mut Vec<u8>, n: Option<u32>| {
             // A number written into a `Vec` does not fail.
             let _ = serde_json::to_writer(&mut *out, &n);
@@ -154,9 +147,7 @@ impl DiagnosticView<'_> {
         json_str(out, self.rule.id());
         key(out, "severity", false);
         json_str(out, self.severity.as_str());
-        out.push(b'\n');
-        push_indent(out, AT - 1);
-        out.push(b'}');
+        element_end(out);
     }
 }
 
@@ -208,14 +199,8 @@ impl RecordView<'_> {
     /// escape: serde_json's escaping, a byte at a time, was most of the cost of writing a
     /// record (`a_record_is_written_as_serde_writes_it` holds the bytes to serde's).
     pub(crate) fn write_element(&self, out: &mut Vec<u8>) -> serde_json::Result<()> {
-        const AT: usize = 3;
-        let key = |out: &mut Vec<u8>, key: &str, first: bool| {
-            out.extend_from_slice(if first { b"{\n" } else { b",\n" });
-            push_indent(out, AT);
-            out.push(b'"');
-            out.extend_from_slice(key.as_bytes());
-            out.extend_from_slice(b"\": ");
-        };
+        const AT: usize = ELEMENT_FIELDS;
+        let key = element_key;
         key(out, "description", true);
         json_str(out, self.description);
         key(out, "layer", false);
@@ -263,11 +248,30 @@ impl RecordView<'_> {
             key(out, "unavailable", false);
             write_at(&mut *out, AT, self.unavailable)?;
         }
-        out.push(b'\n');
-        push_indent(out, AT - 1);
-        out.push(b'}');
+        element_end(out);
         Ok(())
     }
+}
+
+/// The depth of the fields of an array's element in a document (the document, the array,
+/// the element), as the hand-written elements write them.
+const ELEMENT_FIELDS: usize = 3;
+
+/// `"key": ` of a hand-written element's field, after the brace that opens the element
+/// (`first`) or the comma that ends the field before.
+fn element_key(out: &mut Vec<u8>, key: &str, first: bool) {
+    out.extend_from_slice(if first { b"{\n" } else { b",\n" });
+    push_indent(out, ELEMENT_FIELDS);
+    out.push(b'"');
+    out.extend_from_slice(key.as_bytes());
+    out.extend_from_slice(b"\": ");
+}
+
+/// The brace that closes a hand-written element, on its own line.
+fn element_end(out: &mut Vec<u8>) {
+    out.push(b'\n');
+    push_indent(out, ELEMENT_FIELDS - 1);
+    out.push(b'}');
 }
 
 /// [`indent`] into a buffer, which cannot fail.

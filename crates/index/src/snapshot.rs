@@ -244,7 +244,7 @@ fn drop_lookalikes(
 
 /// Sorts `records` by precedence.
 fn sort_by_precedence(
-    records: &mut Vec<Arc<SkillRecord>>,
+    records: &mut [Arc<SkillRecord>],
     rank: &(impl Fn(Layer) -> usize + Sync),
     registered: &[String],
 ) {
@@ -284,36 +284,53 @@ fn sort_by_precedence(
                 b.path.as_os_str(),
             ))
     };
-    // Sorted by the first bytes of each name held beside it, the rest compared only where
-    // those are equal: comparing records themselves reached three allocations a side
-    // (record, name, frontmatter), a cache miss each, and cost a build at 10,000 skills
-    // about 5 ms of its threads. Thirty-two bytes: names often share their first sixteen
-    // (`analyze-analyze-01522`).
-    let mut keyed: Vec<(NameKey, Arc<SkillRecord>)> = records
-        .drain(..)
-        .map(|r| (name_key(r.name.as_str()), r))
+    // Sorted by the first bytes of each name held beside its place, the rest compared
+    // only where those are equal: comparing records themselves reached three allocations a
+    // side (record, name, frontmatter), a cache miss each, and cost a build at 10,000
+    // skills about 5 ms of its threads. Twenty-eight bytes and a place are 32 bytes a
+    // record, held while the snapshot is built (3.2 MB at 100,000 skills, under the peak
+    // the bench gates); names often share their first sixteen (`analyze-analyze-01522`).
+    let mut keyed: Vec<(NameKey, u32)> = records
+        .iter()
+        .zip(0u32..)
+        .map(|(r, i)| (name_key(r.name.as_str()), i))
         .collect();
-    keyed.par_sort_unstable_by(|(ka, a), (kb, b)| ka.cmp(kb).then_with(|| whole(a, b)));
-    records.extend(keyed.into_iter().map(|(_, r)| r));
+    let held: &[Arc<SkillRecord>] = records;
+    keyed.par_sort_unstable_by(|(ka, a), (kb, b)| {
+        ka.cmp(kb)
+            .then_with(|| whole(&held[*a as usize], &held[*b as usize]))
+    });
+    permute(records, &mut keyed);
 }
 
-/// The first 32 bytes of a name, zero-padded, as two numbers ordered as the names are.
-type NameKey = (u128, u128);
+/// Puts `records` in the order `keyed` gives (each entry the place of the record that
+/// belongs at its position), in place, a cycle at a time; `keyed` is used up.
+fn permute<T>(records: &mut [T], keyed: &mut [(NameKey, u32)]) {
+    const DONE: u32 = u32::MAX;
+    for start in 0..keyed.len() {
+        let mut at = start;
+        loop {
+            let from = std::mem::replace(&mut keyed[at].1, DONE);
+            if from == DONE || from as usize == start {
+                break;
+            }
+            records.swap(at, from as usize);
+            at = from as usize;
+        }
+    }
+}
+
+/// The first 28 bytes of a name, zero-padded: ordered as the names are.
+type NameKey = [u8; 28];
 
 /// The [`NameKey`] of `name`: where two keys differ their names differ the same way (a
 /// name that is a prefix of another is padded with zeros, below any byte of a name but a
 /// zero); equal keys say nothing.
 fn name_key(name: &str) -> NameKey {
-    let mut bytes = [0u8; 32];
-    let n = name.len().min(32);
-    bytes[..n].copy_from_slice(&name.as_bytes()[..n]);
-    let (high, low) = bytes.split_at(16);
-    let number = |half: &[u8]| {
-        let mut sixteen = [0u8; 16];
-        sixteen.copy_from_slice(half);
-        u128::from_be_bytes(sixteen)
-    };
-    (number(high), number(low))
+    let mut key = [0u8; 28];
+    let n = name.len().min(key.len());
+    key[..n].copy_from_slice(&name.as_bytes()[..n]);
+    key
 }
 
 /// Whether a record comes from an MCP server.
@@ -878,6 +895,20 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Records put in the order their places are sorted to are the sorted records, as
+        /// a sort of the records themselves gives them.
+        #[test]
+        fn records_are_put_in_the_order_their_places_are_sorted_to(
+            mut items in proptest::collection::vec(0u16..50, 0..200)
+        ) {
+            let mut keyed: Vec<([u8; 28], u32)> = (0u32..).zip(&items).map(|(i, _)| ([0; 28], i)).collect();
+            keyed.sort_by_key(|(_, i)| (items[*i as usize], *i));
+            let mut want = items.clone();
+            want.sort();
+            super::permute(&mut items, &mut keyed);
+            proptest::prop_assert_eq!(items, want);
+        }
+
         /// Where two names' keys differ, the names are ordered as their keys are: the sort
         /// by key then by record is the sort by record (names sharing their first bytes,
         /// prefixes of each other, zero bytes and letters past ASCII among them).

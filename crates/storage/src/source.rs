@@ -1390,17 +1390,11 @@ mod tests {
         let source = FsSource::new(root.clone(), DiscoveryOptions::roots().with_max_depth(5));
         let view = source.for_scan().unwrap();
         let read = std::sync::Mutex::new(Vec::new());
-        let reader = |c: &SourceCandidate| {
-            let found = view.read_prefix(&c.file_path(), 0, &mut Vec::new());
-            if matches!(found, Err(ReadError::NotFound)) {
-                return false;
-            }
-            read.lock().unwrap().push(c.clone());
-            true
-        };
+        let reader = reading_into(view.as_ref(), &read);
         let listed = source
             .expected_candidates_reading(&reader)
             .into_candidates();
+        drop(reader);
         let mut read = read.into_inner().unwrap();
         read.sort_by(|a, b| a.dir.cmp(&b.dir));
         let dirs =
@@ -1412,12 +1406,37 @@ mod tests {
             rest,
             ["linked/ext", "o/r/c", "o/r/skills/b", "o/r/x/y/leaf"]
         );
-        let mut both = read;
-        both.extend(listed);
-        both.sort_by(|a, b| a.dir.cmp(&b.dir));
+        assert_a_scan_s_list(&source, read, listed);
+    }
+
+    /// What a reader took and what the source listed beside it are together what a scan
+    /// of `source` lists.
+    fn assert_a_scan_s_list(
+        source: &FsSource,
+        mut read: Vec<SourceCandidate>,
+        listed: Vec<SourceCandidate>,
+    ) {
+        read.extend(listed);
+        read.sort_by(|a, b| a.dir.cmp(&b.dir));
         let mut whole = source.expected_candidates().into_candidates();
         whole.sort_by(|a, b| a.dir.cmp(&b.dir));
-        assert_eq!(both, whole);
+        assert_eq!(read, whole);
+    }
+
+    /// A reader for [`SkillSource::expected_candidates_reading`] that takes each candidate
+    /// whose skill file `view` finds, kept in `read`.
+    fn reading_into<'a>(
+        view: &'a dyn SkillSource,
+        read: &'a std::sync::Mutex<Vec<SourceCandidate>>,
+    ) -> impl Fn(&SourceCandidate) -> bool + Sync + 'a {
+        move |c: &SourceCandidate| {
+            let found = view.read_prefix(&c.file_path(), 0, &mut Vec::new());
+            if matches!(found, Err(ReadError::NotFound)) {
+                return false;
+            }
+            read.lock().unwrap().push(c.clone());
+            true
+        }
     }
 
     /// A flat layout's root is read as it is listed (in batches, on the pool's threads):
@@ -1446,14 +1465,7 @@ mod tests {
         let source = FsSource::new(root.clone(), DiscoveryOptions::roots());
         let view = source.for_scan().unwrap();
         let read = std::sync::Mutex::new(Vec::new());
-        let reader = |c: &SourceCandidate| {
-            let found = view.read_prefix(&c.file_path(), 0, &mut Vec::new());
-            if matches!(found, Err(ReadError::NotFound)) {
-                return false;
-            }
-            read.lock().unwrap().push(c.clone());
-            true
-        };
+        let reader = reading_into(view.as_ref(), &read);
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(3)
             .build()
@@ -1461,18 +1473,14 @@ mod tests {
         let listed = pool
             .install(|| source.expected_candidates_reading(&reader))
             .into_candidates();
+        drop(reader);
         let mut read = read.into_inner().unwrap();
         read.sort_by(|a, b| a.dir.cmp(&b.dir));
         assert_eq!(read.len(), 150, "every skill read as listed");
         let mut rest: Vec<String> = listed.iter().map(|c| c.dir.clone()).collect();
         rest.sort();
         assert_eq!(rest, ["broken", "empty", "linked", "misnamed"]);
-        let mut both = read;
-        both.extend(listed);
-        both.sort_by(|a, b| a.dir.cmp(&b.dir));
-        let mut whole = source.expected_candidates().into_candidates();
-        whole.sort_by(|a, b| a.dir.cmp(&b.dir));
-        assert_eq!(both, whole);
+        assert_a_scan_s_list(&source, read, listed);
     }
 
     /// A read through a scan's handle walked only the relative path, so a file whose whole
