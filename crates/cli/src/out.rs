@@ -603,14 +603,14 @@ impl Element<'_> {
 }
 
 impl Element<'_> {
-    /// Writes a record's element ([`RecordView::write_element`]): the bytes [`Element::write`]
-    /// writes of it.
+    /// Writes a record's element ([`RecordView::write_element`]): the bytes serde_json's
+    /// pretty printer writes of it there (the tests' `Element::write`).
     pub(crate) fn write_record(self, record: &RecordView<'_>) -> serde_json::Result<()> {
         record.write_element(self.0)
     }
 
     /// Writes a diagnostic's element ([`DiagnosticView::write_element`]): the bytes
-    /// [`Element::write`] writes of it.
+    /// serde_json's pretty printer writes of it there (the tests' `Element::write`).
     pub(crate) fn write_diagnostic(self, diagnostic: &DiagnosticView<'_>) {
         diagnostic.write_element(self.0);
     }
