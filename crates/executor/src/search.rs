@@ -64,7 +64,8 @@ impl MatchedTerm {
     }
 }
 
-/// Records by address: the set a session's search asks of each document once per index.
+/// Records by address: the records of the names more than one skill holds, and of those the
+/// ones a session sees, each set asked of every document once per index.
 type Holding = HashSet<*const SkillRecord, std::hash::BuildHasherDefault<AddressHasher>>;
 
 /// The hash of a record's address: the address itself, its low bits (always zero, by the
@@ -173,24 +174,14 @@ impl SessionState {
         // model may be offered it, worked out the first time they are asked for (when the
         // memo misses, once per index). A set of every record seen, made so, was about a
         // third of a fresh session's first search at 10,000 skills.
-        let shadowing = !snapshot.shadowed().is_empty();
         let shared: OnceCell<(Holding, Holding)> = OnceCell::new();
         let sees = |r: &SkillRecord| {
-            if !shadowing {
-                return self.offers_model(r);
-            }
             let (members, holding) = shared.get_or_init(|| {
-                let names: Vec<&str> = snapshot
-                    .shadowed()
-                    .iter()
-                    .map(|s| s.record.name.as_str())
-                    .collect();
                 let mut members = Holding::default();
                 let mut holding = Holding::default();
-                for s in snapshot.shadowed() {
-                    members.insert(Arc::as_ptr(&s.record));
-                }
-                for name in names {
+                for shadowed in snapshot.shadowed() {
+                    members.insert(Arc::as_ptr(&shadowed.record));
+                    let name = shadowed.record.name.as_str();
                     if let Some(winner) = snapshot.get_for(name, &|_| true) {
                         members.insert(Arc::as_ptr(winner));
                     }
