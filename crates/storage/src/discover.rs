@@ -10,6 +10,8 @@
 //! anyway. Each candidate carries its resolved path, and a skill folder reached twice is
 //! listed once.
 
+mod reading;
+
 use std::ffi::{OsStr, OsString};
 
 use rayon::prelude::*;
@@ -257,6 +259,7 @@ pub(crate) fn expected(dir: PathBuf, resolved: PathBuf) -> Candidate {
 }
 
 /// What a walk found, its last level's folders not yet joined to their paths.
+#[derive(Default)]
 pub(crate) struct Walked {
     /// Folders asked about or listed and found to be skills.
     pub(crate) candidates: Vec<Candidate>,
@@ -357,6 +360,18 @@ pub(crate) fn walk_reading(
             return found;
         }
     };
+    let at = Base {
+        read,
+        resolved: canonical_root.clone(),
+        ..Base::open(root)
+    };
+    // A scan that reads where it finds walks each folder as soon as its parent is listed
+    // (see `reading`); the order of what it gathers is the threads'. A walk that records
+    // its visits (for a watcher, which keeps the first of two ways to a folder) goes a
+    // level at a time.
+    if read.is_some() && !options.record_visits {
+        return reading::walk((root, canonical_root), options, &at);
+    }
     let mut walk = Walk {
         root: canonical_root.clone(),
         entered: Vec::new(),
@@ -365,11 +380,6 @@ pub(crate) fn walk_reading(
     // Walked a level at a time: the folders of a level are visited in parallel (each one
     // `stat` or listing), then the links they hold are followed in order, on this thread
     // (what a link may enter depends on the links entered before it).
-    let at = Base {
-        read,
-        resolved: canonical_root.clone(),
-        ..Base::open(root)
-    };
     let mut level = Level {
         runs: vec![Run::Whole {
             dir: root.to_path_buf(),
@@ -840,5 +850,104 @@ mod tests {
                 canonical.join(".store/search"),
             ]
         );
+    }
+
+    /// Trees of folders, skill files (some misnamed), links (to folders inside and outside
+    /// the root, to their own ancestors, to other links, to nothing) and hidden folders,
+    /// drawn from a seed.
+    #[cfg(unix)]
+    fn draw_tree(seed: u64, base: &Path) -> PathBuf {
+        let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = move |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        let root = base.join("root");
+        let outside = base.join("outside");
+        let names = ["a", "b", "c", ".h", "d"];
+        let mut folders = vec![root.clone(), outside.clone()];
+        for _ in 0..24 {
+            let parent = folders[next(folders.len() as u64) as usize].clone();
+            if parent.components().count() > root.components().count() + 4 {
+                continue;
+            }
+            let dir = parent.join(names[next(names.len() as u64) as usize]);
+            std::fs::create_dir_all(&dir).unwrap();
+            match next(4) {
+                0 => std::fs::write(dir.join(SKILL_FILE), "x").unwrap(),
+                1 if next(3) == 0 => std::fs::write(dir.join("skill.md"), "x").unwrap(),
+                _ => {}
+            }
+            if !folders.contains(&dir) {
+                folders.push(dir);
+            }
+        }
+        for i in 0..14 {
+            let at = folders[next(folders.len() as u64) as usize].clone();
+            let target = match next(5) {
+                0 => at.join("nowhere"),
+                _ => folders[next(folders.len() as u64) as usize].clone(),
+            };
+            let _ = std::os::unix::fs::symlink(&target, at.join(format!("l{i:02}")));
+        }
+        root
+    }
+
+    /// The walk of a scan that reads where it finds (each folder visited once its parent
+    /// is listed, links followed afterwards in the level walk's order) finds what the level
+    /// walk finds: with a reader that takes nothing, the same candidates at the same paths;
+    /// with one that takes every folder holding `SKILL.md`, those and the candidates left
+    /// are together the level walk's. Over drawn trees with links of every kind, at three
+    /// depths.
+    #[cfg(unix)]
+    #[test]
+    fn a_walk_reading_where_it_finds_follows_the_links_a_level_walk_follows() {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(3)
+            .build()
+            .unwrap();
+        for seed in 0..160 {
+            let tmp = tempfile::tempdir().unwrap();
+            let root = draw_tree(seed, tmp.path());
+            for depth in [2, 3, 5] {
+                let options = DiscoveryOptions::roots()
+                    .with_max_depth(depth)
+                    .with_leaf_files(LeafFiles::Expected);
+                let level = walk(&root, &options).into_discovery();
+                let paths = |found: &Discovery| -> Vec<Candidate> { found.candidates.clone() };
+                let decline = |_: &Path, _: &Path| false;
+                let declined = pool
+                    .install(|| walk_reading(&root, &options, Some(&decline)))
+                    .into_discovery();
+                assert_eq!(
+                    paths(&declined),
+                    paths(&level),
+                    "seed {seed}, depth {depth}"
+                );
+                let taken = std::sync::Mutex::new(Vec::new());
+                let take = |dir: &Path, resolved: &Path| {
+                    let file = dir.join(SKILL_FILE);
+                    let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file());
+                    if is_file {
+                        taken.lock().unwrap().push(Candidate {
+                            dir: dir.to_path_buf(),
+                            resolved: resolved.to_path_buf(),
+                            skill_file: Some(file),
+                            misnamed: None,
+                        });
+                    }
+                    is_file
+                };
+                let mut found = pool
+                    .install(|| walk_reading(&root, &options, Some(&take)))
+                    .into_discovery()
+                    .candidates;
+                found.extend(taken.into_inner().unwrap());
+                found.sort_by(|a, b| a.dir.as_os_str().cmp(b.dir.as_os_str()));
+                assert_eq!(found, paths(&level), "seed {seed}, depth {depth}");
+            }
+        }
     }
 }
