@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 use std::sync::{Arc, OnceLock};
 
-use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
+use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
@@ -177,16 +177,15 @@ fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize)
 /// diagnostic each: a lookalike can neither shadow a skill nor be taken for it. A
 /// specification name is always kept; the others are judged in precedence order (layer,
 /// then `priority`, then path), each against the names kept before it. Two different
-/// specification names are never lookalikes, so a catalogue of specification names costs
-/// one pass.
+/// specification names are never lookalikes, so a catalogue of specification names (as
+/// the precedence sort found while it read each name, `names`) costs nothing here.
 fn drop_lookalikes(
     records: &mut Vec<Arc<SkillRecord>>,
     diagnostics: &mut Vec<PathDiagnostic>,
     rank: &dyn Fn(Layer) -> usize,
+    names: SpecNames,
 ) {
-    // An empty catalogue (the snapshot before the first scan) asks no thread pool: outside
-    // the index's reading threads that would start rayon's global one.
-    if records.is_empty() || records.par_iter().all(|r| r.name.is_spec_valid()) {
+    if names == SpecNames::All {
         return;
     }
     let any_non_ascii = records.iter().any(|r| !r.name.as_str().is_ascii());
@@ -247,7 +246,7 @@ fn sort_by_precedence(
     records: &mut [Arc<SkillRecord>],
     rank: &(impl Fn(Layer) -> usize + Sync),
     registered: &[String],
-) {
+) -> SpecNames {
     // Grouped by name; inside a group the winner first: layer, then priority (higher
     // first), then path. A qualified name is found by scanning its name's group, so no
     // second map (and no qualified-name strings) is kept.
@@ -290,10 +289,26 @@ fn sort_by_precedence(
     // skills about 5 ms of its threads. Twenty-eight bytes and a place are 32 bytes a
     // record, held while the snapshot is built (3.2 MB at 100,000 skills, under the peak
     // the bench gates); names often share their first sixteen (`analyze-analyze-01522`).
+    // An empty catalogue (the snapshot before the first scan) asks no thread pool: outside
+    // the index's reading threads that would start rayon's global one.
+    if records.is_empty() {
+        return SpecNames::All;
+    }
+    // On every core, and while each name's bytes are read for its key, whether it meets
+    // the specification (the lookalike pass then reads no name again when all do).
+    let spec_names = std::sync::atomic::AtomicBool::new(true);
     let mut keyed: Vec<(NameKey, u32)> = records
-        .iter()
-        .zip(0u32..)
-        .map(|(r, i)| (name_key(r.name.as_str()), i))
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            if !r.name.is_spec_valid() {
+                spec_names.store(false, std::sync::atomic::Ordering::Relaxed);
+            }
+            (
+                name_key(r.name.as_str()),
+                u32::try_from(i).unwrap_or(u32::MAX),
+            )
+        })
         .collect();
     let held: &[Arc<SkillRecord>] = records;
     keyed.par_sort_unstable_by(|(ka, a), (kb, b)| {
@@ -301,6 +316,19 @@ fn sort_by_precedence(
             .then_with(|| whole(&held[*a as usize], &held[*b as usize]))
     });
     permute(records, &mut keyed);
+    if spec_names.into_inner() {
+        SpecNames::All
+    } else {
+        SpecNames::NotAll
+    }
+}
+
+/// Whether every name of a catalogue meets the specification, as its precedence sort
+/// found while it read them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum SpecNames {
+    All,
+    NotAll,
 }
 
 /// Puts `records` in the order `keyed` gives (each entry the place of the record that
@@ -417,11 +445,11 @@ impl Snapshot {
         if folders == Folders::MayRepeat {
             hold_once(&mut records, &rank);
         }
-        sort_by_precedence(&mut records, &rank, registered);
+        let names = sort_by_precedence(&mut records, &rank, registered);
         // After the sort, which has just read every name: the lookalike pass reads each once
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
-        drop_lookalikes(&mut records, &mut diagnostics, &rank);
+        drop_lookalikes(&mut records, &mut diagnostics, &rank, names);
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
         diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
