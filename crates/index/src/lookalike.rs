@@ -26,7 +26,7 @@ use crate::Map;
 
 /// The form an ASCII name shares with the ASCII names a reader could take it for: lower
 /// case, `_` and spaces read as `-`.
-fn ascii_form(name: &str) -> Cow<'_, str> {
+pub(crate) fn ascii_form(name: &str) -> Cow<'_, str> {
     // A name already in that form (every name the specification admits is) is its own.
     if !name
         .bytes()

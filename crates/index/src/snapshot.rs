@@ -198,20 +198,32 @@ fn drop_lookalikes(
     } else {
         vec![None; records.len()]
     };
-    let mut kept = crate::lookalike::Kept::new(any_non_ascii);
-    for (r, form) in records.iter().zip(&forms) {
-        if r.name.is_spec_valid() {
-            kept.keep(r.name.as_str(), form.as_deref());
-        }
-    }
-    let mut others: Vec<usize> = (0..records.len())
-        .filter(|i| !records[*i].name.is_spec_valid())
-        .collect();
+    let spec: Vec<bool> = records.iter().map(|r| r.name.is_spec_valid()).collect();
+    let mut others: Vec<usize> = (0..records.len()).filter(|i| !spec[*i]).collect();
     others.sort_by(|a, b| {
         let key = |r: &SkillRecord| (rank(r.layer), -r.frontmatter.priority);
         let (ra, rb) = (&records[*a], &records[*b]);
         key(ra).cmp(&key(rb)).then_with(|| ra.path.cmp(&rb.path))
     });
+    let mut kept = crate::lookalike::Kept::new(any_non_ascii);
+    // Every name in ASCII: a specification name is found only by a name of its ASCII form
+    // (its own), so only those the other names take are kept, not every one.
+    let wanted: Option<std::collections::HashSet<std::borrow::Cow<'_, str>>> = (!any_non_ascii)
+        .then(|| {
+            others
+                .iter()
+                .map(|i| crate::lookalike::ascii_form(records[*i].name.as_str()))
+                .collect()
+        });
+    for ((r, form), spec) in records.iter().zip(&forms).zip(&spec) {
+        let name = r.name.as_str();
+        let found = |wanted: &std::collections::HashSet<_>| {
+            wanted.contains(&crate::lookalike::ascii_form(name))
+        };
+        if *spec && wanted.as_ref().is_none_or(found) {
+            kept.keep(name, form.as_deref());
+        }
+    }
     let mut lookalike_of: Vec<Option<String>> = vec![None; records.len()];
     for i in others {
         let (name, form) = (records[i].name.as_str(), forms[i].as_deref());
