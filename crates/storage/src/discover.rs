@@ -853,8 +853,8 @@ mod tests {
     }
 
     /// Trees of folders, skill files (some misnamed), links (to folders inside and outside
-    /// the root, to their own ancestors, to other links, to nothing) and hidden folders,
-    /// drawn from a seed.
+    /// the root, to their own ancestors, to other links, to nothing; named to sort before,
+    /// among and after the folders beside them) and hidden folders, drawn from a seed.
     #[cfg(unix)]
     fn draw_tree(seed: u64, base: &Path) -> PathBuf {
         let mut state = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -884,13 +884,28 @@ mod tests {
                 folders.push(dir);
             }
         }
+        // Links named to sort before, between and after the folders beside them, and
+        // hidden; some lead to other links.
+        let link_names = ["0", "b", "z", ".l"];
+        let mut links: Vec<PathBuf> = Vec::new();
         for i in 0..14 {
             let at = folders[next(folders.len() as u64) as usize].clone();
-            let target = match next(5) {
+            // Mostly outside the root or hidden, where a link is followed (a folder the
+            // walk reaches anyway is not), so that links compete for the same folders.
+            let outside_or_hidden: Vec<&PathBuf> = folders
+                .iter()
+                .filter(|f| !f.starts_with(&root) || f.to_string_lossy().contains("/.h"))
+                .collect();
+            let target = match next(8) {
                 0 => at.join("nowhere"),
-                _ => folders[next(folders.len() as u64) as usize].clone(),
+                1 if !links.is_empty() => links[next(links.len() as u64) as usize].clone(),
+                2 | 3 => folders[next(folders.len() as u64) as usize].clone(),
+                _ => outside_or_hidden[next(outside_or_hidden.len() as u64) as usize].clone(),
             };
-            let _ = std::os::unix::fs::symlink(&target, at.join(format!("l{i:02}")));
+            let name = format!("{}{i:02}", link_names[next(4) as usize]);
+            if std::os::unix::fs::symlink(&target, at.join(&name)).is_ok() {
+                links.push(at.join(name));
+            }
         }
         root
     }
@@ -899,7 +914,7 @@ mod tests {
     /// is listed, links followed afterwards in the level walk's order) finds what the level
     /// walk finds: with a reader that takes nothing, the same candidates at the same paths;
     /// with one that takes every folder holding `SKILL.md`, those and the candidates left
-    /// are together the level walk's. Over drawn trees with links of every kind, at three
+    /// are together the level walk's. Over drawn trees with links of every kind, at four
     /// depths.
     #[cfg(unix)]
     #[test]
@@ -908,10 +923,10 @@ mod tests {
             .num_threads(3)
             .build()
             .unwrap();
-        for seed in 0..160 {
+        for seed in 0..300 {
             let tmp = tempfile::tempdir().unwrap();
             let root = draw_tree(seed, tmp.path());
-            for depth in [2, 3, 5] {
+            for depth in [1, 2, 3, 5] {
                 let options = DiscoveryOptions::roots()
                     .with_max_depth(depth)
                     .with_leaf_files(LeafFiles::Expected);

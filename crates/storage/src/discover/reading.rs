@@ -7,10 +7,11 @@
 //! (what a link may enter depends on the links entered before it). So the folders reached
 //! by no link are walked first, all at once, and the links they hold are kept with their
 //! folder's place in the level walk's order ([`Step`]). Links are then followed in exactly
-//! that order, one at a time: the folder a followed link leads to is walked the same way,
-//! its own links joining the queue (always deeper than the link being followed, so never
-//! before it). Together this follows the same links, to the same folders, as the level
-//! walk (`a_walk_reading_where_it_finds_follows_the_links_a_level_walk_follows`).
+//! that order, a depth at a time: each is followed or not in turn, then the folders they
+//! lead to are walked together the same way, their own links joining the queue (always
+//! deeper than the links being followed, so never before them). Together this follows
+//! the same links, to the same folders, as the level walk
+//! (`a_walk_reading_where_it_finds_follows_the_links_a_level_walk_follows`).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -156,27 +157,42 @@ pub(super) fn walk(
         .into_iter()
         .map(Reverse)
         .collect();
-    while let Some(Reverse(pending)) = queue.pop() {
-        let Some(target) = links.follow(&pending.link, &pending.parent) else {
-            continue;
-        };
-        tracing::debug!(link = %pending.link.display(), target = %target.display(), "following link");
-        let depth = pending.depth + 1;
-        if options.skill_file_expected(depth) {
-            walker.gathered().walked.expected.runs.push(Run::Whole {
-                dir: pending.link,
-                resolved: target,
-            });
-            continue;
+    // A depth's links at a time: each is followed (or not) in order, on this thread, then
+    // the folders they lead to are walked together, as the level walk visits a level.
+    while let Some(Reverse(first)) = queue.pop() {
+        let depth = first.depth + 1;
+        let mut this_depth = vec![first];
+        while queue.peek().is_some_and(|Reverse(p)| p.depth + 1 == depth) {
+            this_depth.extend(queue.pop().map(|Reverse(p)| p));
         }
-        let mut place = pending.place;
-        place.push(Step::Link(pending.name));
-        let origin = Origin {
-            dir: pending.link.clone(),
-            place,
-        };
-        let start = (pending.link, target);
-        rayon::scope(|scope| walker.walk_from(scope, &origin, start, depth));
+        let mut origins = Vec::new();
+        for pending in this_depth {
+            let Some(target) = links.follow(&pending.link, &pending.parent) else {
+                continue;
+            };
+            tracing::debug!(link = %pending.link.display(), target = %target.display(), "following link");
+            if options.skill_file_expected(depth) {
+                walker.gathered().walked.expected.runs.push(Run::Whole {
+                    dir: pending.link,
+                    resolved: target,
+                });
+                continue;
+            }
+            let mut place = pending.place;
+            place.push(Step::Link(pending.name));
+            let origin = Origin {
+                dir: pending.link.clone(),
+                place,
+            };
+            origins.push((origin, (pending.link, target)));
+        }
+        let walker = &walker;
+        rayon::scope(|scope| {
+            for (origin, start) in &origins {
+                let start = start.clone();
+                scope.spawn(move |scope| walker.walk_from(scope, origin, start, depth));
+            }
+        });
         queue.extend(
             std::mem::take(&mut walker.gathered().links)
                 .into_iter()
@@ -187,7 +203,7 @@ pub(super) fn walk(
         .gathered
         .into_inner()
         .unwrap_or_else(PoisonError::into_inner);
-    // In path order, as the level walk gives them (threads finish in any order).
+    // In path order (threads finish in any order), so that two runs log them alike.
     walked
         .problems
         .sort_by(|a, b| a.0.as_os_str().cmp(b.0.as_os_str()));
