@@ -1,7 +1,10 @@
 //! A fast path for the frontmatter most skills have: `key: value` lines, optionally one
-//! level of indented `key: value` lines under a bare `key:` (as `metadata` is written),
+//! level of indented `key: value` lines under a bare `key:` (as `metadata` is written) or
+//! an indented block sequence of simple items under one (as `allowed-tools` often is),
 //! with plain values that cannot mean anything but a string, number or boolean, simply
-//! quoted ones, or one-line flow sequences of simple words (`[Read, Glob]`).
+//! quoted ones, one-line flow sequences of simple words (`[Read, Glob]`), or literal and
+//! folded block scalars (`|`, `|-`, `>`, `>-`) whose lines are all indented alike (as long
+//! descriptions are written).
 //!
 //! It builds exactly the tree `yaml::parse` would, positions included, or gives up
 //! (`None`) at the first line it is not sure of, and the full parser reads the text instead.
@@ -19,52 +22,209 @@ const MAX_ENTRIES: usize = 256;
 /// The entries of a mapping, in order.
 type Entries<'a> = Vec<(Node<'a>, Node<'a>)>;
 
+/// What follows a key's colon on its line.
+enum Value<'a> {
+    /// A value on the line itself.
+    Node(Node<'a>),
+    /// Nothing: indented entries or items follow.
+    Bare,
+    /// A block scalar's header: its lines follow.
+    Block(BlockStyle),
+}
+
+/// A block scalar's header, of the four the fast path reads.
+#[derive(Clone, Copy)]
+struct BlockStyle {
+    /// `>`: lines joined by spaces; `|`: kept as lines.
+    folded: bool,
+    /// `-`: no final line break; else one (YAML's "clip").
+    strip: bool,
+}
+
+/// A bare `key:` and what is indented under it, once its first indented line says which.
+struct Open<'a> {
+    key: Node<'a>,
+    /// The indentation of its lines (0 until the first).
+    indent: usize,
+    body: Body<'a>,
+}
+
+enum Body<'a> {
+    /// Nothing yet.
+    Empty,
+    Map(Entries<'a>),
+    /// The items, and where the first `-` is.
+    Seq(Vec<Node<'a>>, (u32, u32)),
+}
+
+/// A block scalar being read: the key it is the value of, at indentation `parent`, and
+/// its lines so far, every one at indentation `indent` (that of the first).
+struct Block<'a> {
+    key: Node<'a>,
+    style: BlockStyle,
+    parent: usize,
+    indent: usize,
+    /// Its first line's number.
+    line: u32,
+    lines: Vec<&'a str>,
+    /// An empty line came after its last line (it may only end the scalar).
+    blank: bool,
+}
+
+impl<'a> Block<'a> {
+    /// A block scalar whose header is `key`'s value, the key at indentation `parent`.
+    fn new(key: Node<'a>, style: BlockStyle, parent: usize) -> Block<'a> {
+        Block {
+            key,
+            style,
+            parent,
+            indent: 0,
+            line: 0,
+            lines: Vec::new(),
+            blank: false,
+        }
+    }
+
+    /// Takes `line` (indented past `parent`) as this scalar's next line, or `None` when
+    /// the fast path cannot be sure what it means: a line indented otherwise than the first
+    /// (a more indented line keeps its line break when folded), after an empty line, ending
+    /// in a space, or holding a character YAML treats specially.
+    fn push(&mut self, line: &'a str, indent: usize, line_no: u32) -> Option<()> {
+        if self.lines.is_empty() {
+            self.indent = indent;
+            self.line = line_no;
+        }
+        if indent != self.indent || self.blank || line.ends_with(' ') || has_special(line) {
+            return None;
+        }
+        self.lines.push(&line[indent..]);
+        Some(())
+    }
+
+    /// The key and its scalar; `None` for a scalar with no line (the full parser's).
+    fn finish(self) -> Option<(Node<'a>, Node<'a>)> {
+        if self.lines.is_empty() {
+            return None;
+        }
+        let mut text = self.lines.join(if self.style.folded { " " } else { "\n" });
+        if !self.style.strip {
+            text.push('\n');
+        }
+        let value = Node {
+            kind: Kind::Scalar(Scalar {
+                text: Cow::Owned(text),
+                plain: false,
+                tagged: None,
+            }),
+            line: self.line,
+            col: u32::try_from(self.indent + 1).ok()?,
+        };
+        Some((self.key, value))
+    }
+}
+
 /// Parses `text` if it is in the simple subset, else `None`.
 pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
     if memchr::memchr2(b'\r', b'\t', text.as_bytes()).is_some() {
         return None;
     }
     let mut top: Entries<'_> = Vec::new();
-    // A bare `key:` waiting for its indented entries: (key, entries, indent).
-    let mut open: Option<(Node<'_>, Entries<'_>, usize)> = None;
+    let mut open: Option<Open<'_>> = None;
+    let mut block: Option<Block<'_>> = None;
     let mut first_key: Option<(u32, u32)> = None;
     let mut count = 0usize;
     for (i, line) in text.split('\n').enumerate() {
         let line_no = u32::try_from(i + 1).ok()?;
         // Blank means spaces only: Rust's `trim` also drops characters YAML refuses (the
         // fuzzer found a lone vertical tab).
-        if line.bytes().all(|b| b == b' ') {
+        let blank = line.bytes().all(|b| b == b' ');
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if let Some(b) = block.as_mut() {
+            if blank {
+                // Spaces past a block's indentation are its text: only an empty line is
+                // sure to be nothing but a line break, and only at the end (clipped).
+                if !line.is_empty() {
+                    return None;
+                }
+                b.blank = true;
+                continue;
+            }
+            if indent > b.parent {
+                count += 1;
+                if count > MAX_ENTRIES {
+                    return None;
+                }
+                b.push(line, indent, line_no)?;
+                continue;
+            }
+            place(block.take()?, &mut top, &mut open)?;
+        }
+        if blank {
             continue;
         }
         count += 1;
         if count > MAX_ENTRIES {
             return None;
         }
-        let indent = line.len() - line.trim_start_matches(' ').len();
         if indent == 0 {
-            if let Some((key, entries, _)) = open.take() {
-                top.push(close(key, entries)?);
+            if let Some(o) = open.take() {
+                top.push(close(o)?);
             }
             let (key, value) = entry(line, 0, line_no)?;
             first_key.get_or_insert((key.line, key.col));
             match value {
-                Some(value) => top.push((key, value)),
-                None => open = Some((key, Vec::new(), 0)),
+                Value::Node(value) => top.push((key, value)),
+                Value::Bare => {
+                    open = Some(Open {
+                        key,
+                        indent: 0,
+                        body: Body::Empty,
+                    });
+                }
+                Value::Block(style) => block = Some(Block::new(key, style, 0)),
             }
         } else {
-            let (_, entries, open_indent) = open.as_mut()?;
-            if *open_indent == 0 {
-                *open_indent = indent;
+            let o = open.as_mut()?;
+            if o.indent == 0 {
+                o.indent = indent;
             }
-            if indent != *open_indent {
+            if indent != o.indent {
                 return None;
             }
-            let (key, value) = entry(&line[indent..], indent, line_no)?;
-            entries.push((key, value?));
+            let rest = &line[indent..];
+            if let Some(item) = rest.strip_prefix("- ") {
+                if matches!(o.body, Body::Empty) {
+                    o.body = Body::Seq(Vec::new(), (line_no, u32::try_from(indent + 1).ok()?));
+                }
+                let Body::Seq(items, _) = &mut o.body else {
+                    return None;
+                };
+                items.push(value_node(item, line_no, indent + 2)?);
+                continue;
+            }
+            let (key, value) = entry(rest, indent, line_no)?;
+            if matches!(o.body, Body::Empty) {
+                o.body = Body::Map(Vec::new());
+            }
+            let Body::Map(entries) = &mut o.body else {
+                return None;
+            };
+            match value {
+                Value::Node(value) => entries.push((key, value)),
+                Value::Bare => return None,
+                Value::Block(style) => block = Some(Block::new(key, style, indent)),
+            }
         }
     }
-    if let Some((key, entries, _)) = open.take() {
-        top.push(close(key, entries)?);
+    if let Some(b) = block.take() {
+        // Its last line must end with a line break, which clipping keeps.
+        if !text.ends_with('\n') {
+            return None;
+        }
+        place(b, &mut top, &mut open)?;
+    }
+    if let Some(o) = open.take() {
+        top.push(close(o)?);
     }
     let (line, col) = first_key?;
     unique(&top)?;
@@ -75,19 +235,49 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
     })
 }
 
-/// A bare `key:` and its indented entries, as a nested mapping placed at its first key.
-fn close<'a>(key: Node<'a>, entries: Entries<'a>) -> Option<(Node<'a>, Node<'a>)> {
-    let (first, _) = entries.first()?;
-    let (line, col) = (first.line, first.col);
-    unique(&entries)?;
-    Some((
-        key,
-        Node {
-            kind: Kind::Map(entries),
-            line,
-            col,
-        },
-    ))
+/// Puts a finished block scalar's entry where its key is: at the top, or in the open
+/// mapping its key is indented in.
+fn place<'a>(block: Block<'a>, top: &mut Entries<'a>, open: &mut Option<Open<'a>>) -> Option<()> {
+    let parent = block.parent;
+    let done = block.finish()?;
+    match open {
+        _ if parent == 0 => top.push(done),
+        Some(Open {
+            body: Body::Map(entries),
+            ..
+        }) => entries.push(done),
+        _ => return None,
+    }
+    Some(())
+}
+
+/// A bare `key:` and what is indented under it: a nested mapping placed at its first
+/// key, or a sequence placed at its first `-`. Nothing indented is the full parser's.
+fn close(open: Open<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    match open.body {
+        Body::Empty => None,
+        Body::Map(entries) => {
+            let (first, _) = entries.first()?;
+            let (line, col) = (first.line, first.col);
+            unique(&entries)?;
+            Some((
+                open.key,
+                Node {
+                    kind: Kind::Map(entries),
+                    line,
+                    col,
+                },
+            ))
+        }
+        Body::Seq(items, (line, col)) => Some((
+            open.key,
+            Node {
+                kind: Kind::Seq(items),
+                line,
+                col,
+            },
+        )),
+    }
 }
 
 /// Duplicate keys are an error: the full parser reports them.
@@ -121,8 +311,9 @@ fn scalar(text: &str, plain: bool, line: u32, col: usize) -> Option<Node<'_>> {
     })
 }
 
-/// `key: value` or `key:` (value `None`), the key at `indent` characters (spaces only).
-fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<Node<'_>>)> {
+/// `key: value`, `key:` (its value indented below) or `key: |` (a block scalar's
+/// header), the key at `indent` characters (spaces only).
+fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Value<'_>)> {
     let colon = line.find(':')?;
     let key = &line[..colon];
     // YAML caps implicit keys at 1,024 characters (the fuzzer found it); real keys are short.
@@ -137,9 +328,27 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
     let key_node = scalar(key, true, line_no, indent)?;
     let rest = &line[colon + 1..];
     if rest.is_empty() {
-        return Some((key_node, None));
+        return Some((key_node, Value::Bare));
     }
     let value = rest.strip_prefix(' ')?;
+    let style =
+        |folded, strip| Some((key_node.clone(), Value::Block(BlockStyle { folded, strip })));
+    match value {
+        "|" => return style(false, false),
+        "|-" => return style(false, true),
+        ">" => return style(true, false),
+        ">-" => return style(true, true),
+        _ => {}
+    }
+    // Columns count characters: the key is ASCII, so the value starts at byte = char.
+    let node = value_node(value, line_no, indent + colon + 2)?;
+    Some((key_node, Value::Node(node)))
+}
+
+/// A value written on its line (after `key: ` or `- `), starting at the 0-based column
+/// `col`: simply quoted, a one-line flow sequence of simple words, or a plain scalar whose
+/// meaning cannot depend on YAML's finer rules.
+fn value_node(value: &str, line_no: u32, col: usize) -> Option<Node<'_>> {
     if value.is_empty() || value.starts_with(' ') || value.ends_with(' ') {
         return None;
     }
@@ -148,32 +357,29 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Option<No
     if has_special(value) {
         return None;
     }
-    // Columns count characters: the key is ASCII, so the value starts at byte = char.
-    let col = indent + colon + 2;
-    let node = match value.as_bytes()[0] {
+    match value.as_bytes()[0] {
         b'"' => {
             let inner = value.strip_prefix('"')?.strip_suffix('"')?;
             if inner.contains(['"', '\\']) {
                 return None;
             }
-            scalar(inner, false, line_no, col)?
+            scalar(inner, false, line_no, col)
         }
         b'\'' => {
             let inner = value.strip_prefix('\'')?.strip_suffix('\'')?;
             if inner.contains('\'') {
                 return None;
             }
-            scalar(inner, false, line_no, col)?
+            scalar(inner, false, line_no, col)
         }
-        b'[' => flow_seq(value, line_no, col)?,
+        b'[' => flow_seq(value, line_no, col),
         _ => {
             if !safe_plain(value) {
                 return None;
             }
-            scalar(value, true, line_no, col)?
+            scalar(value, true, line_no, col)
         }
-    };
-    Some((key_node, Some(node)))
+    }
 }
 
 /// The most items of a flow sequence the fast path builds: with [`MAX_ENTRIES`] it keeps
@@ -262,6 +468,13 @@ mod tests {
             "name: 123\nversion: 1.0\nflag: true\ndescription: café — ünïcode\n",
             "name: x\nrequires:\n  mcp: [rube]\nallowed-tools: [Read, Glob,Grep ,  Bash]\n",
             "name: x\ntags: []\nempty: [ ]\nv: [1.0, true, null, a-b_c/d.e]\n",
+            "name: x\ndescription: >-\n  folded\n",
+            "name: x\ndescription: |\n  line one: kept\n  # not a comment\nlicense: MIT\n",
+            "description: >\n    a b\n    c\n\n\nname: x\n",
+            "description: |-\n  a\n  b\n",
+            "metadata:\n  short: >-\n    folded under\n    metadata\n  author: me\nname: x\n",
+            "tags:\n  - a\n",
+            "allowed-tools:\n    - Read\n    - 'Bash(git *)'\n    - \"Write\"\n    - [a, b]\nname: x\n",
         ] {
             assert!(parse(text).is_some(), "{text:?}");
             assert!(agrees(text), "{text:?}");
@@ -284,12 +497,32 @@ mod tests {
             "name: [a, b] # comment\n",
             &format!("name: [{}]\n", vec!["a"; 33].join(", ")),
             "name: &a x\n",
-            "name: x\ndescription: >-\n  folded\n",
             "name: x\n  continued\n",
+            // Block scalars beyond the four headers, or whose lines the fast path cannot
+            // be sure of.
+            "description: >-\n  folded\n\n  more\n",
+            "description: |\n  a\n    b\n",
+            "description: |\n    a\n  b\n",
+            "description: |2\n  a\n",
+            "description: |+\n  a\n",
+            "description: | # c\n  a\n",
+            "description: |\n  a \n",
+            "description: |\n  a\n  \n",
+            "description: |\nname: x\n",
+            "description: |\n  a",
+            "description: >\n  a\u{85}b\n",
+            // Block sequences other than one indented list of simple items.
+            "tags:\n  - a\n  b: c\n",
+            "tags:\n  b: c\n  - a\n",
+            "tags:\n- a\n",
+            "tags:\n  - a: b\n",
+            "tags:\n  - |\n    a\n",
+            "tags:\n  -\n",
+            "tags:\n  - a\n   - b\n",
+            "m:\n  tags:\n    - a\n",
             "name:\n",
             "name: \"esc\\\"aped\"\n",
             "name: x # comment\n",
-            "tags:\n  - a\n",
             "metadata:\n  a: 1\n   b: 2\n",
             "name: x \n",
             // Found by the fast_path fuzz target: control characters inside quotes.

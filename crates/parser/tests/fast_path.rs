@@ -37,15 +37,42 @@ fn line() -> impl Strategy<Value = String> {
         Just("&anchor x".to_owned()),
         Just("".to_owned()),
         Just("x ".to_owned()),
+        // Block scalars' headers, those the fast path reads and others.
+        Just("|".to_owned()),
+        Just("|-".to_owned()),
+        Just(">".to_owned()),
+        Just(">-".to_owned()),
+        Just("|+".to_owned()),
+        Just(">2".to_owned()),
+        Just("| # c".to_owned()),
     ];
     let indent = prop_oneof![Just(""), Just(""), Just("  "), Just("    "), Just(" ")];
-    (indent, key, value).prop_map(|(i, k, v)| {
+    let keyed = (indent.clone(), key, value).prop_map(|(i, k, v)| {
         if v.is_empty() {
             format!("{i}{k}:")
         } else {
             format!("{i}{k}: {v}")
         }
-    })
+    });
+    // Lines with no key: a block scalar's lines, a block sequence's items, near misses.
+    let text = prop_oneof![
+        "[a-zA-Z0-9 .,()*:/#'\"-]{1,30}",
+        Just("- a".to_owned()),
+        Just("- Read".to_owned()),
+        Just("- Bash(git log:*)".to_owned()),
+        Just("- 'quoted'".to_owned()),
+        Just("- \"double\"".to_owned()),
+        Just("- [a, b]".to_owned()),
+        Just("- a: b".to_owned()),
+        Just("- |".to_owned()),
+        Just("-".to_owned()),
+        Just("-  a".to_owned()),
+        Just("more text ".to_owned()),
+        Just("café ✓".to_owned()),
+        Just("".to_owned()),
+    ];
+    let bare = (indent, text).prop_map(|(i, t)| format!("{i}{t}"));
+    prop_oneof![3 => keyed, 2 => bare]
 }
 
 proptest! {
