@@ -67,8 +67,9 @@ struct Block<'a> {
     /// Its first line's number.
     line: u32,
     lines: Vec<&'a str>,
-    /// An empty line came after its last line (it may only end the scalar).
-    blank: bool,
+    /// An empty line came after its last line: only empty lines, then the scalar's end,
+    /// may follow.
+    ended: bool,
 }
 
 impl<'a> Block<'a> {
@@ -81,7 +82,7 @@ impl<'a> Block<'a> {
             indent: 0,
             line: 0,
             lines: Vec::new(),
-            blank: false,
+            ended: false,
         }
     }
 
@@ -94,7 +95,7 @@ impl<'a> Block<'a> {
             self.indent = indent;
             self.line = line_no;
         }
-        if indent != self.indent || self.blank || line.ends_with(' ') || has_special(line) {
+        if indent != self.indent || self.ended || line.ends_with(' ') || has_special(line) {
             return None;
         }
         self.lines.push(&line[indent..]);
@@ -137,34 +138,28 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
         let line_no = u32::try_from(i + 1).ok()?;
         // Blank means spaces only: Rust's `trim` also drops characters YAML refuses (the
         // fuzzer found a lone vertical tab).
-        let blank = line.bytes().all(|b| b == b' ');
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        if let Some(b) = block.as_mut() {
-            if blank {
+        if line.bytes().all(|b| b == b' ') {
+            if let Some(b) = block.as_mut() {
                 // Spaces past a block's indentation are its text: only an empty line is
                 // sure to be nothing but a line break, and only at the end (clipped).
                 if !line.is_empty() {
                     return None;
                 }
-                b.blank = true;
-                continue;
+                b.ended = true;
             }
-            if indent > b.parent {
-                count += 1;
-                if count > MAX_ENTRIES {
-                    return None;
-                }
-                b.push(line, indent, line_no)?;
-                continue;
-            }
-            place(block.take()?, &mut top, &mut open)?;
-        }
-        if blank {
             continue;
         }
         count += 1;
         if count > MAX_ENTRIES {
             return None;
+        }
+        let indent = line.len() - line.trim_start_matches(' ').len();
+        if let Some(b) = block.as_mut() {
+            if indent > b.parent {
+                b.push(line, indent, line_no)?;
+                continue;
+            }
+            place(block.take()?, &mut top, &mut open)?;
         }
         if indent == 0 {
             if let Some(o) = open.take() {
@@ -242,6 +237,9 @@ fn place<'a>(block: Block<'a>, top: &mut Entries<'a>, open: &mut Option<Open<'a>
     let done = block.finish()?;
     match open {
         _ if parent == 0 => top.push(done),
+        // A key indented under a bare `key:` was read into its mapping (`parse` made the
+        // body a mapping before reading the key), so the scalar goes there too. Nothing
+        // else starts an indented block; were it ever to, the fast path declines.
         Some(Open {
             body: Body::Map(entries),
             ..
@@ -474,6 +472,7 @@ mod tests {
             "description: |-\n  a\n  b\n",
             "metadata:\n  short: >-\n    folded under\n    metadata\n  author: me\nname: x\n",
             "tags:\n  - a\n",
+            "metadata:\n  k: |\n    text\nname: x\n",
             "allowed-tools:\n    - Read\n    - 'Bash(git *)'\n    - \"Write\"\n    - [a, b]\nname: x\n",
         ] {
             assert!(parse(text).is_some(), "{text:?}");
@@ -520,6 +519,7 @@ mod tests {
             "tags:\n  -\n",
             "tags:\n  - a\n   - b\n",
             "m:\n  tags:\n    - a\n",
+            "metadata:\n  k: |\n    text\n name: x\n",
             "name:\n",
             "name: \"esc\\\"aped\"\n",
             "name: x # comment\n",

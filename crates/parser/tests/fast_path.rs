@@ -46,7 +46,15 @@ fn line() -> impl Strategy<Value = String> {
         Just(">2".to_owned()),
         Just("| # c".to_owned()),
     ];
-    let indent = prop_oneof![Just(""), Just(""), Just("  "), Just("    "), Just(" ")];
+    // 130 spaces: past the 128 characters the YAML crate's scanner buffers.
+    let indent = prop_oneof![
+        Just(String::new()),
+        Just(String::new()),
+        Just("  ".to_owned()),
+        Just("    ".to_owned()),
+        Just(" ".to_owned()),
+        Just(" ".repeat(130)),
+    ];
     let keyed = (indent.clone(), key, value).prop_map(|(i, k, v)| {
         if v.is_empty() {
             format!("{i}{k}:")
@@ -70,6 +78,11 @@ fn line() -> impl Strategy<Value = String> {
         Just("more text ".to_owned()),
         Just("café ✓".to_owned()),
         Just("".to_owned()),
+        // Characters YAML treats as line breaks or marks, in a block's lines and items.
+        Just("a\u{85}b".to_owned()),
+        Just("- a\u{2028}b".to_owned()),
+        Just("\u{feff}c".to_owned()),
+        Just("é".repeat(300)),
     ];
     let bare = (indent, text).prop_map(|(i, t)| format!("{i}{t}"));
     prop_oneof![3 => keyed, 2 => bare]
