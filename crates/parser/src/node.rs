@@ -72,6 +72,14 @@ fn resolve_plain(text: &str) -> ScalarType {
         _ => {}
     }
     let b = text.as_bytes();
+    // Every number of the core schema starts with a digit, a sign or a dot (`.inf` and
+    // `.nan` are matched above): most text is known to be a string at its first byte.
+    if !b
+        .first()
+        .is_some_and(|c| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.'))
+    {
+        return ScalarType::Str;
+    }
     let digits =
         |s: &[u8], radix: u32| !s.is_empty() && s.iter().all(|c| (*c as char).is_digit(radix));
     if let Some(rest) = text.strip_prefix("0o") {
@@ -148,6 +156,9 @@ mod tests {
             ("1.", ScalarType::Float),
             (".", ScalarType::Str),
             ("-", ScalarType::Str),
+            ("e5", ScalarType::Str),
+            ("x1F", ScalarType::Str),
+            ("inf", ScalarType::Str),
         ] {
             assert_eq!(resolve_plain(text), t, "{text:?}");
         }
