@@ -129,7 +129,8 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
     if memchr::memchr2(b'\r', b'\t', text.as_bytes()).is_some() {
         return None;
     }
-    let mut top: Entries<'_> = Vec::new();
+    // Room for the keys most frontmatter has, so the list grows once at most.
+    let mut top: Entries<'_> = Vec::with_capacity(8);
     let mut open: Option<Open<'_>> = None;
     let mut block: Option<Block<'_>> = None;
     let mut first_key: Option<(u32, u32)> = None;
