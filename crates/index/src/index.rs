@@ -456,11 +456,13 @@ impl Entries {
         if self.0.slots.is_empty() {
             return None;
         }
-        self.0.slots.find(self.0.keys.hash(dir), |e| e.dir() == dir)
+        self.0
+            .slots
+            .find(self.0.keys.hash_folder(dir), |e| e.dir() == dir)
     }
 
     fn insert(&mut self, dir: PathBuf, entry: Entry) {
-        let hash = self.0.keys.hash(dir.as_path());
+        let hash = self.0.keys.hash_folder(&dir);
         self.insert_hashed(hash, entry.at(dir));
     }
 
@@ -469,7 +471,11 @@ impl Entries {
     /// too); an entry already there is replaced.
     fn insert_hashed(&mut self, hash: u64, new: Entry) {
         let Table { slots, keys } = &mut self.0;
-        match slots.entry(hash, |e| e.dir() == new.dir(), |e| keys.hash(e.dir())) {
+        match slots.entry(
+            hash,
+            |e| e.dir() == new.dir(),
+            |e| keys.hash_folder(e.dir()),
+        ) {
             hashbrown::hash_table::Entry::Occupied(mut held) => *held.get_mut() = new,
             hashbrown::hash_table::Entry::Vacant(room) => {
                 room.insert(new);
@@ -478,7 +484,7 @@ impl Entries {
     }
 
     fn remove(&mut self, dir: &Path) {
-        let hash = self.0.keys.hash(dir);
+        let hash = self.0.keys.hash_folder(dir);
         if let Ok(held) = self.0.slots.find_entry(hash, |e| e.dir() == dir) {
             held.remove();
         }
@@ -761,7 +767,7 @@ impl Shared {
             let Ok((dir, entry)) = self.read_if_there(root, source, c, previous) else {
                 return false;
             };
-            let hash = keys.hash(dir.as_path());
+            let hash = keys.hash_folder(&dir);
             let entry = entry.at(dir);
             let list = rayon::current_thread_index().map_or(lists - 1, |i| i.min(lists - 1));
             found[list].lock().push((hash, entry));
@@ -786,7 +792,7 @@ impl Shared {
                     .into_par_candidates()
                     .map(|c| {
                         let (dir, entry) = self.read_expected(root, source, &c, previous)?;
-                        let hash = keys.hash(dir.as_path());
+                        let hash = keys.hash_folder(&dir);
                         Some((hash, entry.at(dir)))
                     })
                     .collect_into_vec(&mut read);

@@ -71,13 +71,18 @@ impl<'a> RelPath<'a> {
 
     /// A path of a folder, the root (`""`, `.`) included.
     pub fn folder(path: &'a str) -> Result<RelPath<'a>, RelPathError> {
-        if path.contains('\0') {
+        // NUL and backslash looked for in one pass with no early exit, which compiles to
+        // vector code (a path is short, and most hold neither); refused in this order.
+        let (nul, backslash) = path
+            .bytes()
+            .fold((false, false), |(n, b), c| (n | (c == 0), b | (c == b'\\')));
+        if nul {
             return Err(RelPathError::Nul);
         }
         if path.starts_with(['/', '\\']) || Path::new(path).is_absolute() {
             return Err(RelPathError::Absolute);
         }
-        if path.contains('\\') {
+        if backslash {
             return Err(RelPathError::Backslash);
         }
         let mut out: Option<String> = None;
@@ -90,11 +95,19 @@ impl<'a> RelPath<'a> {
                 out.get_or_insert_with(|| path[..start.saturating_sub(1)].to_owned());
                 continue;
             }
-            let mut components = Path::new(part).components();
-            match (components.next(), components.next()) {
-                (Some(Component::Normal(_)), None) => {}
-                (Some(Component::ParentDir), None) => return Err(RelPathError::Parent),
-                _ => return Err(RelPathError::NotPlain),
+            if part == ".." {
+                return Err(RelPathError::Parent);
+            }
+            // On Unix a part with no `/`, not `.` or `..`, is always a plain name; elsewhere
+            // the platform may read one as more (a Windows drive, `C:`).
+            if !cfg!(unix) {
+                let mut components = Path::new(part).components();
+                if !matches!(
+                    (components.next(), components.next()),
+                    (Some(Component::Normal(_)), None)
+                ) {
+                    return Err(RelPathError::NotPlain);
+                }
             }
             if let Some(out) = &mut out {
                 if !out.is_empty() {
@@ -140,6 +153,14 @@ mod tests {
         assert_eq!(ok("\\etc"), Err(RelPathError::Absolute));
         assert_eq!(ok("references/../../x"), Err(RelPathError::Parent));
         assert_eq!(ok("references\\a.md"), Err(RelPathError::Backslash));
+        // Which refusal comes first when a path breaks several rules.
+        assert_eq!(ok("/a\0b"), Err(RelPathError::Nul));
+        assert_eq!(ok("a\\b\0"), Err(RelPathError::Nul));
+        assert_eq!(ok("/a\\b"), Err(RelPathError::Absolute));
+        assert_eq!(ok("a\\b/../c"), Err(RelPathError::Backslash));
+        // Parts that only look like `.` or `..` are plain names.
+        assert_eq!(ok("a/.../..b/b..").as_deref(), Ok("a/.../..b/b.."));
+        assert_eq!(ok("a/b/.."), Err(RelPathError::Parent));
         assert_eq!(RelPath::folder(".").map(|r| r.parts().len()), Ok(0));
         assert!(matches!(
             RelPath::folder("a/b").map(RelPath::into_cow),
