@@ -346,18 +346,18 @@ fn entry(line: &str, indent: usize, line_no: u32) -> Option<(Node<'_>, Value<'_>
         return Some((key_node, Value::Bare));
     }
     let value = rest.strip_prefix(' ')?;
-    let style =
-        |folded, strip| Some((key_node.clone(), Value::Block(BlockStyle { folded, strip })));
-    match value {
-        "|" => return style(false, false),
-        "|-" => return style(false, true),
-        ">" => return style(true, false),
-        ">-" => return style(true, true),
-        _ => {}
-    }
-    // Columns count characters: the key is ASCII, so the value starts at byte = char.
-    let node = value_node(value, line_no, indent + colon + 2)?;
-    Some((key_node, Value::Node(node)))
+    let (folded, strip) = match value {
+        "|" => (false, false),
+        "|-" => (false, true),
+        ">" => (true, false),
+        ">-" => (true, true),
+        // Columns count characters: the key is ASCII, so the value starts at byte = char.
+        _ => {
+            let node = value_node(value, line_no, indent + colon + 2)?;
+            return Some((key_node, Value::Node(node)));
+        }
+    };
+    Some((key_node, Value::Block(BlockStyle { folded, strip })))
 }
 
 /// A value written on its line (after `key: ` or `- `), starting at the 0-based column
