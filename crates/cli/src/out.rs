@@ -11,6 +11,7 @@ use std::path::Path;
 use serde::ser::{Serialize, Serializer};
 use skills_index::{PathDiagnostic, Shadowed};
 use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
+use skills_protocol::{json_str, json_str_contents};
 
 /// `text` as a terminal shows it safely: control characters (but for the line break and the
 /// tab) and the bidirectional overrides written as `\u{..}` escapes. Human output passes
@@ -277,59 +278,6 @@ fn element_end(out: &mut Vec<u8>) {
 /// [`indent`] into a buffer, which cannot fail.
 fn push_indent(out: &mut Vec<u8>, depth: usize) {
     out.resize(out.len() + depth * 2, b' ');
-}
-
-/// `text` as a JSON string, as serde_json writes it.
-fn json_str(out: &mut Vec<u8>, text: &str) {
-    out.push(b'"');
-    json_str_contents(out, text);
-    out.push(b'"');
-}
-
-/// `text` escaped as serde_json escapes a string's contents: copied whole when nothing in
-/// it needs an escape (checked sixteen bytes at a time), else a run of plain bytes at a
-/// time between escapes, in place (the diagnostics' messages quote what they name: through
-/// serde_json, each was a buffer made and copied).
-fn json_str_contents(out: &mut Vec<u8>, text: &str) {
-    let special = |b: u8| b < 0x20 || b == b'"' || b == b'\\';
-    let bytes = text.as_bytes();
-    let mut chunks = bytes.chunks_exact(16);
-    let plain = chunks
-        .by_ref()
-        .all(|chunk| !chunk.iter().fold(false, |any, &b| any | special(b)))
-        && !chunks.remainder().iter().any(|&b| special(b));
-    if plain {
-        out.extend_from_slice(bytes);
-        return;
-    }
-    const HEX: &[u8; 16] = b"0123456789abcdef";
-    let mut start = 0;
-    for (i, &b) in bytes.iter().enumerate() {
-        if !special(b) {
-            continue;
-        }
-        out.extend_from_slice(&bytes[start..i]);
-        start = i + 1;
-        // serde_json's escapes: the short ones where JSON has them, `\u00XX` for the
-        // other control characters.
-        let short: &[u8] = match b {
-            b'"' => b"\\\"",
-            b'\\' => b"\\\\",
-            b'\n' => b"\\n",
-            b'\r' => b"\\r",
-            b'\t' => b"\\t",
-            0x08 => b"\\b",
-            0x0c => b"\\f",
-            _ => {
-                out.extend_from_slice(b"\\u00");
-                out.push(HEX[usize::from(b >> 4)]);
-                out.push(HEX[usize::from(b & 0xf)]);
-                continue;
-            }
-        };
-        out.extend_from_slice(short);
-    }
-    out.extend_from_slice(&bytes[start..]);
 }
 
 /// A record's qualified name ([`SkillRecord::qualified_name`]), serialised as a string

@@ -349,31 +349,42 @@ fn preapprove<'a>(
 /// The denial of a call `rules` does not list, quoting the call (its argument cut, so that
 /// what follows, why it was denied, stays within the reason's bound).
 fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> Decision {
-    let tool = forms.tool;
-    let what = match forms.arg {
-        Some(a) => format!("{tool}({})", skills_model::cut_text(a, QUOTED_MAX)),
-        None => tool.to_owned(),
-    };
-    let why = match (why.refused, &why.held, &why.command) {
+    use std::fmt::Write as _;
+    // One string, written in order (writing to a `String` cannot fail).
+    let mut reason = String::with_capacity(160);
+    reason.push_str(forms.tool);
+    if let Some(a) = forms.arg {
+        reason.push('(');
+        reason.push_str(&skills_model::cut_text(a, QUOTED_MAX));
+        reason.push(')');
+    }
+    let _ = write!(
+        reason,
+        " is not in the allowed-tools of the active skill {:?}",
+        rules.skill
+    );
+    let _ = match (why.refused, &why.held, &why.command) {
         // A command no rule could admit is what to change first, whatever else the line
         // holds (`git status && rm -rf ~` names `rm`, not the tilde).
         (_, _, Some(Unadmitted::Name(name))) => {
-            format!(": none of its rules admits a command named {name:?}")
+            write!(
+                reason,
+                ": none of its rules admits a command named {name:?}"
+            )
         }
-        (Some(construct), _, _) => format!(": {construct} is not admitted under an allow rule"),
-        (None, Some(option), _) => format!(
+        (Some(construct), _, _) => {
+            write!(reason, ": {construct} is not admitted under an allow rule")
+        }
+        (None, Some(option), _) => write!(
+            reason,
             ": {option} writes files or runs programs, and a rule admits it only by naming it"
         ),
         (None, None, Some(Unadmitted::Command(command))) => {
-            format!(": none of its rules admits the command {command:?}")
+            write!(reason, ": none of its rules admits the command {command:?}")
         }
-        (None, None, None) => String::new(),
+        (None, None, None) => Ok(()),
     };
-    Decision::deny(format!(
-        "{what} is not in the allowed-tools of the active skill {:?}{why}",
-        rules.skill
-    ))
-    .by(rules, None)
+    Decision::deny(reason).by(rules, None)
 }
 
 /// The rule of the deciding skill that admits the call (for a compound Bash line, the one

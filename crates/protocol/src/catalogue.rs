@@ -11,7 +11,6 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
 use skills_executor::{
     Cancellation, CheckResult, ExecError, FileContent, Hello, Instructions, LoadMode, LoadReceipt,
@@ -100,7 +99,7 @@ struct Entry {
     audience: Audience,
     programs: Programs,
     tree: Answer<Value>,
-    text: Answer<Box<RawValue>>,
+    text: Answer<String>,
     description: fn(&[&SkillRecord]) -> String,
     input_schema: fn() -> Value,
     output_schema: fn() -> Value,
@@ -247,7 +246,7 @@ pub(crate) fn answer_text(
     name: &str,
     input: Input<'_>,
     cancel: Option<Cancellation>,
-) -> Result<Box<RawValue>, ExecError> {
+) -> Result<String, ExecError> {
     session.sync()?;
     (entry(name)?.text)(session, input, cancel)
 }
@@ -514,9 +513,9 @@ impl Request for CheckTool {
     ) -> Result<CheckResult, ExecError> {
         Ok(check_result(session.check_tool(&input.tool, &input.input)))
     }
-    // The hot path: `CheckResult`'s fields are declared in alphabetical order.
+    // The hot path: written straight to text by the JSON-lines framing.
     fn output<O: Output>(output: CheckResult) -> O::Out {
-        O::sorted(output)
+        O::check(output)
     }
 }
 

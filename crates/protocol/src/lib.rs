@@ -13,6 +13,7 @@
 mod catalogue;
 mod events;
 mod input;
+mod json_text;
 mod output;
 mod schema;
 mod wire;
@@ -22,6 +23,7 @@ pub use catalogue::{
     RUNTIME_TOOLS,
 };
 pub use events::{event_line, event_schemas, events, Event};
+pub use json_text::{json_str, json_str_contents, JsonOut};
 pub use schema::{RequestSchema, ToolDefinition};
 pub use skills_model::{cut_text, MESSAGE_MAX};
 pub use wire::{

@@ -6,14 +6,15 @@ use serde_json::value::RawValue;
 use serde_json::Value;
 use skills_executor::{CheckResult, Decision, Verdict};
 
+use crate::json_text::json_str;
+
 /// What a request's output becomes: a tree or JSON text.
 pub(crate) trait Output {
     type Out;
     /// Any result, through a tree, so its keys come out sorted as they always have.
     fn tree<T: Serialize>(value: T) -> Self::Out;
-    /// A result whose fields are declared in alphabetical order (nested ones too): written
-    /// straight to text, in the same key order (`check_tool`'s, the hot path).
-    fn sorted<T: Serialize>(value: T) -> Self::Out;
+    /// `check_tool`'s result (the hot path), with the keys in the order a tree gives.
+    fn check(result: CheckResult) -> Self::Out;
 }
 
 /// Outputs as trees, for [`crate::call`].
@@ -25,21 +26,49 @@ impl Output for AsTree {
         // The result types are plain data: serialising them cannot fail.
         serde_json::to_value(value).unwrap_or(Value::Null)
     }
-    fn sorted<T: Serialize>(value: T) -> Value {
-        Self::tree(value)
+    fn check(result: CheckResult) -> Value {
+        Self::tree(result)
     }
 }
 
-/// Outputs as JSON text, for [`crate::respond_line`].
+/// Outputs as JSON text, for [`crate::respond_line`]: text this crate wrote, valid JSON by
+/// construction.
 pub(crate) struct AsText;
 
 impl Output for AsText {
-    type Out = Box<RawValue>;
-    fn tree<T: Serialize>(value: T) -> Box<RawValue> {
-        Self::sorted(AsTree::tree(value))
+    type Out = String;
+    fn tree<T: Serialize>(value: T) -> String {
+        serde_json::to_string(&AsTree::tree(value)).unwrap_or_else(|_| null().get().to_owned())
     }
-    fn sorted<T: Serialize>(value: T) -> Box<RawValue> {
-        serde_json::value::to_raw_value(&value).unwrap_or_else(|_| null().to_owned())
+    /// Written field by field, in alphabetical order, the strings escaped as serde_json
+    /// escapes them ([`json_str`]), with no tree and no buffer copied.
+    fn check(result: CheckResult) -> String {
+        let CheckResult {
+            decision,
+            reason,
+            rule,
+            skill,
+        } = result;
+        let mut out = String::with_capacity(
+            48 + reason.len()
+                + rule.as_ref().map_or(0, String::len)
+                + skill.as_ref().map_or(0, String::len),
+        );
+        out.push_str(match decision {
+            Verdict::Allow => "{\"decision\":\"allow\",\"reason\":",
+            Verdict::Deny => "{\"decision\":\"deny\",\"reason\":",
+        });
+        json_str(&mut out, &reason);
+        if let Some(rule) = &rule {
+            out.push_str(",\"rule\":");
+            json_str(&mut out, rule);
+        }
+        if let Some(skill) = &skill {
+            out.push_str(",\"skill\":");
+            json_str(&mut out, skill);
+        }
+        out.push('}');
+        out
     }
 }
 
@@ -69,13 +98,14 @@ mod output_order {
     use super::*;
 
     /// `check_tool`'s result goes to text without a tree: its keys must come out in the
-    /// order a tree gives them (alphabetical), or hosts would see the bytes change.
+    /// order a tree gives them (alphabetical) and its strings escaped as serde_json escapes
+    /// them, or hosts would see the bytes change.
     #[test]
-    fn a_sorted_result_is_the_same_text_as_its_tree() {
-        let full = CheckResult {
+    fn a_check_result_is_the_same_text_as_its_tree() {
+        let escaped = CheckResult {
             decision: Verdict::Deny,
-            reason: "why".into(),
-            skill: Some("s".into()),
+            reason: "Bash(echo \"a\\b\"\n\t\u{1}) is not in the allowed-tools of the active skill \"\u{e9}\u{1f389}\"".into(),
+            skill: Some("sk\"ill".into()),
             rule: Some("Bash(git status:*)".into()),
         };
         let bare = CheckResult {
@@ -84,10 +114,16 @@ mod output_order {
             skill: None,
             rule: None,
         };
-        for result in [full, bare] {
-            let text = AsText::sorted(result.clone());
-            let tree = serde_json::to_string(&AsTree::tree(result)).unwrap();
-            assert_eq!(text.get(), tree);
+        let skill_only = CheckResult {
+            decision: Verdict::Deny,
+            reason: String::new(),
+            skill: Some("s".into()),
+            rule: None,
+        };
+        for result in [escaped, bare, skill_only] {
+            let text = AsText::check(result.clone());
+            let tree = serde_json::to_string(&AsTree::check(result)).unwrap();
+            assert_eq!(text, tree);
         }
     }
 }

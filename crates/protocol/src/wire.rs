@@ -33,8 +33,8 @@ struct WireId<'a> {
 }
 
 /// `{"id":ID,"ok":true,"output":OUTPUT}`: both already JSON text, written as they are.
-fn ok_response(id: &RawValue, output: &RawValue) -> String {
-    let (id, output) = (id.get(), output.get());
+fn ok_response(id: &RawValue, output: &str) -> String {
+    let id = id.get();
     let mut line = String::with_capacity(id.len() + output.len() + 28);
     line.push_str("{\"id\":");
     line.push_str(id);
@@ -128,15 +128,21 @@ fn respond_line_in(session: &Session, line: &str, cancel: Option<&Cancellation>)
     };
     let id = &*wire_id(request.id);
     // Borrowed from the line unless the name holds escapes.
-    let tool: Option<std::borrow::Cow<'_, str>> =
-        request
-            .tool
-            .and_then(|t| match serde_json::from_str::<&str>(t.get()) {
-                Ok(name) => Some(std::borrow::Cow::Borrowed(name)),
-                Err(_) => serde_json::from_str::<String>(t.get())
-                    .ok()
-                    .map(std::borrow::Cow::Owned),
-            });
+    let tool: Option<std::borrow::Cow<'_, str>> = request.tool.and_then(|t| {
+        let text = t.get();
+        // A JSON string without a backslash (valid JSON: no control characters either) is
+        // the text between its quotes.
+        if let Some(plain) = text
+            .strip_prefix('"')
+            .and_then(|t| t.strip_suffix('"'))
+            .filter(|t| !t.contains(['\\', '"']))
+        {
+            return Some(std::borrow::Cow::Borrowed(plain));
+        }
+        serde_json::from_str::<String>(text)
+            .ok()
+            .map(std::borrow::Cow::Owned)
+    });
     let Some(tool) = tool else {
         return error_response(
             id,
@@ -211,7 +217,7 @@ pub fn respond_batch_part(
             let request = serde_json::from_str::<WireRequest<'_>>(lines[i]).ok();
             let id = wire_id(request.as_ref().and_then(|r| r.id));
             let refused = check_result(Decision::refused(e.to_string()));
-            let output = AsText::sorted(refused);
+            let output = AsText::check(refused);
             answers[i] = ok_response(&id, &output);
         }
     }

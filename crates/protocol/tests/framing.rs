@@ -150,3 +150,33 @@ fn an_id_holding_a_carriage_return_is_answered_on_one_line() {
         assert_eq!(id, sent, "{answer}");
     }
 }
+
+/// A tool's name is read as JSON reads it: written with escapes, it names the same request
+/// as written plainly (the plain spelling is taken from between its quotes, the rest
+/// through the JSON reader).
+#[test]
+fn a_tool_name_written_with_escapes_names_the_same_request() {
+    let env = Env::new();
+    env.skill("status", "allowed-tools: Bash(git status:*)\n", "Status.\n");
+    let session = env.session();
+    session.load(&names(&["status"]), LoadMode::Add).unwrap();
+    let input = r#""input":{"tool":"Bash","input":{"command":"git status"}}"#;
+    let plain = protocol::respond_line(
+        &session,
+        &format!(r#"{{"id":1,"tool":"check_tool",{input}}}"#),
+    );
+    assert!(plain.contains(r#""decision":"allow""#), "{plain}");
+    for name in [
+        r#""check\u005ftool""#,
+        r#""\u0063heck_tool""#,
+        r#""check_too\u006c""#,
+    ] {
+        let line = format!(r#"{{"id":1,"tool":{name},{input}}}"#);
+        assert_eq!(protocol::respond_line(&session, &line), plain, "{line}");
+    }
+    for name in [r#""check_tool\"""#, r#""""#, r#""check_tool ""#] {
+        let line = format!(r#"{{"id":1,"tool":{name},{input}}}"#);
+        let answer: Value = serde_json::from_str(&protocol::respond_line(&session, &line)).unwrap();
+        assert_eq!(answer["ok"], false, "{line}: {answer}");
+    }
+}
