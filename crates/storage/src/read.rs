@@ -183,22 +183,51 @@ fn read_opened(file: File, max: u64, buf: &mut Vec<u8>) -> Result<u64, ReadError
     let want = usize::try_from(size.min(max.saturating_add(1))).unwrap_or(usize::MAX);
     // Read the size `fstat` gave (one `read` for a small file), without the extra `read`
     // that would only find the end: a file that grows meanwhile is read as it was.
+    buf.clear();
+    let read = fill(file, want, buf);
+    if let Err(e) = read {
+        buf.clear();
+        return Err(ReadError::Io(e));
+    }
+    buf.truncate(want);
+    Ok(size)
+}
+
+/// Reads up to `want` bytes of `file` into the empty `buf`, until the end of the file: on
+/// Unix into the buffer's spare room, not zeroed first (the kernel writes what it reads),
+/// when that room is no larger than `want` (a read never asks for more than that).
+fn fill(file: File, want: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
+    #[cfg(unix)]
+    if buf.capacity() <= want {
+        buf.reserve_exact(want);
+        if buf.capacity() == want {
+            while buf.len() < want {
+                match rustix::io::read(&file, rustix::buffer::spare_capacity(buf)) {
+                    Ok(0) => break,
+                    Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(e.into()),
+                }
+            }
+            return Ok(());
+        }
+    }
+    fill_zeroed(file, want, buf)
+}
+
+/// [`fill`] through a zeroed buffer.
+fn fill_zeroed(mut file: File, want: usize, buf: &mut Vec<u8>) -> std::io::Result<()> {
     buf.resize(want, 0);
     let mut filled = 0;
-    let mut file = file;
     while filled < want {
         match file.read(&mut buf[filled..]) {
             Ok(0) => break,
             Ok(n) => filled += n,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                buf.clear();
-                return Err(ReadError::Io(e));
-            }
+            Err(e) => return Err(e),
         }
     }
     buf.truncate(filled);
-    Ok(size)
+    Ok(())
 }
 
 /// The size of an open regular file; anything else is refused, described as it is.
@@ -249,6 +278,27 @@ mod tests {
             read_bounded(dir.path(), 4),
             Err(ReadError::NotRegular("a directory"))
         ));
+    }
+
+    /// A prefix read gives the file's first bytes up to one past the limit, whatever room
+    /// the buffer had before (none, less than the read, more than it) and whatever it held.
+    #[test]
+    fn a_prefix_is_the_file_s_first_bytes_whatever_the_buffer_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let text: Vec<u8> = (0..20_000u32).map(|i| (i % 251) as u8).collect();
+        for size in [1, 2, 7, 4096, 8192, 8193, 8194, 20_000] {
+            std::fs::write(&path, &text[..size]).unwrap();
+            for max in [0, 1, 8192, 30_000] {
+                for room in [0, 1, 9000, 40_000] {
+                    let mut buf = Vec::with_capacity(room);
+                    buf.extend_from_slice(b"stale");
+                    assert_eq!(read_prefix(&path, max, &mut buf).unwrap(), size as u64);
+                    let want = size.min(max as usize + 1);
+                    assert_eq!(buf, &text[..want], "size {size} max {max} room {room}");
+                }
+            }
+        }
     }
 
     #[cfg(unix)]
