@@ -275,6 +275,18 @@ pub(crate) enum Input<'a> {
     Text(&'a RawValue),
 }
 
+/// Whether an input's text holds both `"names"` and `"skills"` (read as a tree first, by the
+/// rules of [`parse`]): searched for with `memchr`'s vector code, the first of them in every
+/// request's input.
+fn names_both_ways(text: &str) -> bool {
+    use std::sync::LazyLock;
+    static NAMES: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("\"names\""));
+    static SKILLS: LazyLock<memchr::memmem::Finder<'static>> =
+        LazyLock::new(|| memchr::memmem::Finder::new("\"skills\""));
+    NAMES.find(text.as_bytes()).is_some() && SKILLS.find(text.as_bytes()).is_some()
+}
+
 pub(crate) fn parse<T: for<'de> Deserialize<'de>>(
     request: &str,
     input: Input<'_>,
@@ -295,7 +307,7 @@ pub(crate) fn parse<T: for<'de> Deserialize<'de>>(
             }
             // A missing or null input, and the rare input that may name both `names` and
             // `skills`, are decided on the tree, by the rules below.
-            if text == "null" || (text.contains("\"names\"") && text.contains("\"skills\"")) {
+            if text == "null" || names_both_ways(text) {
                 // Read as the typed path reads a tool's input: no key twice in an object.
                 serde_json::from_str::<UniqueKeys>(text)
                     .map_err(|e| ExecError::BadInput(format!("{request}: {e}")))?

@@ -49,8 +49,10 @@ impl Output for AsText {
             rule,
             skill,
         } = result;
+        // The keys and quotes take 53 bytes; a few more hold the escapes a reason has (the
+        // skill's name is quoted in it).
         let mut out = String::with_capacity(
-            48 + reason.len()
+            64 + reason.len()
                 + rule.as_ref().map_or(0, String::len)
                 + skill.as_ref().map_or(0, String::len),
         );
