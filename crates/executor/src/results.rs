@@ -237,8 +237,8 @@ pub enum Verdict {
 }
 
 /// What `check_tool` returns.
-// Its fields are declared in alphabetical order: the JSON-lines transport writes it without
-// a tree, in the key order a tree gives (`skills-protocol`'s `Output::sorted`).
+// Its fields are declared in alphabetical order, the key order a tree gives; the JSON-lines
+// transport writes it by hand in that order (`skills-protocol`'s `Output::check`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, JsonSchema)]
 pub struct CheckResult {
     /// The decision.
