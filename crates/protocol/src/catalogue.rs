@@ -127,7 +127,30 @@ fn answer<R: Request, O: Output>(
     cancel: Option<Cancellation>,
 ) -> Result<O::Out, ExecError> {
     let input = parse::<R::Input>(R::NAME, input)?;
+    answer_parsed::<R, O>(session, input, cancel)
+}
+
+/// Request `R` with its input already read: called, and its output written as `O`.
+fn answer_parsed<R: Request, O: Output>(
+    session: &Session,
+    input: R::Input,
+    cancel: Option<Cancellation>,
+) -> Result<O::Out, ExecError> {
     Ok(R::output::<O>(R::call(session, input, cancel)?))
+}
+
+/// `check_tool`'s name.
+pub(crate) const CHECK_TOOL: &str = CheckTool::NAME;
+
+/// `check_tool` for the JSON-lines framing, its input read with the line
+/// ([`crate::wire`]'s one pass): what [`answer_text`] does for it once the input is read.
+pub(crate) fn answer_check_text(
+    session: &Session,
+    input: CheckInput,
+    cancel: Option<Cancellation>,
+) -> Result<String, ExecError> {
+    session.sync()?;
+    answer_parsed::<CheckTool, AsText>(session, input, cancel)
 }
 
 /// Every request, in documentation order: the one list of them.

@@ -3,13 +3,15 @@
 //! `{"id":ID,"ok":false,"error":{"code":...,"message":...}}`, the id echoed byte for byte;
 //! pipelined lines are answered as batches whose decisions are audited together.
 
+use std::marker::PhantomData;
+
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use skills_executor::{Cancellation, Decision, ExecError, Session};
 use skills_model::{cut_text, MESSAGE_MAX};
 
-use crate::catalogue::answer_text;
-use crate::input::Input;
+use crate::catalogue::{answer_check_text, answer_text, CHECK_TOOL};
+use crate::input::{CheckInput, Input};
 use crate::output::{check_result, null, AsText, Output};
 
 /// A request as it arrives: `{"id": ANY, "tool": NAME, "input": {...}}`. The id is kept as
@@ -109,6 +111,114 @@ pub fn respond_line(session: &Session, line: &str) -> String {
 
 /// [`respond_line`], with a cancellation that stops a script the line runs.
 fn respond_line_in(session: &Session, line: &str, cancel: Option<&Cancellation>) -> String {
+    // The hot path: a `check_tool` line of the usual shape, read in one pass.
+    if let Some(check) = one_pass_check(line) {
+        let id = &*wire_id(check.id);
+        return match answer_check_text(session, check.input, cancel.cloned()) {
+            Ok(output) => ok_response(id, &output),
+            Err(e) => error_response(id, e.code(), &e.to_string()),
+        };
+    }
+    respond_line_read_twice(session, line, cancel)
+}
+
+/// A `check_tool` line read in one pass: `{"id": ANY, "tool": "check_tool", "input":
+/// {...}}`, the id optional, the tool named (plainly, as a string without escapes) before
+/// the input, no key twice and no other key, the input an object that reads as
+/// `check_tool`'s. What [`respond_line_read_twice`] reads of such a line, without reading
+/// the input twice (once to find its end, once into its type). `None` for anything else,
+/// which that function then reads and answers, its errors included: so no answer changes.
+fn one_pass_check(line: &str) -> Option<OnePassCheck<'_>> {
+    serde_json::from_str::<OnePass<'_>>(line).ok()?.0
+}
+
+/// See [`one_pass_check`].
+struct OnePassCheck<'a> {
+    id: Option<&'a RawValue>,
+    input: CheckInput,
+}
+
+/// See [`one_pass_check`]: `None` when the line is not of that shape.
+struct OnePass<'a>(Option<OnePassCheck<'a>>);
+
+impl<'de> Deserialize<'de> for OnePass<'de> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<OnePass<'de>, D::Error> {
+        d.deserialize_map(OnePassVisitor)
+    }
+}
+
+/// See [`one_pass_check`].
+struct OnePassVisitor;
+
+impl<'de> serde::de::Visitor<'de> for OnePassVisitor {
+    type Value = OnePass<'de>;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a check_tool request")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<OnePass<'de>, A::Error> {
+        let (mut id, mut named, mut input) = (None, false, None);
+        // A key with escapes is no borrowed `&str`: an error, so the line is read twice.
+        while let Some(key) = map.next_key::<&str>()? {
+            match key {
+                "id" if id.is_none() => id = Some(map.next_value::<&RawValue>()?),
+                "tool" if !named => {
+                    if map.next_value::<&str>()? != CHECK_TOOL {
+                        return Ok(OnePass(None));
+                    }
+                    named = true;
+                }
+                "input" if named && input.is_none() => {
+                    input = Some(map.next_value_seed(AnObject::<CheckInput>(PhantomData))?);
+                }
+                _ => return Ok(OnePass(None)),
+            }
+        }
+        Ok(OnePass(input.map(|input| OnePassCheck { id, input })))
+    }
+}
+
+/// Reads a `T` from a JSON object only: a struct's fields would also be read from an
+/// array, in order, which a request's input may not be ([`crate::input`]'s rule).
+struct AnObject<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> serde::de::DeserializeSeed<'de> for AnObject<T> {
+    type Value = T;
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<T, D::Error> {
+        T::deserialize(ObjectOnly(d))
+    }
+}
+
+/// A deserializer that reads a struct as a map, and anything else as its inner one does.
+struct ObjectOnly<D>(D);
+
+impl<'de, D: serde::Deserializer<'de>> serde::Deserializer<'de> for ObjectOnly<D> {
+    type Error = D::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, v: V) -> Result<V::Value, D::Error> {
+        self.0.deserialize_any(v)
+    }
+
+    fn deserialize_struct<V: serde::de::Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        v: V,
+    ) -> Result<V::Value, D::Error> {
+        self.0.deserialize_map(v)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map enum identifier
+        ignored_any
+    }
+}
+
+/// [`respond_line`] for any line: the request read with its input as text, then the input
+/// read into its request's type.
+fn respond_line_read_twice(session: &Session, line: &str, cancel: Option<&Cancellation>) -> String {
     // An object: a struct's fields would also be read from an array, in order.
     if !line.trim_start().starts_with('{') {
         return error_line("SKILL_BAD_REQUEST", "a request is a JSON object");

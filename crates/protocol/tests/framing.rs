@@ -180,3 +180,70 @@ fn a_tool_name_written_with_escapes_names_the_same_request() {
         assert_eq!(answer["ok"], false, "{line}: {answer}");
     }
 }
+
+/// A `check_tool` line of the usual shape (the tool named before the input) is read in one
+/// pass; any other shape is read twice (the input as text first). Both readings answer
+/// every input alike, allowed, denied or refused: each input below is sent both ways.
+#[test]
+fn a_check_tool_line_is_answered_alike_read_once_or_twice() {
+    let env = Env::new();
+    env.skill(
+        "status",
+        "allowed-tools: Bash(git status:*) Read\n",
+        "Status.\n",
+    );
+    let session = env.session();
+    session.load(&names(&["status"]), LoadMode::Add).unwrap();
+    let inputs = [
+        r#"{"tool":"Bash","input":{"command":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm -rf /"}}"#,
+        r#"{"input":{"command":"git status"},"tool":"Bash"}"#,
+        r#"{"tool":"Read","input":{"file_path":"/etc/passwd"}}"#,
+        r#"{"tool":"Bash","input":{"command":"echo \"\u00e9\\\n\t\""}}"#,
+        r#"{"tool":"Ba\u0073h","input":{"command":"git status"}}"#,
+        r#"{"tool":"Bash"}"#,
+        r#"{"tool":"Bash","input":null}"#,
+        r#"{"tool":"Bash","input":{"command":1}}"#,
+        r#"{"tool":"Bash","input":{"command":"git status","command":"rm -rf /"}}"#,
+        r#"{"tool":"Bash","tool":"Read","input":{"command":"git status"}}"#,
+        r#"{"tool":"Bash","input":{"command":"git status"},"extra":1}"#,
+        r#"{"tool":"Bash","input":{"command":"git status","names":1,"skills":2}}"#,
+        r#"{"tool":"Bash","input":{"command":"rm # names skills","nested":{"a":1,"a":2}}}"#,
+        r#"{"names":["x"],"skills":["y"],"tool":"Bash","input":{}}"#,
+        r#"["Bash",{"command":"git status"}]"#,
+        r#"null"#,
+        r#"{}"#,
+        r#"7"#,
+        r#""Bash""#,
+    ];
+    for input in inputs {
+        for id in ["1", r#""a\rb""#, "[1,{\"x\":null}]", "null"] {
+            let once = format!(r#"{{"id":{id},"tool":"check_tool","input":{input}}}"#);
+            let twice = format!(r#"{{"input":{input},"id":{id},"tool":"check_tool"}}"#);
+            assert_eq!(
+                protocol::respond_line(&session, &once),
+                protocol::respond_line(&session, &twice),
+                "{once}"
+            );
+        }
+        // Without an id, and with space and another key around.
+        let once = format!(r#" {{ "tool" : "check_tool" , "input" : {input} }} "#);
+        let twice = format!(r#"{{"input":{input},"tool":"check_tool"}}"#);
+        assert_eq!(
+            protocol::respond_line(&session, &once),
+            protocol::respond_line(&session, &twice),
+            "{once}"
+        );
+    }
+    // Lines the one pass leaves to the other reading: a key twice, another key, trailing
+    // text; each answered as before (an error with its id, or the request).
+    for line in [
+        r#"{"id":1,"id":2,"tool":"check_tool","input":{"tool":"Bash","input":{}}}"#,
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{}},"input":{}}"#,
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{}},"x":1}"#,
+        r#"{"id":1,"tool":"check_tool","input":{"tool":"Bash","input":{}}} {}"#,
+    ] {
+        let answer: Value = serde_json::from_str(&protocol::respond_line(&session, line)).unwrap();
+        assert!(answer.get("ok").is_some(), "{line}: {answer}");
+    }
+}
