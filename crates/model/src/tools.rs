@@ -52,6 +52,21 @@ impl ToolRule {
         self.specifier.as_ref()
     }
 
+    /// The rule as written (its [`Display`](fmt::Display)), in a string made once at its
+    /// size: a decision names the rule that admitted it, so this runs once per allowed call.
+    pub fn text(&self) -> String {
+        let specifier = match &self.specifier {
+            None => 0,
+            Some(Specifier::Exact(t) | Specifier::Prefix(t) | Specifier::WordPrefix(t)) => {
+                t.len() + 4
+            }
+        };
+        let mut out = String::with_capacity(self.tool.len() + 1 + specifier);
+        // Writing to a `String` cannot fail.
+        let _ = fmt::Write::write_fmt(&mut out, format_args!("{self}"));
+        out
+    }
+
     /// Whether a call of `tool` whose primary argument is `argument` matches this rule.
     /// Tool names compare case-insensitively; a rule with a specifier never matches a call
     /// that has no primary argument.
@@ -348,6 +363,25 @@ mod tests {
         assert_eq!(rules.rules().len(), 1);
         assert_eq!(errors.len(), 1);
         assert!("(x)".parse::<ToolRule>().is_err());
+    }
+
+    /// A rule's text is its display, each form of specifier, and as written.
+    #[test]
+    fn a_rule_s_text_is_as_written() {
+        for written in [
+            "Read",
+            "mcp__server*",
+            "Bash(git status)",
+            "Bash(git status:*)",
+            "Bash(npm run *)",
+            "Bash(npm*)",
+            "Read(/home/é/**)",
+            "Bash()",
+        ] {
+            let rule: ToolRule = written.parse().unwrap();
+            assert_eq!(rule.text(), written);
+            assert_eq!(rule.text(), rule.to_string());
+        }
     }
 
     #[test]

@@ -391,7 +391,7 @@ fn not_allowed(rules: &CompiledRules, forms: &Forms<'_>, why: &NotAdmitted) -> D
 /// its first command matched).
 fn admitting_rule((rules, known): Admitted<'_>, forms: &Forms<'_>) -> Option<String> {
     if let Some(rule) = known {
-        return Some(rule.to_string());
+        return Some(rule.text());
     }
     let (tool, work) = (forms.tool, &forms.work);
     let first = if forms.bash {
@@ -418,7 +418,7 @@ fn admitting_rule((rules, known): Admitted<'_>, forms: &Forms<'_>) -> Option<Str
                     .and_then(|r| c.first_match(tool, Some(r), work))
             })
         })
-        .map(ToString::to_string)
+        .map(ToolRule::text)
 }
 
 #[cfg(test)]

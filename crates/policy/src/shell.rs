@@ -135,7 +135,8 @@ pub(crate) fn simple_commands(line: &str) -> Result<Vec<Vec<String>>, Refusal> {
 /// a rule for `git -C /srv log`; quoted, it cannot. A rule naming a word with a blank
 /// must quote it the same way.
 pub(crate) fn spelling(words: &[String]) -> String {
-    let mut out = String::new();
+    // The size of the spelling when no word needs quotes (most lines): made once.
+    let mut out = String::with_capacity(words.iter().map(|w| w.len() + 1).sum());
     for (i, w) in words.iter().enumerate() {
         if i > 0 {
             out.push(' ');
