@@ -500,11 +500,34 @@ const MAX_BATCH: usize = 1024;
 /// 4 MiB each were 4 GiB); a batch is answered once it holds this much.
 const MAX_BATCH_BYTES: usize = 8 << 20;
 
+/// How much a pipe to or from the host holds, where the system lets a session say.
+#[cfg(target_os = "linux")]
+const PIPE_BYTES: usize = 1 << 20;
+
+/// Widens the pipes of standard input and output to [`PIPE_BYTES`]. A host that pipelines
+/// its requests writes many before it reads the answers: with Linux's 64 KiB pipes, the
+/// session and its host took turns, each waiting for the other to wake, every 500 requests
+/// or so. Where the system refuses (a limit on a user's pipe memory) or a stream is no pipe,
+/// it stays as it was.
+#[cfg(target_os = "linux")]
+fn widen_pipes() {
+    for widened in [
+        rustix::pipe::fcntl_setpipe_size(std::io::stdin(), PIPE_BYTES),
+        rustix::pipe::fcntl_setpipe_size(std::io::stdout(), PIPE_BYTES),
+    ] {
+        if let Err(e) = widened {
+            tracing::debug!(error = %e, "a standard stream's pipe stays as it was");
+        }
+    }
+}
+
 /// Answers request lines until the end of input. The lines already waiting are answered
 /// as one batch ([`protocol::respond_batch_part`], in parts bounded in bytes: their
 /// `check_tool` audit events written together, before any answer of the part leaves), and
 /// the answers flushed when no further request is waiting.
 fn serve(session: &Session, out: &Out, turn: &Turn) -> Result<()> {
+    #[cfg(target_os = "linux")]
+    widen_pipes();
     let mut stdin = BufReader::with_capacity(1 << 16, std::io::stdin());
     // Lines are read as bytes: a line that is not UTF-8 is a malformed request, answered
     // like any other, and the session goes on.

@@ -636,3 +636,60 @@ fn a_signal_ends_a_session_whose_answers_nobody_reads() {
     common::assert_in_audit(&audit, &["skill_activated", "skill_deactivated"], "");
     drop(stdin);
 }
+
+/// A host that pipelines requests writes many before it reads the answers: the session
+/// widens its pipes to 1 MiB where the system allows it (Linux, up to its
+/// `fs.pipe-max-size`), so that the two need not take turns every 64 KiB.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_session_widens_its_pipes_where_the_system_allows() {
+    use std::io::{BufRead as _, Write as _};
+    use std::process::Stdio;
+    let f = Fixture::new();
+    let mut child = Command::new(common::BIN)
+        .args(["session", "--no-defaults"])
+        .current_dir(f.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    let ours = rustix::pipe::fcntl_getpipe_size(&stdout).unwrap();
+    stdin
+        .write_all(b"{\"id\":1,\"tool\":\"hello\",\"input\":{}}\n")
+        .unwrap();
+    // The first answer comes after the pipes were widened.
+    let (tx, rx) = mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        let mut stdout = std::io::BufReader::new(stdout);
+        let mut line = String::new();
+        let _ = stdout.read_line(&mut line);
+        let _ = tx.send(line);
+        stdout
+    });
+    let answer = rx.recv_timeout(DEADLINE).expect("an answer to hello");
+    assert!(answer.contains("\"ok\":true"), "{answer}");
+    let stdout = reader.join().unwrap();
+    let max: usize = std::fs::read_to_string("/proc/sys/fs/pipe-max-size")
+        .ok()
+        .and_then(|m| m.trim().parse().ok())
+        .unwrap_or(0);
+    let want = if max >= 1 << 20 { 1 << 20 } else { ours };
+    assert_eq!(rustix::pipe::fcntl_getpipe_size(&stdin).unwrap(), want);
+    assert_eq!(
+        rustix::pipe::fcntl_getpipe_size(stdout.get_ref()).unwrap(),
+        want
+    );
+    drop(stdin);
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(child.wait());
+    });
+    assert!(rx
+        .recv_timeout(DEADLINE)
+        .expect("the session ends")
+        .unwrap()
+        .success());
+}
