@@ -375,7 +375,7 @@ mod tests {
             "Bash(git status:*)",
             "Bash(npm run *)",
             "Bash(npm*)",
-            "Read(/home/é/**)",
+            "Read(docs/é/**)",
             "Bash()",
         ] {
             let rule: ToolRule = written.parse().unwrap();
