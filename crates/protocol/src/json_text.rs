@@ -28,7 +28,7 @@ pub fn json_str<O: JsonOut + ?Sized>(out: &mut O, text: &str) {
 }
 
 /// `text` escaped as serde_json escapes a string's contents: the runs of plain bytes
-/// between escapes copied whole, found eight bytes at a time ([`next_special`]).
+/// between escapes copied whole, found eight bytes at a time (`next_special`).
 pub fn json_str_contents<O: JsonOut + ?Sized>(out: &mut O, text: &str) {
     const HEX: &[u8; 16] = b"0123456789abcdef";
     let bytes = text.as_bytes();
