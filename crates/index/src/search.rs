@@ -800,6 +800,7 @@ impl SearchIndex {
         let mut total = [0u64; 4];
         let mut live = 0;
         for (d, doc) in self.docs.iter().enumerate() {
+            warm_audience_ahead(&self.docs, d);
             if doc.record.as_deref().is_some_and(sees) {
                 bits[d / 64] |= 1 << (d % 64);
                 live += 1;
@@ -1216,6 +1217,23 @@ pub struct SearchOutcome {
     pub hits: Vec<SearchHit>,
     /// How many skills matched (that the filter kept), before the limit.
     pub total: usize,
+}
+
+/// Asks the processor to start loading what an audience's question about a record touches,
+/// in stages ahead of the pass over the documents (as [`warm_ahead`] does for the build):
+/// eight places on, the record's address of its frontmatter; four on, the frontmatter's
+/// fields that say who may see a skill (`scope`, its needs, `disable-model-invocation`).
+/// A hint only: it changes no answer.
+fn warm_audience_ahead(docs: &[Doc], d: usize) {
+    use crate::warm::warm;
+    if let Some(record) = docs.get(d + 16).and_then(|doc| doc.record.as_deref()) {
+        warm(&record.frontmatter);
+    }
+    if let Some(record) = docs.get(d + 8).and_then(|doc| doc.record.as_deref()) {
+        let fm = &*record.frontmatter;
+        warm(&fm.scope);
+        warm(&fm.disable_model_invocation);
+    }
 }
 
 /// Asks the processor to start loading what reading a record will touch, in stages ahead
