@@ -4,9 +4,13 @@
 
 mod common;
 
+use std::sync::Arc;
+
 use common::Env;
 use serde_json::{json, Value};
-use skills_executor::{AuditKind, Policy, SessionContext};
+use skills_executor::{AuditKind, Executor, Policy, SessionContext, Unavailable};
+use skills_index::SkillIndex;
+use skills_model::Layer;
 use skills_protocol as protocol;
 
 fn names(out: &Value) -> Vec<&str> {
@@ -298,4 +302,105 @@ fn a_shadowed_skill_is_found_by_whom_its_name_stands_for_it() {
         1,
         "dice alone: deploy is the winner's"
     );
+}
+
+/// A skill nothing restricts (`SkillRecord::unrestricted`: no scope, no needs, model
+/// invocation allowed) is offered to the model of every session, whatever its context,
+/// the policy or the tools its host offers: a session's search sees such skills without
+/// asking of each (`with_audience`). The table holds every way a skill can be restricted,
+/// so a new one that `unrestricted` does not know fails here.
+#[test]
+fn an_unrestricted_skill_is_offered_to_every_session() {
+    let env = Env::new();
+    let skills = [
+        ("plain", ""),
+        (
+            "dressed",
+            "tags: [billing]\nallowed-tools: Read Bash(git status:*)\nmetadata:\n  owner: ops\n",
+        ),
+        ("scoped", "scope:\n  tenants: [acme]\n"),
+        ("scope-unread", "scope: 5\n"),
+        (
+            "needs-bin",
+            "requires:\n  bins: [skills-test-absent-4f2a]\n",
+        ),
+        ("needs-env", "requires:\n  env: [SKILLS_TEST_ABSENT_4F2A]\n"),
+        ("hermes-web", "requires_toolsets: [web]\n"),
+        (
+            "fallback",
+            "metadata:\n  hermes:\n    fallback_for_tools: [web]\n",
+        ),
+        (
+            "containers",
+            "tool-binding:\n  dependencies:\n    - tool: docker\n      required: true\n",
+        ),
+        ("quiet", "disable-model-invocation: true\n"),
+        ("codex-tools", ""),
+        ("codex-quiet", ""),
+    ];
+    for (name, extra) in skills {
+        env.skill(name, extra, "Body.\n");
+    }
+    env.file(
+        "codex-tools",
+        "agents/openai.yaml",
+        "dependencies:\n  tools:\n    - type: \"mcp\"\n      value: \"openaiDeveloperDocs\"\n",
+    );
+    env.file(
+        "codex-quiet",
+        "agents/openai.yaml",
+        "policy:\n  allow_implicit_invocation: false\n",
+    );
+    let index = Arc::new(
+        SkillIndex::builder()
+            .root(Layer::Personal, &env.root)
+            .codex_metadata(true)
+            .build()
+            .expect("build index"),
+    );
+    let snapshot = index.snapshot();
+    let mut unrestricted: Vec<&str> = snapshot
+        .skills()
+        .filter(|r| r.unrestricted())
+        .map(|r| r.name.as_str())
+        .collect();
+    unrestricted.sort_unstable();
+    assert_eq!(unrestricted, ["dressed", "plain"]);
+    let policies = [
+        Policy::default(),
+        Policy::builder().unavailable(Unavailable::Offered).build(),
+        Policy::builder().host_tools(["web"]).build(),
+        Policy::builder().host_tools(Vec::<String>::new()).build(),
+    ];
+    let contexts = [
+        SessionContext::builder().id("bare").build(),
+        SessionContext::builder()
+            .id("full")
+            .agent("ops-bot")
+            .tenant("globex")
+            .environment("prod")
+            .build(),
+        SessionContext::builder().id("acme").tenant("acme").build(),
+    ];
+    for policy in policies {
+        let executor = Executor::builder(Arc::clone(&index)).policy(policy).build();
+        for context in &contexts {
+            let session = executor.session(context.clone());
+            for record in snapshot.skills().filter(|r| r.unrestricted()) {
+                assert!(
+                    session.offers_model(record),
+                    "{} hidden from {context:?}",
+                    record.name
+                );
+            }
+            session.set_host_tools(Vec::new());
+            for record in snapshot.skills().filter(|r| r.unrestricted()) {
+                assert!(
+                    session.offers_model(record),
+                    "{} without tools",
+                    record.name
+                );
+            }
+        }
+    }
 }

@@ -560,6 +560,9 @@ impl Tokenizer {
 struct Doc {
     record: Option<Arc<SkillRecord>>,
     lens: [u16; 4],
+    /// [`SkillRecord::unrestricted`] of its record, asked once at its reading: an audience
+    /// that sees such records without asking reads no record of them.
+    unrestricted: bool,
 }
 
 /// One match of a query.
@@ -590,6 +593,9 @@ pub struct Audience<'a> {
     /// `None`: it sees every skill.
     sees: Option<&'a (dyn Fn(&SkillRecord) -> bool + 'a)>,
     memo: Option<&'a AudienceMemo>,
+    /// When set, it sees every unrestricted record without asking `sees`, but those this
+    /// names (see [`Audience::seeing_unrestricted_but`]).
+    ask_anyway: Option<&'a (dyn Fn(&SkillRecord) -> bool + 'a)>,
 }
 
 impl std::fmt::Debug for Audience<'_> {
@@ -597,6 +603,7 @@ impl std::fmt::Debug for Audience<'_> {
         f.debug_struct("Audience")
             .field("everyone", &self.sees.is_none())
             .field("remembered", &self.memo.is_some())
+            .field("unrestricted_seen", &self.ask_anyway.is_some())
             .finish()
     }
 }
@@ -607,6 +614,7 @@ impl<'a> Audience<'a> {
         Audience {
             sees: None,
             memo: None,
+            ask_anyway: None,
         }
     }
 
@@ -616,6 +624,7 @@ impl<'a> Audience<'a> {
         Audience {
             sees: Some(sees),
             memo: None,
+            ask_anyway: None,
         }
     }
 
@@ -626,6 +635,22 @@ impl<'a> Audience<'a> {
     pub fn remembered_in(self, memo: &'a AudienceMemo) -> Audience<'a> {
         Audience {
             memo: Some(memo),
+            ..self
+        }
+    }
+
+    /// It sees every unrestricted record ([`SkillRecord::unrestricted`]) without its `sees`
+    /// being asked, except those `ask_anyway` names, which `sees` is asked of as of any
+    /// other. For an audience whose `sees` admits every unrestricted record it is not told
+    /// of: `ask_anyway` should tell a record by its address, without reading it (the point
+    /// is that the records of unrestricted skills, scattered in memory, are not read).
+    #[must_use]
+    pub fn seeing_unrestricted_but(
+        self,
+        ask_anyway: &'a (dyn Fn(&SkillRecord) -> bool + 'a),
+    ) -> Audience<'a> {
+        Audience {
+            ask_anyway: Some(ask_anyway),
             ..self
         }
     }
@@ -724,6 +749,7 @@ impl SearchIndex {
             .map(|d| Doc {
                 record: None,
                 lens: d.lens,
+                unrestricted: d.unrestricted,
             })
             .collect();
         let mut new = Vec::new();
@@ -799,9 +825,20 @@ impl SearchIndex {
         let mut bits = vec![0u64; self.docs.len().div_ceil(64)];
         let mut total = [0u64; 4];
         let mut live = 0;
+        let asked = |doc: &Doc, record: &SkillRecord| {
+            !doc.unrestricted || audience.ask_anyway.is_none_or(|ask| ask(record))
+        };
         for (d, doc) in self.docs.iter().enumerate() {
-            warm_audience_ahead(&self.docs, d);
-            if doc.record.as_deref().is_some_and(sees) {
+            let Some(record) = doc.record.as_deref() else {
+                continue;
+            };
+            let seen = if asked(doc, record) {
+                warm_audience_ahead(&self.docs, d);
+                sees(record)
+            } else {
+                true
+            };
+            if seen {
                 bits[d / 64] |= 1 << (d % 64);
                 live += 1;
                 for (t, len) in total.iter_mut().zip(doc.lens) {
@@ -914,6 +951,7 @@ impl SearchIndex {
             let Doc {
                 record: Some(record),
                 lens,
+                ..
             } = &self.docs[d]
             else {
                 continue;
@@ -1188,6 +1226,7 @@ fn tokenize(
                 Doc {
                     lens: tokenizer.doc(doc, r),
                     record: Some(Arc::clone(r)),
+                    unrestricted: r.unrestricted(),
                 }
             })
             .collect();
@@ -1221,9 +1260,9 @@ pub struct SearchOutcome {
 
 /// Asks the processor to start loading what an audience's question about a record touches,
 /// in stages ahead of the pass over the documents (as [`warm_ahead`] does for the build):
-/// eight places on, the record's address of its frontmatter; four on, the frontmatter's
+/// sixteen places on, the record's address of its frontmatter; eight on, the frontmatter's
 /// fields that say who may see a skill (`scope`, its needs, `disable-model-invocation`).
-/// A hint only: it changes no answer.
+/// Only while records are being asked about. A hint only: it changes no answer.
 fn warm_audience_ahead(docs: &[Doc], d: usize) {
     use crate::warm::warm;
     if let Some(record) = docs.get(d + 16).and_then(|doc| doc.record.as_deref()) {
@@ -1250,7 +1289,11 @@ fn warm_ahead(records: &[&Arc<SkillRecord>], i: usize) {
         warm(&***record);
     }
     if let Some(record) = records.get(i + 4) {
-        warm(&*record.frontmatter);
+        let fm = &*record.frontmatter;
+        warm(fm);
+        // What says whether the record is unrestricted, beyond the first line.
+        warm(&fm.scope);
+        warm(&fm.disable_model_invocation);
         for text in [
             record.description.as_bytes(),
             record.name.as_str().as_bytes(),

@@ -378,3 +378,66 @@ fn a_snapshot_search_finds_winners_only() {
     assert_eq!(scored(&shadowing), scored(&alone));
     assert_eq!(scored(&shadowing).1, 2);
 }
+
+/// An audience told to see unrestricted skills without asking (`seeing_unrestricted_but`)
+/// asks its `sees` only of the others and of those it names, and finds what it finds when
+/// it asks of every skill.
+#[test]
+fn an_audience_sees_unrestricted_skills_without_asking() {
+    let tmp = tempfile::tempdir().unwrap();
+    let write = |name: &str, extra: &str| {
+        let dir = tmp.path().join(name);
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            dir.join("SKILL.md"),
+            format!(
+                "---\nname: {name}\ndescription: Invoice tables for {name}.\n{extra}---\nBody.\n"
+            ),
+        )
+        .unwrap();
+    };
+    write("open-a", "");
+    write("open-b", "tags: [billing]\n");
+    write("scoped-x", "scope:\n  tenants: [acme]\n");
+    write("needs-y", "requires:\n  env: [INVOICE_TOKEN]\n");
+    write("quiet", "disable-model-invocation: true\n");
+    write("secret-open", "");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, tmp.path())
+        .build()
+        .unwrap();
+    let snapshot = index.snapshot();
+    let unrestricted: Vec<&str> = snapshot
+        .skills()
+        .filter(|r| r.unrestricted())
+        .map(|r| r.name.as_str())
+        .collect();
+    assert_eq!(unrestricted, ["open-a", "open-b", "secret-open"]);
+    let asked = std::sync::Mutex::new(Vec::new());
+    let sees = |r: &skills_model::SkillRecord| {
+        asked.lock().unwrap().push(r.name.to_string());
+        !r.name.as_str().starts_with("secret-") && r.name.as_str() != "scoped-x"
+    };
+    let named = |r: &skills_model::SkillRecord| r.name.as_str().starts_with("secret-");
+    let scored = |outcome: skills_index::SearchOutcome| {
+        let hits: Vec<(String, f32)> = outcome
+            .hits
+            .into_iter()
+            .map(|h| (h.record.name.to_string(), h.score))
+            .collect();
+        (hits, outcome.total)
+    };
+    let asking = skills_index::Audience::seeing(&sees);
+    let expected = scored(snapshot.search_for(&asking, "invoice tables", 10, |_| true));
+    asked.lock().unwrap().clear();
+    let trusting = skills_index::Audience::seeing(&sees).seeing_unrestricted_but(&named);
+    let found = scored(snapshot.search_for(&trusting, "invoice tables", 10, |_| true));
+    assert_eq!(found, expected);
+    assert_eq!(
+        expected.1, 4,
+        "open-a, open-b, needs-y and quiet: {expected:?}"
+    );
+    let mut asked = asked.into_inner().unwrap();
+    asked.sort();
+    assert_eq!(asked, ["needs-y", "quiet", "scoped-x", "secret-open"]);
+}

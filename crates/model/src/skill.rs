@@ -36,6 +36,17 @@ pub struct SkillRecord {
 }
 
 impl SkillRecord {
+    /// Whether nothing in the skill limits who may be offered it: no `scope`, nothing it
+    /// needs (`requires:` and the other agents' ways of saying so), and model invocation
+    /// allowed. Every session's model may be offered such a skill, when no other skill
+    /// holds its name (`executor`'s `an_unrestricted_skill_is_offered_to_every_session`);
+    /// a search's audience sees it without asking.
+    pub fn unrestricted(&self) -> bool {
+        self.frontmatter.scope.is_none()
+            && self.model_invocable()
+            && crate::Requires::of(&self.frontmatter).is_none()
+    }
+
     /// Whether the model may be offered this skill and load it itself: not when it says
     /// `disable-model-invocation: true` (Claude Code), which Codex's
     /// `allow_implicit_invocation: false` also reads as. The host can still activate it on
