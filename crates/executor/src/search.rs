@@ -114,9 +114,11 @@ impl SessionState {
             let mut outcome = snapshot.search_for(audience, &q.query, limit, |r| {
                 layer.is_none_or(|l| r.layer == l) && q.tag.as_deref().is_none_or(|t| r.has_tag(t))
             });
-            // What the model may see is asked of every result too, so that none rests on the
-            // audience's memo alone; the memo already held each out of every other match (a
-            // second question of each of those cost a fifth of a search).
+            // What the model may see is asked again of every listed result, so that no name
+            // the model is given rests on the audience's memo alone. The total and the scores
+            // rest on the memo, worked out for this session and this index: a search that
+            // runs while the host changes the tools it offers may count by the tools before
+            // the change. (Asking again of every match cost a fifth of a search.)
             let listed = outcome.hits.len();
             outcome.hits.retain(|h| self.offers_model(&h.record));
             outcome.total -= listed - outcome.hits.len();

@@ -1260,9 +1260,9 @@ pub struct SearchOutcome {
 
 /// Asks the processor to start loading what an audience's question about a record touches,
 /// in stages ahead of the pass over the documents (as [`warm_ahead`] does for the build):
-/// sixteen places on, the record's address of its frontmatter; eight on, the frontmatter's
-/// fields that say who may see a skill (`scope`, its needs, `disable-model-invocation`).
-/// Only while records are being asked about. A hint only: it changes no answer.
+/// sixteen places on, the record's address of its frontmatter; eight on, the lines of the
+/// frontmatter's `scope` (its needs lie beside it) and `disable-model-invocation`. Only while
+/// records are being asked about. A hint only: it changes no answer.
 fn warm_audience_ahead(docs: &[Doc], d: usize) {
     use crate::warm::warm;
     if let Some(record) = docs.get(d + 16).and_then(|doc| doc.record.as_deref()) {
