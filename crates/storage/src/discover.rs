@@ -498,6 +498,15 @@ pub(crate) fn joined(dir: &Path, name: &OsStr) -> PathBuf {
     path
 }
 
+/// [`joined`] written into `path`, whatever it held, so that one buffer serves a run of
+/// names: the same bytes, and no allocation once the buffer is large enough.
+pub(crate) fn joined_into(path: &mut PathBuf, dir: &Path, name: &OsStr) {
+    let text = path.as_mut_os_string();
+    text.clear();
+    text.push(dir.as_os_str());
+    path.push(name);
+}
+
 /// What one folder holds, as the walk sees it.
 struct Visit {
     /// The folder (path as reached, resolved path), when the walk goes on below it: its
@@ -619,9 +628,15 @@ fn listed_reading(
         let send = |batch: Vec<OsString>| {
             let left = &left;
             scope.spawn(move |_| {
+                // One pair of paths for the batch, each name written into it in turn.
+                let (mut at, mut at_resolved) = (PathBuf::new(), PathBuf::new());
                 let not_taken: Vec<OsString> = batch
                     .into_iter()
-                    .filter(|name| !read(&joined(dir, name), &joined(resolved, name)))
+                    .filter(|name| {
+                        joined_into(&mut at, dir, name);
+                        joined_into(&mut at_resolved, resolved, name);
+                        !read(&at, &at_resolved)
+                    })
                     .collect();
                 if !not_taken.is_empty() {
                     left.lock()
@@ -750,6 +765,35 @@ fn skipped(name: &OsStr, options: &DiscoveryOptions) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// One buffer written with each folder and name in turn holds what `joined` gives,
+    /// byte for byte, after a longer path and a shorter one alike.
+    #[test]
+    fn a_path_joined_into_a_buffer_is_the_path_joined_anew() {
+        let dirs = [
+            "/srv/skills",
+            "/srv/skills/",
+            "/srv//skills",
+            "relative/skills",
+            ".",
+            "",
+            "/",
+            "/a/much/longer/folder/name/than/the/others/to/grow/the/buffer",
+        ];
+        let names = ["pdf", "a b", "..x", "n\u{e9}e", "SKILL.md"];
+        let mut buffer = PathBuf::new();
+        for dir in dirs.iter().chain(dirs.iter().rev()) {
+            for name in names {
+                joined_into(&mut buffer, Path::new(dir), OsStr::new(name));
+                let fresh = joined(Path::new(dir), OsStr::new(name));
+                assert_eq!(
+                    buffer.as_os_str().as_encoded_bytes(),
+                    fresh.as_os_str().as_encoded_bytes(),
+                    "{dir:?} + {name:?}"
+                );
+            }
+        }
+    }
 
     fn skill(dir: &Path, name: &str) {
         std::fs::create_dir_all(dir.join(name)).unwrap();

@@ -355,6 +355,39 @@ fn named_candidate(
     }
 }
 
+/// `read` asked of the candidate `SKILL.md` in folder `dir` (resolved: `resolved`), as a
+/// reading scan finds it. Each reading thread keeps one candidate and writes each folder
+/// into it, so that reading a skill makes no candidate of its own (three allocations a
+/// skill). A `read` that reads again on the same thread is given a new one.
+fn with_skill_candidate(dir: &str, resolved: &Path, read: &ReadCandidate<'_>) -> bool {
+    thread_local! {
+        static SPARE: std::cell::Cell<Option<SourceCandidate>> =
+            const { std::cell::Cell::new(None) };
+    }
+    let mut candidate = SPARE
+        .with(std::cell::Cell::take)
+        .unwrap_or_else(|| SourceCandidate {
+            dir: String::new(),
+            file: SKILL_FILE.to_owned(),
+            misnamed: false,
+            resolved: None,
+        });
+    candidate.dir.clear();
+    candidate.dir.push_str(dir);
+    candidate.file.clear();
+    candidate.file.push_str(SKILL_FILE);
+    candidate.misnamed = false;
+    let held = candidate
+        .resolved
+        .get_or_insert_with(PathBuf::new)
+        .as_mut_os_string();
+    held.clear();
+    held.push(resolved.as_os_str());
+    let taken = read(&candidate);
+    SPARE.with(|spare| spare.set(Some(candidate)));
+    taken
+}
+
 /// `rel/name`, with `.` and the empty path as the root.
 pub(crate) fn join(rel: &str, name: &str) -> String {
     if rel.is_empty() || rel == "." {
@@ -530,6 +563,11 @@ impl FsSource {
     /// A folder reached by a walk of the root, as a path relative to the root (`""` for
     /// the root itself); `None` when it is not UTF-8 or not below the root.
     fn relative(&self, dir: &Path) -> Option<String> {
+        self.relative_text(dir).map(std::borrow::Cow::into_owned)
+    }
+
+    /// [`relative`](Self::relative), borrowed from `dir` where its bytes are the answer.
+    fn relative_text<'d>(&self, dir: &'d Path) -> Option<std::borrow::Cow<'d, str>> {
         // The walk joins names to the root as given: a folder below it is the root's bytes,
         // a separator and its names, one separator between each. Where `/` is the only
         // separator, those bytes are the answer the components give below (a nested
@@ -547,8 +585,10 @@ impl FsSource {
             })
             .and_then(|rest| std::str::from_utf8(rest).ok());
         match rel {
-            Some(rel) => Some(rel.to_owned()),
-            None => self.relative_by_components(dir),
+            Some(rel) => Some(std::borrow::Cow::Borrowed(rel)),
+            None => self
+                .relative_by_components(dir)
+                .map(std::borrow::Cow::Owned),
         }
     }
 
@@ -675,16 +715,9 @@ impl SkillSource for FsSource {
     /// root; one whose path no relative path names is left to the walk.
     fn expected_candidates_reading(&self, read: &ReadCandidate<'_>) -> CandidateList {
         let found = |dir: &Path, resolved: &Path| {
-            self.relative(dir)
+            self.relative_text(dir)
                 .filter(|rel| !rel.is_empty())
-                .is_some_and(|rel| {
-                    read(&SourceCandidate {
-                        dir: rel,
-                        file: SKILL_FILE.to_owned(),
-                        misnamed: false,
-                        resolved: Some(resolved.to_path_buf()),
-                    })
-                })
+                .is_some_and(|rel| with_skill_candidate(&rel, resolved, read))
         };
         self.walked_candidates(Some(&found))
     }
