@@ -906,11 +906,11 @@ impl Shared {
         };
         // Made to its size by the check: moved into the record when there is one.
         let mut file = Some(report.file);
-        let record = report.parsed.and_then(|parsed| {
+        let record = report.parsed.and_then(|mut parsed| {
             if self.config.strict && !parsed.is_valid() {
                 return None;
             }
-            let name = parsed.lenient_name()?;
+            let name = parsed.take_lenient_name()?;
             let (description, frontmatter) = SkillRecord::split_frontmatter(parsed.frontmatter);
             Some(Arc::new(SkillRecord {
                 name,

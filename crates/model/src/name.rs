@@ -49,28 +49,21 @@ impl SkillName {
 
     /// A name a lenient loader can index, even if the specification would refuse it.
     pub fn lenient(name: &str) -> Result<SkillName, ModelError> {
-        let reason = if name.is_empty() {
-            Some("it is empty")
-        } else if name.chars().count() > MAX_LENIENT_NAME_LEN {
-            Some("it is over 256 characters")
-        } else if name.trim() != name {
-            Some("it has surrounding whitespace")
-        } else if name
-            .chars()
-            .any(|c| c.is_control() || matches!(c, ':' | '/' | '\\'))
-        {
-            Some("it holds a control character, ':', '/' or '\\'")
-        } else if !name.is_ascii() && name.chars().any(is_default_ignorable) {
-            Some("it holds an invisible or bidirectional control character (a zero-width or joining character, a variation selector, a tag character, a filler, a direction override)")
-        } else {
-            None
-        };
-        match reason {
+        match lenient_problem(name) {
             Some(reason) => Err(ModelError::InvalidName {
                 name: name.to_owned(),
                 reason,
             }),
             None => Ok(SkillName(name.into())),
+        }
+    }
+
+    /// [`SkillName::lenient`] of a name already held, kept without a copy; the name is
+    /// given back when a lenient loader cannot index it.
+    pub fn lenient_owned(name: Box<str>) -> Result<SkillName, Box<str>> {
+        match lenient_problem(&name) {
+            Some(_) => Err(name),
+            None => Ok(SkillName(name)),
         }
     }
 
@@ -238,6 +231,27 @@ impl AsRef<str> for SkillName {
 impl Borrow<str> for SkillName {
     fn borrow(&self) -> &str {
         &self.0
+    }
+}
+
+/// Why a lenient loader cannot index the skill under `name`, or `None` when it can: the one
+/// home of [`SkillName::lenient`]'s rule.
+fn lenient_problem(name: &str) -> Option<&'static str> {
+    if name.is_empty() {
+        Some("it is empty")
+    } else if name.chars().count() > MAX_LENIENT_NAME_LEN {
+        Some("it is over 256 characters")
+    } else if name.trim() != name {
+        Some("it has surrounding whitespace")
+    } else if name
+        .chars()
+        .any(|c| c.is_control() || matches!(c, ':' | '/' | '\\'))
+    {
+        Some("it holds a control character, ':', '/' or '\\'")
+    } else if !name.is_ascii() && name.chars().any(is_default_ignorable) {
+        Some("it holds an invisible or bidirectional control character (a zero-width or joining character, a variation selector, a tag character, a filler, a direction override)")
+    } else {
+        None
     }
 }
 

@@ -235,9 +235,10 @@ impl ToolRules {
     ///
     /// Returns the rules it could read and an error for each entry it could not.
     pub fn parse_lenient(text: &str) -> (ToolRules, Vec<ModelError>) {
-        let mut rules = Vec::new();
+        let entries = split_entries(text);
+        let mut rules = Vec::with_capacity(entries.len());
         let mut errors = Vec::new();
-        for entry in split_entries(text) {
+        for entry in entries {
             match entry.parse::<ToolRule>() {
                 Ok(rule) => rules.push(rule),
                 Err(e) => errors.push(e),

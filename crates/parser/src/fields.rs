@@ -562,13 +562,13 @@ impl FieldReader<'_> {
 
     fn tool_rules(&mut self, field: &str, value: &Node<'_>) -> Option<ToolRules> {
         // Each entry is read where it stands, so a bad one is reported at its own place.
-        let pieces: Vec<&Node<'_>> = match &value.kind {
+        let pieces: &[Node<'_>] = match &value.kind {
             // A null value restricts nothing: no rules at all, not an empty allowlist.
             Kind::Scalar(_) => {
                 text(value)?;
-                vec![value]
+                std::slice::from_ref(value)
             }
-            Kind::Seq(items) => items.iter().collect(),
+            Kind::Seq(items) => items,
             Kind::Map(_) => return None,
         };
         let mut all = Vec::new();

@@ -97,11 +97,34 @@ impl ParsedSkill {
     /// The name a lenient loader indexes the skill under: the frontmatter's `name` if it can
     /// be read and a description can be read too. `None` means the skill cannot be loaded.
     pub fn lenient_name(&self) -> Option<SkillName> {
+        if !self.has_lenient_description() {
+            return None;
+        }
+        SkillName::lenient(self.frontmatter.name.as_deref()?).ok()
+    }
+
+    /// [`lenient_name`](Self::lenient_name), the name moved out of the frontmatter rather
+    /// than copied (a loader that keeps the name apart, as the index's records do). When
+    /// there is none, the frontmatter is left as it was.
+    pub fn take_lenient_name(&mut self) -> Option<SkillName> {
+        if !self.has_lenient_description() {
+            return None;
+        }
+        match SkillName::lenient_owned(self.frontmatter.name.take()?) {
+            Ok(name) => Some(name),
+            Err(name) => {
+                self.frontmatter.name = Some(name);
+                None
+            }
+        }
+    }
+
+    /// Whether the description can be read, as a lenient name needs.
+    fn has_lenient_description(&self) -> bool {
         self.frontmatter
             .description
             .as_ref()
-            .filter(|d| !d.trim().is_empty())?;
-        SkillName::lenient(self.frontmatter.name.as_deref()?).ok()
+            .is_some_and(|d| !d.trim().is_empty())
     }
 
     /// The body: the text after the closing `---` line.

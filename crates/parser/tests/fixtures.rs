@@ -91,6 +91,17 @@ fn run_case(case: &Path, name: &str) -> String {
     let parser = SkillParser::builder().lint(lint).build();
     let input = ParseInput::new(&source, &dir_name).with_references_dir(references);
     let parsed = parser.parse(&input);
+    // Taken out of the frontmatter, the lenient name is the one read in place; when there
+    // is none, the frontmatter is left as it was.
+    let mut taken = parsed.clone();
+    let taken_name = taken.take_lenient_name();
+    assert_eq!(taken_name, parsed.lenient_name(), "case `{name}`");
+    if taken_name.is_none() {
+        assert_eq!(
+            taken, parsed,
+            "case `{name}`: no name taken, nothing changed"
+        );
+    }
     render(&source, &parsed)
 }
 
