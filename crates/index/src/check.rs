@@ -64,6 +64,8 @@ fn read_metadata(
 }
 
 thread_local! {
+    /// Each reading thread writes the path of every file it reads into one buffer.
+    static REL_FILE: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
     /// Each reading thread reads every prefix into one buffer: a buffer a skill, made and
     /// freed, was about a tenth of a build under the system allocator.
     static PREFIX: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -88,7 +90,7 @@ fn read_metadata_into(
     buf.clear();
     let size = at
         .source
-        .read_prefix(&at.rel_file, METADATA_PREFIX.min(limit), buf)?;
+        .read_prefix(at.rel_file, METADATA_PREFIX.min(limit), buf)?;
     if size > limit {
         return Err(ReadError::TooLarge { size, limit });
     }
@@ -116,7 +118,7 @@ fn read_metadata_into(
         return Ok((Vec::new(), Some(parsed)));
     }
     at.source
-        .read(&at.rel_file, limit)
+        .read(at.rel_file, limit)
         .map(|bytes| (bytes, None))
 }
 
@@ -201,7 +203,7 @@ pub(crate) enum Reading {
 struct At<'a> {
     source: &'a dyn SkillSource,
     name: &'a str,
-    rel_file: String,
+    rel_file: &'a str,
 }
 
 /// Reads and parses one skill folder of a source whose root is at `base` (the prefix of
@@ -267,15 +269,19 @@ pub(crate) fn checked(
         ));
     }
     let name = folder_name(base, candidate);
+    // The file's path in the source, written into this thread's buffer for it.
+    let mut rel_file = REL_FILE.with(std::cell::Cell::take);
+    candidate.file_path_into(&mut rel_file);
     let at = At {
         source,
         name: &name,
-        rel_file: candidate.file_path(),
+        rel_file: &rel_file,
     };
     let read = match reading {
         Reading::Metadata => read_metadata(&at, limit, parser),
-        Reading::Whole => source.read(&at.rel_file, limit).map(|bytes| (bytes, None)),
+        Reading::Whole => source.read(at.rel_file, limit).map(|bytes| (bytes, None)),
     };
+    REL_FILE.with(|spare| spare.set(rel_file));
     let (bytes, early) = match read {
         Ok(pair) => pair,
         Err(ReadError::NotFound) if missing == Missing::Skipped && !candidate.misnamed => {
@@ -356,9 +362,93 @@ pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
     dir
 }
 
+/// [`under`]`(base, rel)`, moved out of `held` when `held` already has exactly its bytes
+/// (the resolved path of a folder no link led to is the path as reached), else made.
+pub(crate) fn under_reusing(base: &Path, rel: &str, held: &mut PathBuf) -> PathBuf {
+    if same_as_under(held, base, rel) {
+        std::mem::take(held)
+    } else {
+        under(base, rel)
+    }
+}
+
+/// Whether `path` has exactly the bytes [`under`]`(base, rel)` would have, worked out as
+/// `under` joins them (a separator before each part unless the path so far is empty or
+/// ends in one). Only where `/` is the one separator; elsewhere `false`.
+fn same_as_under(path: &Path, base: &Path, rel: &str) -> bool {
+    if !cfg!(unix) {
+        return false;
+    }
+    let base = base.as_os_str().as_encoded_bytes();
+    let Some(mut rest) = path.as_os_str().as_encoded_bytes().strip_prefix(base) else {
+        return false;
+    };
+    let mut separated = base.last().is_none_or(|b| *b == b'/');
+    for part in rel.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if !separated {
+            let Some(after) = rest.strip_prefix(b"/") else {
+                return false;
+            };
+            rest = after;
+        }
+        let Some(after) = rest.strip_prefix(part.as_bytes()) else {
+            return false;
+        };
+        rest = after;
+        separated = false;
+    }
+    rest.is_empty()
+}
+
 #[cfg(test)]
 mod tests {
     use super::frontmatter_end;
+
+    /// A path is taken in place of `under`'s only when it has exactly `under`'s bytes.
+    #[test]
+    fn a_held_path_is_reused_only_when_it_is_the_joined_path() {
+        use std::path::{Path, PathBuf};
+        let bases = [
+            "/srv/skills",
+            "/srv/skills/",
+            "/",
+            "",
+            "rel",
+            "/srv//skills",
+        ];
+        let rels = ["pdf", "a/b", "./a", "a//b", ".", "", "a/./b/", "../x", "é"];
+        let mut candidates: Vec<PathBuf> = Vec::new();
+        for base in bases {
+            for rel in rels {
+                candidates.push(super::under(Path::new(base), rel));
+                for extra in [
+                    "/srv/skills/pdf",
+                    "/srv/skills//pdf",
+                    "/srv/skills/pdf/",
+                    "pdf",
+                ] {
+                    candidates.push(PathBuf::from(extra));
+                }
+            }
+        }
+        for base in bases {
+            for rel in rels {
+                let joined = super::under(Path::new(base), rel);
+                for held in &candidates {
+                    let same = held.as_os_str().as_encoded_bytes()
+                        == joined.as_os_str().as_encoded_bytes();
+                    assert_eq!(
+                        super::same_as_under(held, Path::new(base), rel),
+                        same,
+                        "{held:?} against {base:?} + {rel:?} ({joined:?})"
+                    );
+                    let mut kept = held.clone();
+                    let got = super::under_reusing(Path::new(base), rel, &mut kept);
+                    assert_eq!(got.as_os_str(), joined.as_os_str());
+                }
+            }
+        }
+    }
 
     #[test]
     fn finds_the_end_of_the_closing_line_on_bytes() {

@@ -849,7 +849,8 @@ impl Shared {
         self.apply_policy(source, candidate, &mut report);
         let dir = match candidate.resolved {
             None => std::mem::take(&mut report.dir),
-            Some(_) => crate::check::under(&root.base, &candidate.dir),
+            // The report's folder is the resolved one, which the entry no longer needs.
+            Some(_) => crate::check::under_reusing(&root.base, &candidate.dir, &mut report.dir),
         };
         let entry = self.entry_from(root, report, previous.get(&dir));
         Ok((dir, entry))

@@ -222,6 +222,12 @@ impl SourceCandidate {
     pub fn file_path(&self) -> String {
         join(&self.dir, &self.file)
     }
+
+    /// [`file_path`](Self::file_path) written into `path`, whatever it held (a reader of
+    /// many candidates keeps one buffer).
+    pub fn file_path_into(&self, path: &mut String) {
+        join_into(path, &self.dir, &self.file);
+    }
 }
 
 /// The candidates a scan reads ([`SkillSource::expected_candidates`]), held compactly: a
@@ -390,17 +396,21 @@ fn with_skill_candidate(dir: &str, resolved: &Path, read: &ReadCandidate<'_>) ->
 
 /// `rel/name`, with `.` and the empty path as the root.
 pub(crate) fn join(rel: &str, name: &str) -> String {
-    if rel.is_empty() || rel == "." {
-        name.to_owned()
-    } else {
-        // Not `format!`: its machinery was about 4% of an index build, where this runs
-        // once per skill.
-        let mut path = String::with_capacity(rel.len() + 1 + name.len());
+    // Not `format!`: its machinery was about 4% of an index build, where this runs once
+    // per skill.
+    let mut path = String::with_capacity(rel.len() + 1 + name.len());
+    join_into(&mut path, rel, name);
+    path
+}
+
+/// [`join`] written into `path`, whatever it held.
+fn join_into(path: &mut String, rel: &str, name: &str) {
+    path.clear();
+    if !(rel.is_empty() || rel == ".") {
         path.push_str(rel);
         path.push('/');
-        path.push_str(name);
-        path
     }
+    path.push_str(name);
 }
 
 /// `path` in canonical form (no `.` or empty components, no leading or trailing `/`; the
