@@ -358,8 +358,13 @@ pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
     // One allocation of the right size: a record holds this path as long as it lives.
     let mut dir = PathBuf::with_capacity(base.as_os_str().len() + 1 + rel.len());
     dir.push(base);
-    dir.extend(rel.split('/').filter(|p| !p.is_empty() && *p != "."));
+    dir.extend(under_parts(rel));
     dir
+}
+
+/// The parts of `rel` that [`under`] joins to its base, in order.
+fn under_parts(rel: &str) -> impl Iterator<Item = &str> {
+    rel.split('/').filter(|p| !p.is_empty() && *p != ".")
 }
 
 /// [`under`]`(base, rel)`, moved out of `held` when `held` already has exactly its bytes
@@ -384,7 +389,7 @@ fn same_as_under(path: &Path, base: &Path, rel: &str) -> bool {
         return false;
     };
     let mut separated = base.last().is_none_or(|b| *b == b'/');
-    for part in rel.split('/').filter(|p| !p.is_empty() && *p != ".") {
+    for part in under_parts(rel) {
         if !separated {
             let Some(after) = rest.strip_prefix(b"/") else {
                 return false;

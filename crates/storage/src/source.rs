@@ -364,7 +364,8 @@ fn named_candidate(
 /// `read` asked of the candidate `SKILL.md` in folder `dir` (resolved: `resolved`), as a
 /// reading scan finds it. Each reading thread keeps one candidate and writes each folder
 /// into it, so that reading a skill makes no candidate of its own (three allocations a
-/// skill). A `read` that reads again on the same thread is given a new one.
+/// skill); `read` sees it only by reference, so its file and `misnamed` stay as made. A
+/// `read` that reads again on the same thread is given a new one.
 fn with_skill_candidate(dir: &str, resolved: &Path, read: &ReadCandidate<'_>) -> bool {
     thread_local! {
         static SPARE: std::cell::Cell<Option<SourceCandidate>> =
@@ -380,9 +381,6 @@ fn with_skill_candidate(dir: &str, resolved: &Path, read: &ReadCandidate<'_>) ->
         });
     candidate.dir.clear();
     candidate.dir.push_str(dir);
-    candidate.file.clear();
-    candidate.file.push_str(SKILL_FILE);
-    candidate.misnamed = false;
     let held = candidate
         .resolved
         .get_or_insert_with(PathBuf::new)
