@@ -142,10 +142,14 @@ fn list_json(
     // Written as it is serialised: no tree of the whole answer is built. The
     // records, most of it, are serialised on two threads (`Object::array_field`).
     let mut doc = Object::new(out);
-    doc.array_field("diagnostics", snap.diagnostics().iter(), |d, element| {
-        element.write_diagnostic(&DiagnosticView::at(d));
-        Ok(())
-    })?;
+    doc.array_field(
+        "diagnostics",
+        snap.each_diagnostic(),
+        |(path, d), element| {
+            element.write_diagnostic(&DiagnosticView::at(path, d));
+            Ok(())
+        },
+    )?;
     doc.field("generation", &snap.generation())?;
     if let Some(lint) = lint {
         doc.field("lint", lint)?;
@@ -290,11 +294,7 @@ fn list_human(
             )?;
         }
     }
-    let errors = snap
-        .diagnostics()
-        .iter()
-        .filter(|d| d.diagnostic.is_error())
-        .count();
+    let errors = snap.each_diagnostic().filter(|(_, d)| d.is_error()).count();
     let hidden = snap.shadowed().iter().filter(|s| keep(&s.record)).count();
     let n = |count: usize, one: &str, many: &str| {
         format!("{count} {}", if count == 1 { one } else { many })

@@ -9,7 +9,7 @@ use std::cell::Cell;
 use std::path::Path;
 
 use serde::ser::{Serialize, Serializer};
-use skills_index::{PathDiagnostic, Shadowed};
+use skills_index::Shadowed;
 use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
 use skills_protocol::{json_str, json_str_contents};
 
@@ -114,10 +114,10 @@ impl<'a> DiagnosticView<'a> {
     }
 
     /// A diagnostic with the file it concerns.
-    pub(crate) fn at(d: &'a PathDiagnostic) -> DiagnosticView<'a> {
+    pub(crate) fn at(path: &'a Path, d: &'a Diagnostic) -> DiagnosticView<'a> {
         DiagnosticView {
-            path: Some(d.path.to_string_lossy()),
-            ..DiagnosticView::of(&d.diagnostic)
+            path: Some(path.to_string_lossy()),
+            ..DiagnosticView::of(d)
         }
     }
 }
@@ -650,7 +650,8 @@ mod tests {
                 diagnostic: d.clone(),
             };
             let want = sorted(&pd);
-            let got = serde_json::to_string(&DiagnosticView::at(&pd)).expect("serialised");
+            let got = serde_json::to_string(&DiagnosticView::at(&pd.path, &pd.diagnostic))
+                .expect("serialised");
             assert_eq!(got, want);
         }
     }
@@ -694,7 +695,10 @@ mod tests {
                 path: format!("/skills/{text}/SKILL.md").into(),
                 diagnostic: d.clone(),
             };
-            for view in [DiagnosticView::of(&d), DiagnosticView::at(&pd)] {
+            for view in [
+                DiagnosticView::of(&d),
+                DiagnosticView::at(&pd.path, &pd.diagnostic),
+            ] {
                 let mut want = Vec::new();
                 super::write_at(&mut want, 2, &view).expect("serialised");
                 let mut got = Vec::new();

@@ -18,7 +18,7 @@ use skills_storage::{
 use crate::check::{How, Missing, Reading};
 use crate::config::Config;
 use crate::events::{diff, ChangeEvent};
-use crate::snapshot::{Folders, PathDiagnostic, RootPlace, Snapshot};
+use crate::snapshot::{Findings, Folders, RootPlace, Snapshot};
 use crate::watch::Plan;
 use crate::{IndexError, SkillReport, Table, DEFAULT_SKILL_FILE_LIMIT};
 use skills_storage::SkillSource;
@@ -397,6 +397,18 @@ impl Entry {
     /// The file, when it is not the record's path.
     fn file_apart(&self) -> Option<&Path> {
         self.apart.as_ref()?.file.as_deref()
+    }
+
+    /// The entry's diagnostics with the file they are about, when it has any.
+    fn findings(&self) -> Option<Findings> {
+        if self.diagnostics.is_empty() {
+            return None;
+        }
+        let list = Arc::clone(&self.diagnostics);
+        Some(match (self.file_apart(), &self.record) {
+            (None, Some(record)) => Findings::of_record(record, list),
+            _ => Findings::at(self.file(), list),
+        })
     }
 
     /// The skill file the entry's diagnostics are about.
@@ -1063,12 +1075,12 @@ impl Shared {
     /// [`publish`](Self::publish), telling batch subscribers as `tell` says.
     fn publish_telling(&self, writer: &mut Writer, changed_dirs: &[PathBuf], tell: Tell) {
         let mut records = Vec::new();
-        let mut diagnostics = Vec::new();
+        let mut findings = Vec::new();
         for root in &writer.roots {
-            root_records(root, &mut records, &mut diagnostics);
+            root_records(root, &mut records, &mut findings);
         }
         writer.generation += 1;
-        let snapshot = self.snapshot_of(writer, records, diagnostics);
+        let snapshot = self.snapshot_of(writer, records, findings);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
         let snapshot = Arc::new(snapshot);
@@ -1077,12 +1089,12 @@ impl Shared {
     }
 
     /// The snapshot of the writer's current generation, built from `records` and
-    /// `diagnostics` on the reading threads.
+    /// `findings` on the reading threads.
     fn snapshot_of(
         &self,
         writer: &Writer,
         records: Vec<Arc<SkillRecord>>,
-        diagnostics: Vec<PathDiagnostic>,
+        findings: Vec<Findings>,
     ) -> Snapshot {
         let sources = writer.roots.iter().map(RootState::place).collect();
         // One folder on disk is discovered with each resolved folder once; any other source
@@ -1112,7 +1124,7 @@ impl Shared {
                     Snapshot::build(
                         generation,
                         records,
-                        diagnostics,
+                        findings,
                         &self.config.order,
                         folders,
                         &registered,
@@ -1168,7 +1180,7 @@ impl Shared {
 fn root_records(
     root: &RootState,
     records: &mut Vec<Arc<SkillRecord>>,
-    diagnostics: &mut Vec<PathDiagnostic>,
+    findings: &mut Vec<Findings>,
 ) {
     let mut last_good = Vec::new();
     for entry in root.entries.iter() {
@@ -1177,10 +1189,7 @@ fn root_records(
             (Some(r), None) => records.push(Arc::clone(r)),
             (None, _) => {}
         }
-        diagnostics.extend(entry.diagnostics.iter().map(|d| PathDiagnostic {
-            path: entry.file().to_path_buf(),
-            diagnostic: d.clone(),
-        }));
+        findings.extend(entry.findings());
     }
     if last_good.is_empty() {
         return;

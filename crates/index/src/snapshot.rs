@@ -1,7 +1,7 @@
 //! Snapshots: one immutable, internally consistent view of every root, with precedence
 //! resolved. Readers hold an `Arc<Snapshot>`; nothing in it ever changes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
 use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
@@ -21,6 +21,49 @@ pub struct PathDiagnostic {
     /// The finding.
     #[serde(flatten)]
     pub diagnostic: Diagnostic,
+}
+
+/// The diagnostics of one file as a snapshot holds them: shared with the index's entry for
+/// the file (or made by the snapshot's build), and the file named by the record whose path
+/// it is, so a publication copies no message and no path ([`Snapshot::each_diagnostic`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Findings {
+    file: FileOf,
+    list: Arc<[Diagnostic]>,
+}
+
+/// Where [`Findings`] take their file's path from.
+#[derive(Debug, Clone)]
+enum FileOf {
+    /// The record's own path.
+    Record(Arc<SkillRecord>),
+    /// A file with no record of its own there (unreadable, or a last good record kept).
+    Path(Arc<Path>),
+}
+
+impl Findings {
+    /// `list`, about the file of `record`.
+    pub(crate) fn of_record(record: &Arc<SkillRecord>, list: Arc<[Diagnostic]>) -> Findings {
+        Findings {
+            file: FileOf::Record(Arc::clone(record)),
+            list,
+        }
+    }
+
+    /// `list`, about `file`.
+    pub(crate) fn at(file: &Path, list: Arc<[Diagnostic]>) -> Findings {
+        Findings {
+            file: FileOf::Path(file.into()),
+            list,
+        }
+    }
+
+    fn path(&self) -> &Path {
+        match &self.file {
+            FileOf::Record(record) => &record.path,
+            FileOf::Path(path) => path,
+        }
+    }
 }
 
 /// A skill that lost its bare name to another.
@@ -82,7 +125,11 @@ pub struct Snapshot {
     /// [`Shadowed::contested`]), in name order.
     contested: Vec<usize>,
     shadowed: Vec<Shadowed>,
-    diagnostics: Vec<PathDiagnostic>,
+    /// Each file's diagnostics, in the byte order of the files' paths.
+    findings: Vec<Findings>,
+    /// [`findings`](Self::findings) one by one, made when first asked for
+    /// ([`Snapshot::diagnostics`]).
+    diagnostics: OnceLock<Vec<PathDiagnostic>>,
     /// Every root's source, with what its records carry (path prefix, layer, plugin).
     pub(crate) sources: Vec<RootPlace>,
     /// Layer precedence, highest first.
@@ -181,7 +228,7 @@ fn hold_once(records: &mut Vec<Arc<SkillRecord>>, rank: &dyn Fn(Layer) -> usize)
 /// the precedence sort found while it read each name, `names`) costs nothing here.
 fn drop_lookalikes(
     records: &mut Vec<Arc<SkillRecord>>,
-    diagnostics: &mut Vec<PathDiagnostic>,
+    findings: &mut Vec<Findings>,
     rank: &dyn Fn(Layer) -> usize,
     names: SpecNames,
 ) {
@@ -237,17 +284,15 @@ fn drop_lookalikes(
     records.retain(|r| match like.next().flatten() {
         None => true,
         Some(other) => {
-            diagnostics.push(PathDiagnostic {
-                path: r.path.clone(),
-                diagnostic: Diagnostic::new(
-                    Rule::NameLookalike,
-                    Severity::Warning,
-                    format!(
-                        "the name {:?} looks like the skill {other:?} (it differs only by case, separators or lookalike letters), so it is not indexed: rename it",
-                        r.name.as_str()
-                    ),
+            let found = Diagnostic::new(
+                Rule::NameLookalike,
+                Severity::Warning,
+                format!(
+                    "the name {:?} looks like the skill {other:?} (it differs only by case, separators or lookalike letters), so it is not indexed: rename it",
+                    r.name.as_str()
                 ),
-            });
+            );
+            findings.push(Findings::of_record(r, Arc::from([found])));
             false
         }
     });
@@ -442,7 +487,7 @@ impl Snapshot {
     pub(crate) fn build(
         generation: u64,
         mut records: Vec<Arc<SkillRecord>>,
-        diagnostics: Vec<PathDiagnostic>,
+        mut findings: Vec<Findings>,
         order: &[Layer; 4],
         folders: Folders,
         registered: &[String],
@@ -453,7 +498,6 @@ impl Snapshot {
                 .position(|l| *l == layer)
                 .unwrap_or(order.len())
         };
-        let mut diagnostics = diagnostics;
         if folders == Folders::MayRepeat {
             hold_once(&mut records, &rank);
         }
@@ -461,10 +505,10 @@ impl Snapshot {
         // After the sort, which has just read every name: the lookalike pass reads each once
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
-        drop_lookalikes(&mut records, &mut diagnostics, &rank, names);
+        drop_lookalikes(&mut records, &mut findings, &rank, names);
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
-        diagnostics.sort_by(|a, b| a.path.as_os_str().cmp(b.path.as_os_str()));
+        findings.sort_by(|a, b| a.path().as_os_str().cmp(b.path().as_os_str()));
         let (by_name, resolved, contested, shadowed) = group_by_name(&records);
         Snapshot {
             generation,
@@ -473,7 +517,8 @@ impl Snapshot {
             by_name,
             contested,
             shadowed,
-            diagnostics,
+            findings,
+            diagnostics: OnceLock::new(),
             sources: Vec::new(),
             order: *order,
             search: OnceLock::new(),
@@ -848,9 +893,29 @@ impl Snapshot {
         &self.shadowed
     }
 
-    /// Every diagnostic of every skill folder, with its path.
+    /// Every diagnostic of every skill folder, with its path: [`each_diagnostic`]'s, each
+    /// copied once into a list on the first call.
+    ///
+    /// [`each_diagnostic`]: Self::each_diagnostic
     pub fn diagnostics(&self) -> &[PathDiagnostic] {
-        &self.diagnostics
+        self.diagnostics.get_or_init(|| {
+            self.each_diagnostic()
+                .map(|(path, diagnostic)| PathDiagnostic {
+                    path: path.to_path_buf(),
+                    diagnostic: diagnostic.clone(),
+                })
+                .collect()
+        })
+    }
+
+    /// Every diagnostic of every skill folder with the file it concerns, as the snapshot
+    /// holds them (nothing copied): in the byte order of the files' paths, a file's own in
+    /// the order they were found.
+    pub fn each_diagnostic(&self) -> impl Iterator<Item = (&Path, &Diagnostic)> + '_ {
+        self.findings.iter().flat_map(|found| {
+            let path = found.path();
+            found.list.iter().map(move |d| (path, d))
+        })
     }
 
     /// Every record, winners and shadowed ones.

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use crossbeam_channel::Receiver;
 use sha2::{Digest, Sha256};
 use skills_index::{ChangeEvent, ChangeKind, IndexError, SkillIndex};
-use skills_model::{Layer, Rule};
+use skills_model::{Diagnostic, Layer, Rule};
 
 /// Writes `<root>/<dir>/SKILL.md` with `name`, a description and `extra` frontmatter lines.
 fn write_skill(root: &Path, dir: &str, name: &str, extra: &str) -> PathBuf {
@@ -943,6 +943,14 @@ fn regression_diagnostics_come_in_path_order() {
         .collect();
     assert!(paths.len() >= 400, "{} diagnostics", paths.len());
     assert!(paths.windows(2).all(|w| w[0] <= w[1]), "{paths:?}");
+    // Read in place, they are the same diagnostics in the same order.
+    let in_place: Vec<(&Path, &Diagnostic)> = snap.each_diagnostic().collect();
+    let listed: Vec<(&Path, &Diagnostic)> = snap
+        .diagnostics()
+        .iter()
+        .map(|d| (d.path.as_path(), &d.diagnostic))
+        .collect();
+    assert_eq!(in_place, listed);
 }
 
 /// Discovery no longer asks each folder of a root for `SKILL.md` (the reads open it): a
