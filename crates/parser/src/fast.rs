@@ -1,6 +1,8 @@
 //! A fast path for the frontmatter most skills have: `key: value` lines, optionally one
-//! level of indented `key: value` lines under a bare `key:` (as `metadata` is written) or
-//! an indented block sequence of simple items under one (as `allowed-tools` often is),
+//! level of indented `key: value` lines under a bare `key:` (as `metadata` is written),
+//! each of which may itself be bare with a block sequence indented under it (as `requires`
+//! is written: `requires:`, `  mcp:`, `    - rube`), or an indented block sequence of
+//! simple items under one (as `allowed-tools` often is),
 //! with plain values that cannot mean anything but a string, number or boolean, simply
 //! quoted ones, one-line flow sequences of simple words (`[Read, Glob]`), or literal and
 //! folded block scalars (`|`, `|-`, `>`, `>-`) whose lines are all indented alike (as long
@@ -47,6 +49,45 @@ struct Open<'a> {
     /// The indentation of its lines (0 until the first).
     indent: usize,
     body: Body<'a>,
+    /// A bare key of its mapping whose block sequence is being read.
+    inner: Option<Inner<'a>>,
+}
+
+/// A bare key inside an open mapping and the block sequence indented under it.
+struct Inner<'a> {
+    key: Node<'a>,
+    /// The indentation of its items (0 until the first).
+    indent: usize,
+    items: Vec<Node<'a>>,
+    /// Where its first `-` is.
+    at: (u32, u32),
+}
+
+impl<'a> Open<'a> {
+    /// Ends the sequence of the open mapping's bare key, if one is being read, as that
+    /// key's value in the mapping; a bare key with no item under it is the full parser's
+    /// (its value is null).
+    fn end_inner(&mut self) -> Option<()> {
+        let Some(inner) = self.inner.take() else {
+            return Some(());
+        };
+        let Body::Map(entries) = &mut self.body else {
+            return None;
+        };
+        if inner.items.is_empty() {
+            return None;
+        }
+        let (line, col) = inner.at;
+        entries.push((
+            inner.key,
+            Node {
+                kind: Kind::Seq(inner.items),
+                line,
+                col,
+            },
+        ));
+        Some(())
+    }
 }
 
 enum Body<'a> {
@@ -191,6 +232,7 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
                         key,
                         indent: 0,
                         body: Body::Empty,
+                        inner: None,
                     });
                 }
                 Value::Block(style) => block = Some(Block::new(key, style, 0)),
@@ -199,6 +241,22 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
             let o = open.as_mut()?;
             if o.indent == 0 {
                 o.indent = indent;
+            }
+            if let Some(inner) = o.inner.as_mut() {
+                if indent > o.indent {
+                    // An item of the bare key's sequence, every one at the first's indentation.
+                    if inner.indent == 0 {
+                        inner.indent = indent;
+                        inner.at = (line_no, u32::try_from(indent + 1).ok()?);
+                    }
+                    if indent != inner.indent {
+                        return None;
+                    }
+                    let item = line[indent..].strip_prefix("- ")?;
+                    inner.items.push(value_node(item, line_no, indent + 2)?);
+                    continue;
+                }
+                o.end_inner()?;
             }
             if indent != o.indent {
                 return None;
@@ -223,7 +281,14 @@ pub(crate) fn parse(text: &str) -> Option<Node<'_>> {
             };
             match value {
                 Value::Node(value) => entries.push((key, value)),
-                Value::Bare => return None,
+                Value::Bare => {
+                    o.inner = Some(Inner {
+                        key,
+                        indent: 0,
+                        items: Vec::new(),
+                        at: (0, 0),
+                    });
+                }
                 Value::Block(style) => block = Some(Block::new(key, style, indent)),
             }
         }
@@ -268,7 +333,8 @@ fn place<'a>(block: Block<'a>, top: &mut Entries<'a>, open: &mut Option<Open<'a>
 
 /// A bare `key:` and what is indented under it: a nested mapping placed at its first
 /// key, or a sequence placed at its first `-`. Nothing indented is the full parser's.
-fn close(open: Open<'_>) -> Option<(Node<'_>, Node<'_>)> {
+fn close(mut open: Open<'_>) -> Option<(Node<'_>, Node<'_>)> {
+    open.end_inner()?;
     match open.body {
         Body::Empty => None,
         Body::Map(entries) => {
@@ -491,6 +557,10 @@ mod tests {
             "tags:\n  - a\n",
             "metadata:\n  k: |\n    text\nname: x\n",
             "allowed-tools:\n    - Read\n    - 'Bash(git *)'\n    - \"Write\"\n    - [a, b]\nname: x\n",
+            // A block sequence under a bare key of a nested mapping, as `requires` is written.
+            "m:\n  tags:\n    - a\n",
+            "requires:\n  mcp:\n    - rube\n    - github\n  bins: [git]\nname: x\n",
+            "requires:\n  env:\n    - A\n  mcp:\n   - rube\n",
         ] {
             assert!(parse(text).is_some(), "{text:?}");
             assert!(agrees(text), "{text:?}");
@@ -535,7 +605,13 @@ mod tests {
             "tags:\n  - |\n    a\n",
             "tags:\n  -\n",
             "tags:\n  - a\n   - b\n",
-            "m:\n  tags:\n    - a\n",
+            // Under a nested bare key: no item, an item at the key's own indentation, items
+            // indented unlike the first, a mapping, a duplicate key.
+            "m:\n  tags:\n",
+            "m:\n  tags:\n  - a\n",
+            "m:\n  tags:\n    - a\n     - b\n",
+            "m:\n  tags:\n    k: v\n",
+            "m:\n  tags:\n    - a\n  tags: b\n",
             "metadata:\n  k: |\n    text\n name: x\n",
             "name:\n",
             "name: \"esc\\\"aped\"\n",

@@ -102,6 +102,74 @@ proptest! {
     }
 }
 
+/// A line of a mapping nested under a bare top-level key, at `indent`: a `key: value`
+/// entry, a bare key, or an item of a bare key's block sequence at `indent` plus a few
+/// spaces (near misses included: the key's own indentation, one space, none, an entry
+/// where an item belongs).
+fn nested_line(indent: usize) -> impl Strategy<Value = String> {
+    let pad = " ".repeat(indent);
+    let key = prop_oneof![
+        Just("mcp".to_owned()),
+        Just("bins".to_owned()),
+        Just("env".to_owned()),
+        "[a-z_-]{1,6}",
+    ];
+    let value = prop_oneof![
+        "[a-zA-Z0-9 .,()*:/#-]{1,20}",
+        Just("'q'".to_owned()),
+        Just("[a, b]".to_owned()),
+        Just("|".to_owned()),
+        Just("x ".to_owned()),
+    ];
+    let item = prop_oneof![
+        "[a-zA-Z0-9.,()*:/#-]{1,16}",
+        Just("'quoted'".to_owned()),
+        Just("[a, b]".to_owned()),
+        Just("a: b".to_owned()),
+        Just("".to_owned()),
+        Just("x ".to_owned()),
+    ];
+    let deeper = prop_oneof![Just(0usize), Just(1), Just(2), Just(2), Just(4)];
+    let entry = (key.clone(), value).prop_map({
+        let pad = pad.clone();
+        move |(k, v)| format!("{pad}{k}: {v}")
+    });
+    let bare = key.prop_map({
+        let pad = pad.clone();
+        move |k| format!("{pad}{k}:")
+    });
+    let listed = (deeper, item).prop_map(move |(d, i)| {
+        let inner = " ".repeat(indent + d);
+        if i.is_empty() {
+            format!("{inner}-")
+        } else {
+            format!("{inner}- {i}")
+        }
+    });
+    prop_oneof![2 => entry, 2 => bare, 4 => listed]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 4096, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// Sequences under the bare keys of a nested mapping (as `requires` is written), and
+    /// their near misses, build what the full parser builds whenever the fast path takes
+    /// them.
+    #[test]
+    fn nested_sequences_agree_with_the_full_parser(
+        indent in prop_oneof![Just(1usize), Just(2), Just(4)],
+        lines in prop::collection::vec(nested_line(2), 1..8),
+        after in prop_oneof![Just(String::new()), Just("name: x\n".to_owned()), Just("  k: v\n".to_owned())],
+    ) {
+        let lines: Vec<String> = lines
+            .iter()
+            .map(|l| l.replacen("  ", &" ".repeat(indent), 1))
+            .collect();
+        let text = format!("requires:\n{}\n{after}", lines.join("\n"));
+        prop_assert!(fast_path_agrees(&text), "disagreement on {text:?}");
+    }
+}
+
 #[test]
 fn the_fixtures_agree_and_common_ones_take_the_fast_path() {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures");
