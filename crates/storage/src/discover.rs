@@ -12,6 +12,7 @@
 
 mod reading;
 
+use std::borrow::Cow;
 use std::ffi::{OsStr, OsString};
 
 use rayon::prelude::*;
@@ -398,7 +399,9 @@ pub(crate) fn walk_reading(
         if options.record_visits {
             found.visited.extend(folders.iter().cloned());
         }
-        let visit_one = |(dir, resolved)| visit(dir, resolved, depth, options, &at);
+        let visit_one = |(dir, resolved): (PathBuf, PathBuf)| {
+            visit(Cow::Owned(dir), Cow::Owned(resolved), depth, options, &at)
+        };
         let visits: Vec<Visit> = if folders.len() < 2 {
             folders.into_iter().map(visit_one).collect()
         } else {
@@ -519,10 +522,12 @@ struct Visit {
     links: Vec<PathBuf>,
 }
 
-/// Visits one folder at `depth`: whether it is a skill, and what to walk below it.
+/// Visits one folder at `depth`: whether it is a skill, and what to walk below it. The
+/// paths may be borrowed (a walker's scratch buffers): they are copied only where the
+/// visit keeps them, and a skill read where found keeps nothing.
 fn visit(
-    dir: PathBuf,
-    resolved: PathBuf,
+    dir: Cow<'_, Path>,
+    resolved: Cow<'_, Path>,
     depth: usize,
     options: &DiscoveryOptions,
     at: &Base<'_>,
@@ -548,8 +553,8 @@ fn visit(
             let file = joined(&dir, SKILL_FILE.as_ref());
             if at.exists(&file) {
                 v.candidate = Some(Candidate {
-                    dir,
-                    resolved,
+                    dir: dir.into_owned(),
+                    resolved: resolved.into_owned(),
                     skill_file: Some(file),
                     misnamed: None,
                 });
@@ -565,7 +570,7 @@ fn visit(
         Err(e) => {
             // A directory that vanished mid-scan is not a problem worth reporting.
             if e.kind() != std::io::ErrorKind::NotFound {
-                v.problem = Some((dir, e));
+                v.problem = Some((dir.into_owned(), e));
             }
             return v;
         }
@@ -598,11 +603,11 @@ fn visit(
     };
     match (is_skill && (depth > 0 || options.include_root), walk_on) {
         (true, true) => {
-            v.candidate = Some(candidate(dir.clone(), resolved.clone()));
-            v.folder = Some((dir, resolved));
+            v.candidate = Some(candidate(dir.to_path_buf(), resolved.to_path_buf()));
+            v.folder = Some((dir.into_owned(), resolved.into_owned()));
         }
-        (true, false) => v.candidate = Some(candidate(dir, resolved)),
-        (false, true) => v.folder = Some((dir, resolved)),
+        (true, false) => v.candidate = Some(candidate(dir.into_owned(), resolved.into_owned())),
+        (false, true) => v.folder = Some((dir.into_owned(), resolved.into_owned())),
         (false, false) => {}
     }
     v

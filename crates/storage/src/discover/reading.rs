@@ -13,13 +13,22 @@
 //! the same links, to the same folders, as the level walk
 //! (`a_walk_reading_where_it_finds_follows_the_links_a_level_walk_follows`).
 
+use std::borrow::Cow;
+use std::cell::Cell;
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 
-use super::{joined, visit, Base, DiscoveryOptions, Run, Walk, Walked};
+use super::{joined_into, visit, Base, DiscoveryOptions, Run, Walk, Walked};
+
+thread_local! {
+    /// Each walking thread writes the paths of the folder it visits (as reached, resolved)
+    /// into one pair of buffers: a skill read where found keeps neither, so a nested
+    /// layout's skills cost no paths of their own here.
+    static BELOW: Cell<(PathBuf, PathBuf)> = Cell::new((PathBuf::new(), PathBuf::new()));
+}
 
 /// One step of a folder's place in the level walk's order. Below a folder, the folders its
 /// listing names come first (in name order), then the folders its links lead to (in the
@@ -89,7 +98,7 @@ impl Walker<'_, '_> {
         &'s self,
         scope: &rayon::Scope<'s>,
         origin: &'s Origin,
-        (dir, resolved): (PathBuf, PathBuf),
+        (dir, resolved): (Cow<'_, Path>, Cow<'_, Path>),
         depth: usize,
     ) {
         let v = visit(dir, resolved, depth, self.options, self.at);
@@ -123,9 +132,20 @@ impl Walker<'_, '_> {
                 .push_children(dir, resolved, v.subdirs);
             return;
         }
+        let parent = Arc::new((dir, resolved));
         for name in v.subdirs {
-            let below = (joined(&dir, &name), joined(&resolved, &name));
-            scope.spawn(move |scope| self.walk_from(scope, origin, below, depth + 1));
+            let parent = Arc::clone(&parent);
+            scope.spawn(move |scope| {
+                let (mut dir, mut resolved) = BELOW.with(Cell::take);
+                joined_into(&mut dir, &parent.0, &name);
+                joined_into(&mut resolved, &parent.1, &name);
+                let below = (
+                    Cow::Borrowed(dir.as_path()),
+                    Cow::Borrowed(resolved.as_path()),
+                );
+                self.walk_from(scope, origin, below, depth + 1);
+                BELOW.with(|spare| spare.set((dir, resolved)));
+            });
         }
     }
 }
@@ -146,7 +166,7 @@ pub(super) fn walk(
         dir: root.to_path_buf(),
         place: Vec::new(),
     };
-    let start = (root.to_path_buf(), canonical_root.clone());
+    let start = (Cow::Borrowed(root), Cow::Borrowed(canonical_root.as_path()));
     rayon::scope(|scope| walker.walk_from(scope, &origin, start, 0));
     let mut links = Walk {
         root: canonical_root,
@@ -188,8 +208,11 @@ pub(super) fn walk(
         }
         let walker = &walker;
         rayon::scope(|scope| {
-            for (origin, start) in &origins {
-                let start = start.clone();
+            for (origin, (link, target)) in &origins {
+                let start = (
+                    Cow::Borrowed(link.as_path()),
+                    Cow::Borrowed(target.as_path()),
+                );
                 scope.spawn(move |scope| walker.walk_from(scope, origin, start, depth));
             }
         });
