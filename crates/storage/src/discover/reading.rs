@@ -132,18 +132,25 @@ impl Walker<'_, '_> {
                 .push_children(dir, resolved, v.subdirs);
             return;
         }
+        // A few folders a job: a job each cost more to hand out than a skill read where
+        // found, and enough jobs remain to keep every thread busy.
+        const BATCH: usize = 8;
         let parent = Arc::new((dir, resolved));
-        for name in v.subdirs {
+        let mut names = v.subdirs.into_iter().peekable();
+        while names.peek().is_some() {
+            let batch: Vec<OsString> = names.by_ref().take(BATCH).collect();
             let parent = Arc::clone(&parent);
             scope.spawn(move |scope| {
                 let (mut dir, mut resolved) = BELOW.with(Cell::take);
-                joined_into(&mut dir, &parent.0, &name);
-                joined_into(&mut resolved, &parent.1, &name);
-                let below = (
-                    Cow::Borrowed(dir.as_path()),
-                    Cow::Borrowed(resolved.as_path()),
-                );
-                self.walk_from(scope, origin, below, depth + 1);
+                for name in &batch {
+                    joined_into(&mut dir, &parent.0, name);
+                    joined_into(&mut resolved, &parent.1, name);
+                    let below = (
+                        Cow::Borrowed(dir.as_path()),
+                        Cow::Borrowed(resolved.as_path()),
+                    );
+                    self.walk_from(scope, origin, below, depth + 1);
+                }
                 BELOW.with(|spare| spare.set((dir, resolved)));
             });
         }
