@@ -103,9 +103,9 @@ impl Keys {
 }
 
 /// A folder's path as the index's map hashes it: paths equal as [`Path`](std::path::Path)s
-/// (component by component) hash alike, as with `Path`'s own hash, but in one write to the
-/// hasher, where `Path`'s hash makes one a component (with SipHash, each write's set-up was
-/// most of the cost: about 1,760 instructions a path on the real-world corpus).
+/// (component by component) hash alike, as with `Path`'s own hash, but in one or two writes
+/// to the hasher, where `Path`'s hash makes one a component (with SipHash, each write's
+/// set-up was most of the cost: about 1,760 instructions a path on the real-world corpus).
 struct FolderKey<'p>(&'p std::path::Path);
 
 impl std::hash::Hash for FolderKey<'_> {
@@ -117,6 +117,19 @@ impl std::hash::Hash for FolderKey<'_> {
             // after one), each followed by a `/`: equal components give equal bytes, since
             // no part holds a `/`.
             let bytes = self.0.as_os_str().as_bytes();
+            // A path with no empty part and no `.` after a separator (as the index makes
+            // them) is those parts already: written as it is, without its leading `/`, then
+            // a `/` (SipHash hashes its writes as one stream of bytes).
+            let clean = !bytes.is_empty()
+                && bytes.last() != Some(&b'/')
+                && !bytes.iter().enumerate().any(|(i, b)| {
+                    *b == b'/' && matches!(&bytes[i + 1..], [b'/', ..] | [b'.'] | [b'.', b'/', ..])
+                });
+            if clean {
+                hasher.write(bytes.strip_prefix(b"/").unwrap_or(bytes));
+                hasher.write(b"/");
+                return;
+            }
             let mut parts: smallvec::SmallVec<[u8; 256]> = smallvec::SmallVec::new();
             let mut start = 0;
             for (i, b) in bytes.iter().enumerate() {
