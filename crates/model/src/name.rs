@@ -86,9 +86,14 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
         return Some("it is empty");
     }
     let bytes = name.as_bytes();
-    let allowed = bytes
-        .iter()
-        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-');
+    // One pass: whether every byte is allowed, and whether two hyphens meet.
+    let (mut allowed, mut doubled, mut hyphen) = (true, false, false);
+    for &b in bytes {
+        let is_hyphen = b == b'-';
+        allowed &= is_hyphen || b.is_ascii_lowercase() || b.is_ascii_digit();
+        doubled |= is_hyphen && hyphen;
+        hyphen = is_hyphen;
+    }
     // A name of allowed bytes only is ASCII: as many characters as bytes.
     let chars = if allowed {
         bytes.len()
@@ -104,7 +109,7 @@ pub fn spec_name_problem(name: &str) -> Option<&'static str> {
     if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
         return Some("it must not start or end with a hyphen");
     }
-    if bytes.windows(2).any(|pair| pair == b"--") {
+    if doubled {
         return Some("it must not contain consecutive hyphens");
     }
     None
@@ -284,6 +289,53 @@ mod tests {
             &"a".repeat(65),
         ] {
             assert!(SkillName::new(bad).is_err(), "{bad}");
+        }
+    }
+
+    /// Every name of up to five characters from a few that matter gets the reason the rules
+    /// read one by one give, in their order.
+    #[test]
+    fn spec_name_problem_gives_the_first_rule_broken() {
+        fn by_rules(name: &str) -> Option<&'static str> {
+            let bytes = name.as_bytes();
+            if bytes.is_empty() {
+                return Some("it is empty");
+            }
+            if name.chars().count() > MAX_NAME_LEN {
+                return Some("it is over 64 characters");
+            }
+            if !bytes
+                .iter()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || *b == b'-')
+            {
+                return Some("only lowercase ASCII letters, digits and hyphens are allowed");
+            }
+            if bytes[0] == b'-' || bytes[bytes.len() - 1] == b'-' {
+                return Some("it must not start or end with a hyphen");
+            }
+            if bytes.windows(2).any(|pair| pair == b"--") {
+                return Some("it must not contain consecutive hyphens");
+            }
+            None
+        }
+        let alphabet = ["a", "1", "-", "A", "_", "é"];
+        let mut names = vec![String::new()];
+        let mut all = vec![String::new()];
+        for _ in 0..5 {
+            names = names
+                .iter()
+                .flat_map(|n| alphabet.iter().map(move |c| format!("{n}{c}")))
+                .collect();
+            all.extend(names.iter().cloned());
+        }
+        all.extend([
+            "a".repeat(64),
+            "a".repeat(65),
+            format!("{}--", "a".repeat(63)),
+        ]);
+        all.push(format!("-{}", "é".repeat(64)));
+        for name in &all {
+            assert_eq!(spec_name_problem(name), by_rules(name), "{name:?}");
         }
     }
 
