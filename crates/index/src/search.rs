@@ -142,39 +142,48 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
         .filter(|w| !w.is_empty())
 }
 
-/// Eight bytes of `bytes` from `at`, little-endian, zero-padded past the end (a zero byte
-/// is no letter or digit).
+/// Eight bytes of `bytes` from `at`, little-endian (zero past the end: [`each_word`]
+/// reads a copy followed by [`PAD`] zero bytes, so no read is cut short).
 fn load8(bytes: &[u8], at: usize) -> u64 {
-    match bytes.get(at..at + 8) {
-        Some(s) => {
-            let mut b = [0u8; 8];
-            b.copy_from_slice(s);
-            u64::from_le_bytes(b)
-        }
-        None => {
-            let mut b = [0u8; 8];
-            let rest = bytes.get(at..).unwrap_or(&[]);
-            b[..rest.len()].copy_from_slice(rest);
-            u64::from_le_bytes(b)
-        }
+    let mut b = [0u8; 8];
+    if let Some(s) = bytes.get(at..at + 8) {
+        b.copy_from_slice(s);
     }
+    u64::from_le_bytes(b)
 }
 
-/// Eight ASCII bytes at once (SWAR): the high bit of each byte that is a letter or digit,
-/// and the bytes with their letters lowercased. Every byte is below 0x80, so no lane's
-/// sum or difference below carries into the next.
-fn classify8(x: u64) -> (u64, u64) {
+/// Zero bytes after a text's copy in [`each_word`]: a 64-byte block from any place before
+/// its end, and 16 bytes from any word's start in that block.
+const PAD: usize = 64 + 16;
+
+/// The first `len` bytes of a little-endian `u128`, for `len` up to 16.
+const KEEP: [u128; 17] = {
+    let mut keep = [0u128; 17];
+    let mut len = 1;
+    while len <= 16 {
+        keep[len] = u128::MAX >> (128 - 8 * len);
+        len += 1;
+    }
+    keep
+};
+
+/// Which of eight ASCII bytes (SWAR) are letters or digits: bit `i` for byte `i`. Every
+/// byte is below 0x80, so no lane's sum or difference carries into the next; the high
+/// bits are gathered into one byte by a multiplication (each lands on its own bit).
+fn alnum8(x: u64) -> u64 {
     const L: u64 = 0x0101_0101_0101_0101;
     const H: u64 = 0x8080_8080_8080_8080;
     let folded = x | (0x20 * L);
-    let letter = (folded + 0x1f * L) & ((0xfa * L) - folded) & H; // 'a'..='z'
-    let digit = (x + 0x50 * L) & ((0xb9 * L) - x) & H; // '0'..='9'
-    (letter | digit, x | (letter >> 2))
+    let letter = (folded + 0x1f * L) & ((0xfa * L) - folded); // 'a'..='z'
+    let digit = (x + 0x50 * L) & ((0xb9 * L) - x); // '0'..='9'
+    let high = (letter | digit) & H;
+    (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
-/// How many of the eight bytes `alnum` describes, from the first, are letters or digits.
-fn run8(alnum: u64) -> usize {
-    ((!alnum & 0x8080_8080_8080_8080).trailing_zeros() / 8) as usize
+/// Which of the 64 bytes of `bytes` from `at` are letters or digits: bit `i` for byte
+/// `at + i` (none past the end). The bytes must be ASCII.
+fn alnum64(bytes: &[u8], at: usize) -> u64 {
+    (0..8).fold(0, |m, k| m | alnum8(load8(bytes, at + 8 * k)) << (8 * k))
 }
 
 /// A word of a text, found by [`each_word`].
@@ -196,77 +205,63 @@ impl<'t> Word<'t> {
     }
 }
 
-/// [`words`], each with its [`pack`]ed form; eight bytes at a time while `text` is ASCII
-/// (the common case, and several times faster), lowercasing and packing in the same pass.
-/// Whatever follows the first eight bytes that are not all ASCII goes word by word (from
-/// the start of the word they are in: every byte before it is ASCII, so that is a
-/// character's start).
-fn each_word<'t>(text: &'t str, mut f: impl FnMut(Word<'t>)) {
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    let bytes = text.as_bytes();
-    let mut i = 0;
-    while i < bytes.len() {
-        let x = load8(bytes, i);
-        if x & HIGH != 0 {
-            break;
+/// [`words`], each with its [`pack`]ed form. An ASCII text (the common case, several
+/// times faster) is read from a copy padded with zero bytes (`padded`), 64 bytes at a
+/// time: a bit for each byte that is a letter or digit, a word's edges where that bit
+/// changes, and each short word packed from one load at its start (a letter or digit
+/// lowercases by setting its 0x20 bit). Any other text goes word by word.
+fn each_word<'t>(text: &'t str, padded: &mut Vec<u8>, mut f: impl FnMut(Word<'t>)) {
+    if !text.is_ascii() {
+        for w in words(text) {
+            f(Word {
+                text: w,
+                at: 0,
+                len: w.len(),
+                packed: pack(w),
+            });
         }
-        let (alnum, lower0) = classify8(x);
-        if alnum == 0 {
-            i += 8;
-            continue;
-        }
-        let skip = (alnum.trailing_zeros() / 8) as usize;
-        let (lower0, len0) = if skip == 0 {
-            (lower0, run8(alnum))
-        } else {
-            i += skip;
-            let x = load8(bytes, i);
-            if x & HIGH != 0 {
-                break;
-            }
-            let (alnum, lower) = classify8(x);
-            (lower, run8(alnum))
-        };
-        let mask = |len: usize| u64::MAX.checked_shr(64 - 8 * len as u32).unwrap_or(0);
-        let (len, packed) = if len0 < 8 {
-            (len0, Some(u128::from(lower0 & mask(len0))))
-        } else {
-            let x = load8(bytes, i + 8);
-            if x & HIGH != 0 {
-                break;
-            }
-            let (alnum1, lower1) = classify8(x);
-            let len1 = run8(alnum1);
-            if len1 < 8 {
-                let high = u128::from(lower1 & mask(len1)) << 64;
-                (8 + len1, Some(high | u128::from(lower0)))
-            } else {
-                let mut end = i + 16;
-                while bytes.get(end).is_some_and(u8::is_ascii_alphanumeric) {
-                    end += 1;
-                }
-                if bytes.get(end).is_some_and(|b| !b.is_ascii()) {
-                    break;
-                }
-                let packed = (end == i + 16).then(|| u128::from(lower1) << 64 | u128::from(lower0));
-                (end - i, packed)
-            }
-        };
+        return;
+    }
+    padded.clear();
+    padded.extend_from_slice(text.as_bytes());
+    padded.resize(text.len() + PAD, 0);
+    let bytes = padded.as_slice();
+    let mut word = |at: usize, end: usize| {
+        let len = end - at;
+        let packed = KEEP.get(len).map(|keep| {
+            let x = u128::from(load8(bytes, at)) | u128::from(load8(bytes, at + 8)) << 64;
+            (x | 0x2020_2020_2020_2020_2020_2020_2020_2020) & keep
+        });
         f(Word {
             text,
-            at: i,
+            at,
             len,
             packed,
         });
-        i += len;
+    };
+    // Where the word being read began; whether the byte before this block was a letter
+    // or digit.
+    let mut start = 0;
+    let mut before = 0u64;
+    let mut at = 0;
+    while at < text.len() {
+        let m = alnum64(bytes, at);
+        // A bit where a word starts, or where the byte after one is.
+        let mut edges = m ^ (m << 1 | before);
+        while edges != 0 {
+            let edge = at + edges.trailing_zeros() as usize;
+            edges &= edges - 1;
+            if m >> (edge - at) & 1 == 1 {
+                start = edge;
+            } else {
+                word(start, edge);
+            }
+        }
+        before = m >> 63;
+        at += 64;
     }
-    for w in words(text.get(i..).unwrap_or_default()) {
-        f(Word {
-            text: w,
-            at: 0,
-            len: w.len(),
-            packed: pack(w),
-        });
+    if before == 1 {
+        word(start, text.len());
     }
 }
 
@@ -283,9 +278,10 @@ fn pack(word: &str) -> Option<u128> {
     Some(u128::from_le_bytes(buf))
 }
 
-/// A stop word in [`Tokenizer::recent_ids`] (no chunk gives out that many stem ids:
-/// [`Tokenizer::id_of_stem`] stops below it).
-const STOP: u32 = u32::MAX;
+/// The stem id a stop word is read as: a chunk's first id, given to no stem, so that a stop
+/// word goes the way every word goes (through [`Tokenizer::seen_in`], with no branch whose
+/// outcome no processor can guess) and its list stays empty.
+const STOP: u32 = 0;
 
 /// Slots of [`Tokenizer::recent`].
 const RECENT: usize = 1024;
@@ -383,6 +379,8 @@ struct Tokenizer {
     /// Per stem id: (document, count per field), documents in order.
     postings: Vec<List>,
     lower: String,
+    /// A copy of the text being read, padded for [`each_word`].
+    padded: Vec<u8>,
     /// This document's distinct stems, in first-seen order.
     scratch: Vec<u32>,
     /// Per stem id: the document that last saw it (`doc_no`), and its count per field
@@ -400,8 +398,9 @@ impl Tokenizer {
             recent: Box::new([0; RECENT]),
             recent_ids: Box::new([STOP; RECENT]),
             ids: Stems::default(),
-            postings: Vec::new(),
+            postings: vec![List::new()],
             lower: String::new(),
+            padded: Vec::new(),
             scratch: Vec::new(),
             seen_in: Vec::new(),
             doc_no: 0,
@@ -413,9 +412,7 @@ impl Tokenizer {
         if let Some(id) = self.ids.get(stem) {
             return id;
         }
-        let id = u32::try_from(self.postings.len())
-            .unwrap_or(STOP - 1)
-            .min(STOP - 1);
+        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
         self.ids.insert(stem, id);
         self.postings.push(List::new());
         id
@@ -427,19 +424,18 @@ impl Tokenizer {
         self.recent_ids[slot] = id.unwrap_or(STOP);
     }
 
-    /// The id of `word`'s stem, or `None` for a stop word; each word is stemmed once.
+    /// The id of `word`'s stem, or [`STOP`] for a stop word; each word is stemmed once.
     #[inline(always)]
-    fn stem_id(&mut self, word: Word<'_>) -> Option<u32> {
+    fn stem_id(&mut self, word: Word<'_>) -> u32 {
         // Short ASCII words (nearly all of them) are looked up by value: lowercased and
         // packed into a `u128`, so a lookup neither copies nor follows a pointer.
         if let Some(key) = word.packed {
             let slot = recent_slot(key);
             if self.recent[slot] == key {
-                let id = self.recent_ids[slot];
-                return (id != STOP).then_some(id);
+                return self.recent_ids[slot];
             }
         }
-        self.stem_id_slow(word)
+        self.stem_id_slow(word).unwrap_or(STOP)
     }
 
     /// [`stem_id`](Self::stem_id) for a word not in [`recent`](Self::recent): kept out of
@@ -514,7 +510,8 @@ impl Tokenizer {
             fm.when_to_use.as_deref().unwrap_or(""),
         ];
         let mut scratch = std::mem::take(&mut self.scratch);
-        scratch.clear();
+        let mut distinct = 0;
+        let mut padded = std::mem::take(&mut self.padded);
         self.doc_no = self.doc_no.wrapping_add(1);
         let doc_no = self.doc_no;
         let mut lens = [0u16; 4];
@@ -524,31 +521,40 @@ impl Tokenizer {
             .map(|(f, t)| (f, *t))
             .chain(fm.tags.iter().map(|t| (3, t.as_str())));
         for (f, text) in fields {
-            each_word(text, |word| {
-                let Some(id) = self.stem_id(word) else {
-                    return;
-                };
-                lens[f] = lens[f].saturating_add(1);
+            each_word(text, &mut padded, |word| {
+                let id = self.stem_id(word);
+                lens[f] = lens[f].saturating_add(u16::from(id != STOP));
                 let i = id as usize;
                 if self.seen_in.len() <= i {
                     self.seen_in.resize(i + 1, (0, [0; 4]));
                 }
-                // Distinct stems without sorting: a stem first seen in this document starts
-                // its counts afresh.
-                let (last, counts) = &mut self.seen_in[i];
-                if *last != doc_no {
-                    *last = doc_no;
-                    *counts = [0; 4];
-                    scratch.push(id);
+                if scratch.len() <= distinct {
+                    scratch.resize(distinct + 1, 0);
                 }
-                counts[f] = counts[f].saturating_add(1);
+                // Distinct stems without sorting: a stem first seen in this document starts
+                // its counts afresh. Without a branch (whether a stem is new to a document
+                // follows no pattern a processor can guess): the id is written past the
+                // last distinct one either way, and kept only when new.
+                if let (Some((last, counts)), Some(slot)) =
+                    (self.seen_in.get_mut(i), scratch.get_mut(distinct))
+                {
+                    let fresh = *last != doc_no;
+                    *last = doc_no;
+                    *counts = std::hint::select_unpredictable(fresh, [0; 4], *counts);
+                    *slot = id;
+                    distinct += usize::from(fresh);
+                    if let Some(count) = counts.get_mut(f) {
+                        *count = count.saturating_add(1);
+                    }
+                }
             });
         }
-        for id in &scratch {
+        for id in scratch.iter().take(distinct).filter(|id| **id != STOP) {
             let counts = self.seen_in[*id as usize].1;
             self.postings[*id as usize].push((doc, counts));
         }
         self.scratch = scratch;
+        self.padded = padded;
         lens
     }
 }
@@ -1356,6 +1362,22 @@ mod tests {
         })
     }
 
+    /// A stop word is read as the id no stem is given ([`STOP`]): it counts in no field's
+    /// length, holds no posting, and a stem seen again in a document is counted, not
+    /// listed twice.
+    #[test]
+    fn stop_words_count_nowhere_and_stems_are_listed_once() {
+        let mut tokenizer = Tokenizer::new();
+        let lens = tokenizer.doc(0, &record(1, "The charts and the charts of a Chart, the end."));
+        // "skill", "1"; "charts" three times and "end".
+        assert_eq!(lens, [2, 4, 0, 0]);
+        let part = tokenizer.into_part();
+        assert!(part.lists.first().is_some_and(|l| l.is_empty()));
+        let chart = part.list("chart").expect("listed");
+        assert_eq!(chart.as_slice(), &[(0, [0, 3, 0, 0])]);
+        assert!(part.list("the").is_none());
+    }
+
     /// Regression: the limit on parts was on all of them, and a fresh build makes up to
     /// twice as many as the threads: with 17 or more threads and 8,193 or more skills,
     /// every publication rebuilt the whole index instead of following.
@@ -1393,7 +1415,7 @@ mod tests {
                 |([a-zA-Z0-9]{0,20}[ .éßΩ€日😀]{1,2}){0,10}|\\PC{0,80}"
         ) {
             let mut got = Vec::new();
-            each_word(&text, |w| got.push((w.as_str().to_owned(), w.packed)));
+            each_word(&text, &mut Vec::new(), |w| got.push((w.as_str().to_owned(), w.packed)));
             let want: Vec<(String, Option<u128>)> =
                 words(&text).map(|w| (w.to_owned(), pack(w))).collect();
             proptest::prop_assert_eq!(got, want);
