@@ -182,6 +182,7 @@ fn alnum8(x: u64) -> u64 {
 
 /// Which of the 64 bytes of `bytes` from `at` are letters or digits: bit `i` for byte
 /// `at + i` (none past the end). The bytes must be ASCII.
+#[inline(always)]
 fn alnum64(bytes: &[u8], at: usize) -> u64 {
     (0..8).fold(0, |m, k| m | alnum8(load8(bytes, at + 8 * k)) << (8 * k))
 }
@@ -226,19 +227,6 @@ fn each_word<'t>(text: &'t str, padded: &mut Vec<u8>, mut f: impl FnMut(Word<'t>
     padded.extend_from_slice(text.as_bytes());
     padded.resize(text.len() + PAD, 0);
     let bytes = padded.as_slice();
-    let mut word = |at: usize, end: usize| {
-        let len = end - at;
-        let packed = KEEP.get(len).map(|keep| {
-            let x = u128::from(load8(bytes, at)) | u128::from(load8(bytes, at + 8)) << 64;
-            (x | 0x2020_2020_2020_2020_2020_2020_2020_2020) & keep
-        });
-        f(Word {
-            text,
-            at,
-            len,
-            packed,
-        });
-    };
     // Where the word being read began; whether the byte before this block was a letter
     // or digit.
     let mut start = 0;
@@ -254,15 +242,36 @@ fn each_word<'t>(text: &'t str, padded: &mut Vec<u8>, mut f: impl FnMut(Word<'t>
             if m >> (edge - at) & 1 == 1 {
                 start = edge;
             } else {
-                word(start, edge);
+                word_at(text, bytes, start..edge, &mut f);
             }
         }
         before = m >> 63;
         at += 64;
     }
     if before == 1 {
-        word(start, text.len());
+        word_at(text, bytes, start..text.len(), &mut f);
     }
+}
+
+/// Gives `f` the word of `text` at `at`, packed from `bytes` (its padded copy).
+#[inline(always)]
+fn word_at<'t>(
+    text: &'t str,
+    bytes: &[u8],
+    at: std::ops::Range<usize>,
+    f: &mut impl FnMut(Word<'t>),
+) {
+    let len = at.end - at.start;
+    let packed = KEEP.get(len).map(|keep| {
+        let x = u128::from(load8(bytes, at.start)) | u128::from(load8(bytes, at.start + 8)) << 64;
+        (x | 0x2020_2020_2020_2020_2020_2020_2020_2020) & keep
+    });
+    f(Word {
+        text,
+        at: at.start,
+        len,
+        packed,
+    });
 }
 
 /// An ASCII word of at most 16 bytes, lowercased, as one number (its bytes, little-endian,
@@ -385,6 +394,7 @@ struct Tokenizer {
     scratch: Vec<u32>,
     /// Per stem id: the document that last saw it (`doc_no`), and its count per field
     /// there: one place per word to look, with no list of this document's stems between.
+    /// As long as [`postings`](Self::postings): every id has its place.
     seen_in: Vec<(u32, [u8; 4])>,
     doc_no: u32,
 }
@@ -402,7 +412,7 @@ impl Tokenizer {
             lower: String::new(),
             padded: Vec::new(),
             scratch: Vec::new(),
-            seen_in: Vec::new(),
+            seen_in: vec![(0, [0; 4])],
             doc_no: 0,
         }
     }
@@ -415,6 +425,7 @@ impl Tokenizer {
         let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
         self.ids.insert(stem, id);
         self.postings.push(List::new());
+        self.seen_in.push((0, [0; 4]));
         id
     }
 
@@ -435,15 +446,15 @@ impl Tokenizer {
                 return self.recent_ids[slot];
             }
         }
-        self.stem_id_slow(word).unwrap_or(STOP)
+        self.stem_id_slow(word.as_str(), word.packed)
+            .unwrap_or(STOP)
     }
 
     /// [`stem_id`](Self::stem_id) for a word not in [`recent`](Self::recent): kept out of
     /// line, so the scan's loop holds only the common path.
     #[cold]
     #[inline(never)]
-    fn stem_id_slow(&mut self, word: Word<'_>) -> Option<u32> {
-        let packed = word.packed;
+    fn stem_id_slow(&mut self, word: &str, packed: Option<u128>) -> Option<u32> {
         if let Some(key) = packed {
             let slot = recent_slot(key);
             if let Some(id) = self.short.get(&key).copied() {
@@ -451,7 +462,6 @@ impl Tokenizer {
                 return id;
             }
         }
-        let word = word.as_str();
         if packed.is_none()
             && word
                 .bytes()
@@ -504,59 +514,83 @@ impl Tokenizer {
     /// Reads a record's terms and adds its postings; returns each field's length in terms.
     fn doc(&mut self, doc: u32, record: &SkillRecord) -> [u16; 4] {
         let fm = &record.frontmatter;
-        let texts: [&str; 3] = [
-            record.name.as_str(),
-            &record.description,
-            fm.when_to_use.as_deref().unwrap_or(""),
-        ];
+        let when_to_use = fm.when_to_use.as_deref().unwrap_or("");
         let mut scratch = std::mem::take(&mut self.scratch);
-        let mut distinct = 0;
-        let mut padded = std::mem::take(&mut self.padded);
-        self.doc_no = self.doc_no.wrapping_add(1);
-        let doc_no = self.doc_no;
-        let mut lens = [0u16; 4];
-        let fields = texts
-            .iter()
-            .enumerate()
-            .map(|(f, t)| (f, *t))
-            .chain(fm.tags.iter().map(|t| (3, t.as_str())));
-        for (f, text) in fields {
-            each_word(text, &mut padded, |word| {
-                let id = self.stem_id(word);
-                lens[f] = lens[f].saturating_add(u16::from(id != STOP));
-                let i = id as usize;
-                if self.seen_in.len() <= i {
-                    self.seen_in.resize(i + 1, (0, [0; 4]));
-                }
-                if scratch.len() <= distinct {
-                    scratch.resize(distinct + 1, 0);
-                }
-                // Distinct stems without sorting: a stem first seen in this document starts
-                // its counts afresh. Without a branch (whether a stem is new to a document
-                // follows no pattern a processor can guess): the id is written past the
-                // last distinct one either way, and kept only when new.
-                if let (Some((last, counts)), Some(slot)) =
-                    (self.seen_in.get_mut(i), scratch.get_mut(distinct))
-                {
-                    let fresh = *last != doc_no;
-                    *last = doc_no;
-                    *counts = std::hint::select_unpredictable(fresh, [0; 4], *counts);
-                    *slot = id;
-                    distinct += usize::from(fresh);
-                    if let Some(count) = counts.get_mut(f) {
-                        *count = count.saturating_add(1);
-                    }
-                }
-            });
+        // A place for each word there can be (one for every two bytes, at most), so the
+        // loop over words never grows it.
+        let most = [record.name.as_str(), &record.description, when_to_use]
+            .into_iter()
+            .chain(fm.tags.iter().map(String::as_str))
+            .map(|t| t.len() / 2 + 1)
+            .sum::<usize>();
+        if scratch.len() < most {
+            scratch.resize(most, 0);
         }
+        self.doc_no = self.doc_no.wrapping_add(1);
+        let mut reading = Reading {
+            scratch,
+            distinct: 0,
+            doc_no: self.doc_no,
+        };
+        let mut lens = [
+            self.field::<0>(record.name.as_str(), &mut reading),
+            self.field::<1>(&record.description, &mut reading),
+            self.field::<2>(when_to_use, &mut reading),
+            0,
+        ];
+        for tag in &fm.tags {
+            lens[3] = lens[3].saturating_add(self.field::<3>(tag, &mut reading));
+        }
+        let Reading {
+            scratch, distinct, ..
+        } = reading;
         for id in scratch.iter().take(distinct).filter(|id| **id != STOP) {
             let counts = self.seen_in[*id as usize].1;
             self.postings[*id as usize].push((doc, counts));
         }
         self.scratch = scratch;
-        self.padded = padded;
         lens
     }
+
+    /// Reads `text` as field `F` of [`SearchField::ALL`] into `reading`; returns its
+    /// length in terms. One function a field, so that the field is a constant in the loop.
+    fn field<const F: usize>(&mut self, text: &str, reading: &mut Reading) -> u16 {
+        let mut padded = std::mem::take(&mut self.padded);
+        let mut len = 0u16;
+        each_word(text, &mut padded, |word| {
+            let id = self.stem_id(word);
+            len = len.saturating_add(u16::from(id != STOP));
+            // Distinct stems without sorting: a stem first seen in this document starts its
+            // counts afresh. Without a branch (whether a stem is new to a document follows
+            // no pattern a processor can guess): the id is written past the last distinct
+            // one either way, and kept only when new.
+            if let (Some((last, counts)), Some(slot)) = (
+                self.seen_in.get_mut(id as usize),
+                reading.scratch.get_mut(reading.distinct),
+            ) {
+                let fresh = *last != reading.doc_no;
+                *last = reading.doc_no;
+                // Counted in a register and stored once: a byte read back from the four
+                // just stored waited on the store (a fifth of the build in a profile).
+                let kept = u32::from_le_bytes(*counts);
+                let kept = std::hint::select_unpredictable(fresh, 0, kept);
+                let full = (kept >> (8 * F)) & 0xff == 0xff;
+                *counts = (kept + (u32::from(!full) << (8 * F))).to_le_bytes();
+                *slot = id;
+                reading.distinct += usize::from(fresh);
+            }
+        });
+        self.padded = padded;
+        len
+    }
+}
+
+/// One document's reading by [`Tokenizer::doc`]: its distinct stems (`scratch`, the first
+/// `distinct`, with room for one per word) and its number.
+struct Reading {
+    scratch: Vec<u32>,
+    distinct: usize,
+    doc_no: u32,
 }
 
 /// A document of the index: its record while the record is in the index's snapshot
@@ -1368,7 +1402,10 @@ mod tests {
     #[test]
     fn stop_words_count_nowhere_and_stems_are_listed_once() {
         let mut tokenizer = Tokenizer::new();
-        let lens = tokenizer.doc(0, &record(1, "The charts and the charts of a Chart, the end."));
+        let lens = tokenizer.doc(
+            0,
+            &record(1, "The charts and the charts of a Chart, the end."),
+        );
         // "skill", "1"; "charts" three times and "end".
         assert_eq!(lens, [2, 4, 0, 0]);
         let part = tokenizer.into_part();
@@ -1376,6 +1413,21 @@ mod tests {
         let chart = part.list("chart").expect("listed");
         assert_eq!(chart.as_slice(), &[(0, [0, 3, 0, 0])]);
         assert!(part.list("the").is_none());
+    }
+
+    /// A count per field stops at 255 and leaves the other fields' counts as they are.
+    #[test]
+    fn counts_stop_at_the_most_a_byte_holds() {
+        let mut tokenizer = Tokenizer::new();
+        let lens = tokenizer.doc(0, &record(1, &"chart ".repeat(300)));
+        assert_eq!(lens, [2, 300, 0, 0]);
+        let part = tokenizer.into_part();
+        let chart = part.list("chart").expect("listed");
+        assert_eq!(chart.as_slice(), &[(0, [0, 255, 0, 0])]);
+        assert_eq!(
+            part.list("skill").expect("listed").as_slice(),
+            &[(0, [1, 0, 0, 0])]
+        );
     }
 
     /// Regression: the limit on parts was on all of them, and a fresh build makes up to
