@@ -169,7 +169,9 @@ const KEEP: [u128; 17] = {
 
 /// Which of eight ASCII bytes (SWAR) are letters or digits: bit `i` for byte `i`. Every
 /// byte is below 0x80, so no lane's sum or difference carries into the next; the high
-/// bits are gathered into one byte by a multiplication (each lands on its own bit).
+/// bits are gathered into one byte by a multiplication (each lands on its own bit). Where
+/// there is no SSE2, and in the tests that hold [`alnum16`] to it.
+#[cfg(any(test, not(target_arch = "x86_64")))]
 fn alnum8(x: u64) -> u64 {
     const L: u64 = 0x0101_0101_0101_0101;
     const H: u64 = 0x8080_8080_8080_8080;
@@ -184,7 +186,39 @@ fn alnum8(x: u64) -> u64 {
 /// `at + i` (none past the end). The bytes must be ASCII.
 #[inline(always)]
 fn alnum64(bytes: &[u8], at: usize) -> u64 {
-    (0..8).fold(0, |m, k| m | alnum8(load8(bytes, at + 8 * k)) << (8 * k))
+    #[cfg(target_arch = "x86_64")]
+    let m = (0..4).fold(0, |m, k| m | alnum16(bytes, at + 16 * k) << (16 * k));
+    #[cfg(not(target_arch = "x86_64"))]
+    let m = (0..8).fold(0, |m, k| m | alnum8(load8(bytes, at + 8 * k)) << (8 * k));
+    m
+}
+
+/// [`alnum8`] for sixteen bytes at once (SSE2, part of every x86-64 processor): about a
+/// fifth of the instructions of two [`alnum8`]s, and the scan's mask was a fifth of a
+/// search build's. The bytes are ASCII, so signed comparisons order them as unsigned.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn alnum16(bytes: &[u8], at: usize) -> u64 {
+    use safe_arch::{
+        bitand_m128i, bitor_m128i, cmp_gt_mask_i8_m128i, cmp_lt_mask_i8_m128i,
+        load_unaligned_m128i, move_mask_i8_m128i, set_splat_i8_m128i,
+    };
+    let Some(chunk) = bytes
+        .get(at..at + 16)
+        .and_then(|s| <&[u8; 16]>::try_from(s).ok())
+    else {
+        return 0;
+    };
+    let x = load_unaligned_m128i(chunk);
+    let within = |x, low: i8, high: i8| {
+        bitand_m128i(
+            cmp_gt_mask_i8_m128i(x, set_splat_i8_m128i(low - 1)),
+            cmp_lt_mask_i8_m128i(x, set_splat_i8_m128i(high + 1)),
+        )
+    };
+    let digit = within(x, 0x30, 0x39); // '0'..='9'
+    let letter = within(bitor_m128i(x, set_splat_i8_m128i(0x20)), 0x61, 0x7a); // 'a'..='z'
+    u64::try_from(move_mask_i8_m128i(bitor_m128i(digit, letter))).unwrap_or(0)
 }
 
 /// A word of a text, found by [`each_word`].
@@ -1458,6 +1492,14 @@ mod tests {
     }
 
     proptest::proptest! {
+        /// Sixteen bytes at once mark the bytes eight at a time mark.
+        #[cfg(target_arch = "x86_64")]
+        #[test]
+        fn sixteen_bytes_are_marked_as_eight_and_eight(bytes in proptest::array::uniform16(0u8..0x80)) {
+            let twice = alnum8(load8(&bytes, 0)) | alnum8(load8(&bytes, 8)) << 8;
+            proptest::prop_assert_eq!(alnum16(&bytes, 0), twice);
+        }
+
         /// The eight-bytes-at-a-time scan finds the words `words` finds, packed as `pack`
         /// packs them (`None` past 16 bytes), also where the text stops being ASCII
         /// anywhere: at, inside or just after a word, a letter or not.
