@@ -144,6 +144,7 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
 
 /// Eight bytes of `bytes` from `at`, little-endian (zero past the end: [`each_word`]
 /// reads a copy followed by [`PAD`] zero bytes, so no read is cut short).
+#[cfg(any(test, not(target_arch = "x86_64")))]
 fn load8(bytes: &[u8], at: usize) -> u64 {
     let mut b = [0u8; 8];
     if let Some(s) = bytes.get(at..at + 8) {
@@ -296,9 +297,11 @@ fn word_at<'t>(
     f: &mut impl FnMut(Word<'t>),
 ) {
     let len = at.end - at.start;
-    let packed = KEEP.get(len).map(|keep| {
-        let x = u128::from(load8(bytes, at.start)) | u128::from(load8(bytes, at.start + 8)) << 64;
-        (x | 0x2020_2020_2020_2020_2020_2020_2020_2020) & keep
+    let sixteen = bytes
+        .get(at.start..at.start + 16)
+        .and_then(|s| <[u8; 16]>::try_from(s).ok());
+    let packed = KEEP.get(len).zip(sixteen).map(|(keep, x)| {
+        (u128::from_le_bytes(x) | 0x2020_2020_2020_2020_2020_2020_2020_2020) & keep
     });
     f(Word {
         text,
@@ -590,10 +593,10 @@ impl Tokenizer {
     /// length in terms. One function a field, so that the field is a constant in the loop.
     fn field<const F: usize>(&mut self, text: &str, reading: &mut Reading) -> u16 {
         let mut padded = std::mem::take(&mut self.padded);
-        let mut len = 0u16;
+        let mut len = 0usize;
         each_word(text, &mut padded, |word| {
             let id = self.stem_id(word);
-            len = len.saturating_add(u16::from(id != STOP));
+            len += usize::from(id != STOP);
             // Distinct stems without sorting: a stem first seen in this document starts its
             // counts afresh. Without a branch (whether a stem is new to a document follows
             // no pattern a processor can guess): the id is written past the last distinct
@@ -615,7 +618,7 @@ impl Tokenizer {
             }
         });
         self.padded = padded;
-        len
+        u16::try_from(len).unwrap_or(u16::MAX)
     }
 }
 
