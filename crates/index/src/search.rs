@@ -262,28 +262,51 @@ fn each_word<'t>(text: &'t str, padded: &mut Vec<u8>, mut f: impl FnMut(Word<'t>
     padded.extend_from_slice(text.as_bytes());
     padded.resize(text.len() + PAD, 0);
     let bytes = padded.as_slice();
-    // Where the word being read began; whether the byte before this block was a letter
-    // or digit.
-    let mut start = 0;
+    // Where a word running on from the last block began; whether that block's last byte
+    // was a letter or digit.
+    let mut open = None;
     let mut before = 0u64;
     let mut at = 0;
     while at < text.len() {
         let m = alnum64(bytes, at);
-        // A bit where a word starts, or where the byte after one is.
-        let mut edges = m ^ (m << 1 | before);
-        while edges != 0 {
-            let edge = at + edges.trailing_zeros() as usize;
-            edges &= edges - 1;
-            if m >> (edge - at) & 1 == 1 {
-                start = edge;
-            } else {
-                word_at(text, bytes, start..edge, &mut f);
-            }
-        }
+        let after = m << 1 | before;
+        // Bits where a word starts, and where the byte after one is: they alternate, so
+        // the n-th end after the first start is the n-th start's.
+        let mut starts = m & !after;
+        let mut ends = !m & after;
         before = m >> 63;
+        if let Some(start) = open {
+            if ends == 0 {
+                at += 64;
+                continue;
+            }
+            word_at(
+                text,
+                bytes,
+                start..at + ends.trailing_zeros() as usize,
+                &mut f,
+            );
+            ends &= ends - 1;
+            open = None;
+        }
+        while starts != 0 {
+            let start = at + starts.trailing_zeros() as usize;
+            starts &= starts - 1;
+            if ends == 0 {
+                open = Some(start);
+                break;
+            }
+            word_at(
+                text,
+                bytes,
+                start..at + ends.trailing_zeros() as usize,
+                &mut f,
+            );
+            ends &= ends - 1;
+        }
         at += 64;
     }
-    if before == 1 {
+    if let Some(start) = open {
         word_at(text, bytes, start..text.len(), &mut f);
     }
 }
