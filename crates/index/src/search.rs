@@ -347,6 +347,16 @@ fn pack(word: &str) -> Option<u128> {
     Some(u128::from_le_bytes(buf))
 }
 
+/// Whether a [`pack`]ed word holds a digit (eight bytes at a time: every byte is below
+/// 0x80, and the zero bytes after the word are no digit).
+fn has_digit(key: u128) -> bool {
+    const L: u64 = 0x0101_0101_0101_0101;
+    const H: u64 = 0x8080_8080_8080_8080;
+    [key as u64, (key >> 64) as u64]
+        .iter()
+        .any(|&x| (x + 0x50 * L) & ((0xb9 * L) - x) & H != 0)
+}
+
 /// The stem id a stop word is read as: a chunk's first id, given to no stem, so that a stop
 /// word goes the way every word goes (through [`Tokenizer::seen_in`], with no branch whose
 /// outcome no processor can guess) and its list stays empty.
@@ -482,8 +492,24 @@ impl Tokenizer {
         if let Some(id) = self.ids.get(stem) {
             return id;
         }
-        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
+        let id = self.next_id();
         self.ids.insert(stem, id);
+        id
+    }
+
+    /// The id of the stem [`pack`]ed as `key`, given one if it is new.
+    fn id_of_packed_stem(&mut self, key: u128) -> u32 {
+        if let Some(id) = self.ids.short.get(&key) {
+            return *id;
+        }
+        let id = self.next_id();
+        self.ids.short.insert(key, id);
+        id
+    }
+
+    /// A new stem's id, with its place in the postings and in `seen_in`.
+    fn next_id(&mut self) -> u32 {
+        let id = u32::try_from(self.postings.len()).unwrap_or(u32::MAX);
         self.postings.push(List::new());
         self.seen_in.push((0, [0; 4]));
         id
@@ -515,6 +541,14 @@ impl Tokenizer {
     #[cold]
     #[inline(never)]
     fn stem_id_slow(&mut self, word: &str, packed: Option<u128>) -> Option<u32> {
+        // A word with a digit is its own stem, lowercased ([`term`]), and no stop word:
+        // one lookup by its packed form. Such words are most of those met once (a name's
+        // number, a version), which this path sees.
+        if let Some(key) = packed.filter(|key| has_digit(*key)) {
+            let id = self.id_of_packed_stem(key);
+            self.remember(recent_slot(key), key, Some(id));
+            return Some(id);
+        }
         if let Some(key) = packed {
             let slot = recent_slot(key);
             if let Some(id) = self.short.get(&key).copied() {
@@ -1473,6 +1507,22 @@ mod tests {
         let chart = part.list("chart").expect("listed");
         assert_eq!(chart.as_slice(), &[(0, [0, 3, 0, 0])]);
         assert!(part.list("the").is_none());
+    }
+
+    /// A packed word holds a digit wherever it is, and a word of letters none.
+    #[test]
+    fn digits_are_found_in_either_half_of_a_packed_word() {
+        for (word, digit) in [
+            ("v2", true),
+            ("00000", true),
+            ("abcdefghijklmno9", true),
+            ("9bcdefghijklmnop", true),
+            ("abcdefgh", false),
+            ("abcdefghijklmnop", false),
+            ("z", false),
+        ] {
+            assert_eq!(has_digit(pack(word).expect("packs")), digit, "{word}");
+        }
     }
 
     /// A count per field stops at 255 and leaves the other fields' counts as they are.
