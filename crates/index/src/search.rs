@@ -280,35 +280,30 @@ fn each_word<'t>(text: &'t str, padded: &mut Vec<u8>, mut f: impl FnMut(Word<'t>
                 at += 64;
                 continue;
             }
-            word_at(
-                text,
-                bytes,
-                start..at + ends.trailing_zeros() as usize,
-                &mut f,
-            );
-            ends &= ends - 1;
+            word_at(text, bytes, start..at + next_bit(&mut ends), &mut f);
             open = None;
         }
         while starts != 0 {
-            let start = at + starts.trailing_zeros() as usize;
-            starts &= starts - 1;
+            let start = at + next_bit(&mut starts);
             if ends == 0 {
                 open = Some(start);
                 break;
             }
-            word_at(
-                text,
-                bytes,
-                start..at + ends.trailing_zeros() as usize,
-                &mut f,
-            );
-            ends &= ends - 1;
+            word_at(text, bytes, start..at + next_bit(&mut ends), &mut f);
         }
         at += 64;
     }
     if let Some(start) = open {
         word_at(text, bytes, start..text.len(), &mut f);
     }
+}
+
+/// The place of the lowest bit set in `bits` (not 0), taken out of it.
+#[inline(always)]
+fn next_bit(bits: &mut u64) -> usize {
+    let place = bits.trailing_zeros() as usize;
+    *bits &= *bits - 1;
+    place
 }
 
 /// Gives `f` the word of `text` at `at`, packed from `bytes` (its padded copy).
