@@ -168,18 +168,25 @@ const KEEP: [u128; 17] = {
     keep
 };
 
-/// Which of eight ASCII bytes (SWAR) are letters or digits: bit `i` for byte `i`. Every
-/// byte is below 0x80, so no lane's sum or difference carries into the next; the high
-/// bits are gathered into one byte by a multiplication (each lands on its own bit). Where
-/// there is no SSE2, and in the tests that hold [`alnum16`] to it.
+/// One in each byte of a `u64`, and each byte's high bit, for the SWAR tests below.
+const LANES: u64 = 0x0101_0101_0101_0101;
+const HIGHS: u64 = 0x8080_8080_8080_8080;
+
+/// The high bit of each of eight ASCII bytes (SWAR) that is a digit ('0'..='9'). Every
+/// byte is below 0x80, so no lane's sum or difference carries into the next, and a zero
+/// byte is no digit.
+fn digits8(x: u64) -> u64 {
+    (x + 0x50 * LANES) & ((0xb9 * LANES) - x) & HIGHS
+}
+
+/// Which of eight ASCII bytes (SWAR, as [`digits8`]) are letters or digits: bit `i` for
+/// byte `i`; the high bits are gathered into one byte by a multiplication (each lands on
+/// its own bit). Where there is no SSE2, and in the tests that hold [`alnum16`] to it.
 #[cfg(any(test, not(target_arch = "x86_64")))]
 fn alnum8(x: u64) -> u64 {
-    const L: u64 = 0x0101_0101_0101_0101;
-    const H: u64 = 0x8080_8080_8080_8080;
-    let folded = x | (0x20 * L);
-    let letter = (folded + 0x1f * L) & ((0xfa * L) - folded); // 'a'..='z'
-    let digit = (x + 0x50 * L) & ((0xb9 * L) - x); // '0'..='9'
-    let high = (letter | digit) & H;
+    let folded = x | (0x20 * LANES);
+    let letter = (folded + 0x1f * LANES) & ((0xfa * LANES) - folded) & HIGHS; // 'a'..='z'
+    let high = letter | digits8(x);
     (high >> 7).wrapping_mul(0x0102_0408_1020_4080) >> 56
 }
 
@@ -342,14 +349,11 @@ fn pack(word: &str) -> Option<u128> {
     Some(u128::from_le_bytes(buf))
 }
 
-/// Whether a [`pack`]ed word holds a digit (eight bytes at a time: every byte is below
-/// 0x80, and the zero bytes after the word are no digit).
+/// Whether a [`pack`]ed word holds a digit (eight bytes at a time, [`digits8`]).
 fn has_digit(key: u128) -> bool {
-    const L: u64 = 0x0101_0101_0101_0101;
-    const H: u64 = 0x8080_8080_8080_8080;
     [key as u64, (key >> 64) as u64]
         .iter()
-        .any(|&x| (x + 0x50 * L) & ((0xb9 * L) - x) & H != 0)
+        .any(|&x| digits8(x) != 0)
 }
 
 /// The stem id a stop word is read as: a chunk's first id, given to no stem, so that a stop
@@ -386,13 +390,6 @@ impl Stems {
             None => self.long.get(stem),
         }
         .copied()
-    }
-
-    fn insert(&mut self, stem: &str, id: u32) {
-        match pack(stem) {
-            Some(key) => self.short.insert(key, id),
-            None => self.long.insert(stem.into(), id),
-        };
     }
 
     /// Heap bytes: each table's slots (with hashbrown's control byte) and the long stems.
@@ -484,11 +481,14 @@ impl Tokenizer {
 
     /// The id of `stem`, given one if it is new.
     fn id_of_stem(&mut self, stem: &str) -> u32 {
-        if let Some(id) = self.ids.get(stem) {
-            return id;
+        if let Some(key) = pack(stem) {
+            return self.id_of_packed_stem(key);
+        }
+        if let Some(id) = self.ids.long.get(stem) {
+            return *id;
         }
         let id = self.next_id();
-        self.ids.insert(stem, id);
+        self.ids.long.insert(stem.into(), id);
         id
     }
 
@@ -1571,9 +1571,9 @@ mod tests {
             proptest::prop_assert_eq!(alnum16(&bytes, 0), twice);
         }
 
-        /// The eight-bytes-at-a-time scan finds the words `words` finds, packed as `pack`
-        /// packs them (`None` past 16 bytes), also where the text stops being ASCII
-        /// anywhere: at, inside or just after a word, a letter or not.
+        /// The scan finds the words `words` finds, packed as `pack` packs them (`None`
+        /// past 16 bytes), also where the text stops being ASCII anywhere: at, inside or
+        /// just after a word, a letter or not.
         #[test]
         fn each_word_is_words_packed(
             text in "[ -~]{0,200}|[a-zA-Z0-9 ,.-]{0,300}|([a-zA-Z0-9]{0,40}[ .]{1,3}){0,8}\
