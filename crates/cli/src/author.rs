@@ -115,6 +115,8 @@ pub(crate) fn record_of(path: &Path) -> Result<Arc<SkillRecord>> {
         &SkillParser::default(),
         DEFAULT_SKILL_FILE_LIMIT,
     );
+    // The parser's diagnostics are the report's (no file-level one: the file was read).
+    let diagnostics = report.diagnostics;
     let parsed = report
         .parsed
         .with_context(|| format!("cannot read {}", file.display()))?;
@@ -134,7 +136,7 @@ pub(crate) fn record_of(path: &Path) -> Result<Arc<SkillRecord>> {
         path: candidate.resolved.join(SKILL_FILE),
         frontmatter,
         body_offset: parsed.body_offset,
-        diagnostics: parsed.diagnostics.into(),
+        diagnostics: diagnostics.into(),
         remote: None,
     }))
 }

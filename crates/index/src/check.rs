@@ -20,9 +20,10 @@ pub struct SkillReport {
     pub file: PathBuf,
     /// The file's bytes, when it could be read (for showing the lines diagnostics point at).
     pub source: Vec<u8>,
-    /// The parse, when the file could be read.
+    /// The parse, when the file could be read. Its diagnostics are moved into
+    /// [`diagnostics`](SkillReport::diagnostics): ask the report whether it is valid.
     pub parsed: Option<ParsedSkill>,
-    /// Every diagnostic: file-level ones and the parser's.
+    /// Every diagnostic: file-level ones, then the parser's.
     pub diagnostics: Vec<Diagnostic>,
 }
 
@@ -298,11 +299,16 @@ pub(crate) fn checked(
             });
         }
     };
-    let parsed = match early {
+    let mut parsed = match early {
         Some(parsed) => parsed,
         None => parse_read(source, candidate, parser, (&bytes, &name)),
     };
-    diagnostics.extend(parsed.diagnostics.iter().cloned());
+    // Moved, not copied: the report holds each diagnostic once.
+    if diagnostics.is_empty() {
+        diagnostics = std::mem::take(&mut parsed.diagnostics);
+    } else {
+        diagnostics.append(&mut parsed.diagnostics);
+    }
     Some(SkillReport {
         dir,
         file,

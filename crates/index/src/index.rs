@@ -910,6 +910,8 @@ impl Shared {
     /// Turns a checked skill folder into an index entry, keeping the last good record when
     /// the new version cannot be loaded.
     fn entry_from(&self, root: &RootState, report: SkillReport, previous: Option<&Entry>) -> Entry {
+        // Strict: a skill the validator fails (its file misnamed, too) is no record.
+        let refused = self.config.strict && !report.is_valid();
         // Most skills have no diagnostics: share one empty slice instead of a header each.
         static NONE: std::sync::OnceLock<Arc<[Diagnostic]>> = std::sync::OnceLock::new();
         let diagnostics: Arc<[Diagnostic]> = if report.diagnostics.is_empty() {
@@ -920,7 +922,7 @@ impl Shared {
         // Made to its size by the check: moved into the record when there is one.
         let mut file = Some(report.file);
         let record = report.parsed.and_then(|mut parsed| {
-            if self.config.strict && !parsed.is_valid() {
+            if refused {
                 return None;
             }
             let name = parsed.take_lenient_name()?;

@@ -987,6 +987,38 @@ fn folders_without_a_skill_file_are_no_skills_and_no_errors() {
         .any(|(p, r)| p.ends_with("skill.md") && *r == Rule::FileName));
 }
 
+/// Regression: a strict index indexed a skill whose file is misnamed (`skill.md`), which the
+/// strict validator fails (`file.name`): it judged the parse alone, not the file's own
+/// diagnostics. The skill is now refused, its reason listed; a lenient index keeps it.
+#[test]
+fn a_strict_index_refuses_a_misnamed_skill_file() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    write_skill(&root, "good", "good", "");
+    let misnamed = write_skill(&root, "lower", "lower", "");
+    let renamed = root.join("lower/skill.md");
+    fs::rename(&misnamed, &renamed).unwrap();
+    let build = |strict| {
+        SkillIndex::builder()
+            .root(Layer::Project, &root)
+            .strict(strict)
+            .build()
+            .unwrap()
+    };
+    let strict = build(true);
+    let names: Vec<String> = strict
+        .snapshot()
+        .skills()
+        .map(|r| r.name.to_string())
+        .collect();
+    assert_eq!(names, ["good"]);
+    assert!(has_rule(&strict, &renamed, Rule::FileName));
+    let lenient = build(false);
+    let snap = lenient.snapshot();
+    let kept = snap.get("lower").expect("indexed leniently");
+    assert!(kept.diagnostics.iter().any(|d| d.rule == Rule::FileName));
+}
+
 /// Regression: a strict index refused to load a skill it indexed through a link
 /// (`root/deploy -> store/v2`): the load read the resolved folder, whose name (`v2`) is not
 /// the skill's, where the index had judged the link's own name.
