@@ -232,9 +232,9 @@ fn drop_lookalikes(
     rank: &dyn Fn(Layer) -> usize,
     names: SpecNames,
 ) {
-    if names == SpecNames::All {
+    let SpecNames::NotAll(spec) = names else {
         return;
-    }
+    };
     let any_non_ascii = records.iter().any(|r| !r.name.as_str().is_ascii());
     // Each name's confusable form, made once (on every core) when one is needed.
     let forms: Vec<Option<String>> = if any_non_ascii {
@@ -245,7 +245,6 @@ fn drop_lookalikes(
     } else {
         vec![None; records.len()]
     };
-    let spec: Vec<bool> = records.iter().map(|r| r.name.is_spec_valid()).collect();
     let mut others: Vec<usize> = (0..records.len()).filter(|i| !spec[*i]).collect();
     others.sort_by(|a, b| {
         let key = |r: &SkillRecord| (rank(r.layer), -r.frontmatter.priority);
@@ -253,22 +252,32 @@ fn drop_lookalikes(
         key(ra).cmp(&key(rb)).then_with(|| ra.path.cmp(&rb.path))
     });
     let mut kept = crate::lookalike::Kept::new(any_non_ascii);
-    // Every name in ASCII: a specification name is found only by a name of its ASCII form
-    // (its own), so only those the other names take are kept, not every one.
-    let wanted: Option<std::collections::HashSet<std::borrow::Cow<'_, str>>> = (!any_non_ascii)
-        .then(|| {
-            others
-                .iter()
-                .map(|i| crate::lookalike::ascii_form(records[*i].name.as_str()))
-                .collect()
-        });
-    for ((r, form), spec) in records.iter().zip(&forms).zip(&spec) {
-        let name = r.name.as_str();
-        let found = |wanted: &std::collections::HashSet<_>| {
-            wanted.contains(&crate::lookalike::ascii_form(name))
-        };
-        if *spec && wanted.as_ref().is_none_or(found) {
-            kept.keep(name, form.as_deref());
+    if any_non_ascii {
+        for ((r, form), spec) in records.iter().zip(&forms).zip(&spec) {
+            if *spec {
+                kept.keep(r.name.as_str(), form.as_deref());
+            }
+        }
+    } else {
+        // Every name in ASCII: a specification name is its own ASCII form, so it is found
+        // only by another name of that form. Only the specification names the other names
+        // take are kept, looked up by name in the records (sorted by name) rather than
+        // every name hashed (a tenth of a build's snapshot on the real-world corpus).
+        let sorted: &[Arc<SkillRecord>] = records;
+        let mut taken: Vec<usize> = others
+            .iter()
+            .flat_map(|i| {
+                let form = crate::lookalike::ascii_form(sorted[*i].name.as_str());
+                let first = sorted.partition_point(|r| r.name.as_str() < form.as_ref());
+                (first..sorted.len()).take_while(move |j| sorted[*j].name.as_str() == form)
+            })
+            .filter(|j| spec[*j])
+            .collect();
+        // In the records' order, as every name was kept before.
+        taken.sort_unstable();
+        taken.dedup();
+        for j in taken {
+            kept.keep(records[j].name.as_str(), None);
         }
     }
     let mut lookalike_of: Vec<Option<String>> = vec![None; records.len()];
@@ -353,38 +362,45 @@ fn sort_by_precedence(
     }
     // On every core, and while each name's bytes are read for its key, whether it meets
     // the specification (the lookalike pass then reads no name again when all do).
-    let spec_names = std::sync::atomic::AtomicBool::new(true);
-    let mut keyed: Vec<(NameKey, u32)> = records
+    let (mut keyed, spec): (Vec<(NameKey, u32)>, Vec<bool>) = records
         .par_iter()
         .enumerate()
         .map(|(i, r)| {
-            if !r.name.is_spec_valid() {
-                spec_names.store(false, std::sync::atomic::Ordering::Relaxed);
-            }
             (
-                name_key(r.name.as_str()),
-                u32::try_from(i).unwrap_or(u32::MAX),
+                (
+                    name_key(r.name.as_str()),
+                    u32::try_from(i).unwrap_or(u32::MAX),
+                ),
+                r.name.is_spec_valid(),
             )
         })
-        .collect();
+        .unzip();
     let held: &[Arc<SkillRecord>] = records;
     keyed.par_sort_unstable_by(|(ka, a), (kb, b)| {
         key_order(ka, kb).then_with(|| whole(&held[*a as usize], &held[*b as usize]))
     });
-    permute(records, &mut keyed);
-    if spec_names.into_inner() {
+    let names = if spec.iter().all(|s| *s) {
         SpecNames::All
     } else {
-        SpecNames::NotAll
-    }
+        // In the sorted order, before `permute` uses up the places.
+        SpecNames::NotAll(
+            keyed
+                .iter()
+                .map(|(_, i)| spec.get(*i as usize).copied().unwrap_or(false))
+                .collect(),
+        )
+    };
+    permute(records, &mut keyed);
+    names
 }
 
 /// Whether every name of a catalogue meets the specification, as its precedence sort
 /// found while it read them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 enum SpecNames {
     All,
-    NotAll,
+    /// Not every one: whether each does, in the sorted records' order.
+    NotAll(Vec<bool>),
 }
 
 /// Puts `records` in the order `keyed` gives (each entry the place of the record that
