@@ -405,7 +405,7 @@ enum SpecNames {
 
 /// Puts `records` in the order `keyed` gives (each entry the place of the record that
 /// belongs at its position), in place, a cycle at a time; `keyed` is used up.
-fn permute<T>(records: &mut [T], keyed: &mut [(NameKey, u32)]) {
+fn permute<T, K>(records: &mut [T], keyed: &mut [(K, u32)]) {
     const DONE: u32 = u32::MAX;
     for start in 0..keyed.len() {
         let mut at = start;
@@ -418,6 +418,25 @@ fn permute<T>(records: &mut [T], keyed: &mut [(NameKey, u32)]) {
             at = from as usize;
         }
     }
+}
+
+/// Puts `findings` in the byte order of their files' paths, stably (a file's own findings
+/// keep theirs): each path's bytes held beside its place, so a comparison reads them
+/// directly, not through the finding's record.
+fn sort_by_path(findings: &mut [Findings]) {
+    let mut keyed: Vec<(&[u8], u32)> = findings
+        .iter()
+        .enumerate()
+        .map(|(i, f)| {
+            (
+                f.path().as_os_str().as_encoded_bytes(),
+                u32::try_from(i).unwrap_or(u32::MAX),
+            )
+        })
+        .collect();
+    keyed.sort_unstable();
+    let mut order: Vec<((), u32)> = keyed.into_iter().map(|(_, i)| ((), i)).collect();
+    permute(findings, &mut order);
 }
 
 /// The first 28 bytes of a name, zero-padded: ordered as the names are.
@@ -543,7 +562,7 @@ impl Snapshot {
         drop_lookalikes(&mut records, &mut findings, &rank, names);
         // In the byte order of their paths (a file's own findings keep theirs): the parallel
         // load finishes folders in any order, and listings must not change from run to run.
-        findings.sort_by(|a, b| a.path().as_os_str().cmp(b.path().as_os_str()));
+        sort_by_path(&mut findings);
         let (by_name, resolved, contested, shadowed) = group_by_name(&records);
         Snapshot {
             generation,
@@ -1003,9 +1022,52 @@ fn same_skill(a: &SkillRecord, b: &SkillRecord) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use skills_model::Layer;
+    use std::path::Path;
+    use std::sync::Arc;
 
+    use skills_model::{Diagnostic, Layer, Rule, Severity};
+
+    use super::Findings;
     use crate::SkillIndex;
+
+    /// Findings are put in their paths' byte order, stably: paths sharing long prefixes,
+    /// differing past the first eight bytes after them or within them, one a prefix of
+    /// another, and one path twice (its two findings keep their order).
+    #[test]
+    fn findings_are_sorted_by_path_stably() {
+        let paths = [
+            "/r/owner/repo/skills/b/SKILL.md",
+            "/r/owner/repo/skills/a/SKILL.md",
+            "/r/owner/repo/skills/a-longer-name-than-eight/SKILL.md",
+            "/r/owner/repo/skills/a-longer-name-than-nine/SKILL.md",
+            "/r/owner/repo/skills/a",
+            "/r/owner/repo/skills/b/SKILL.md",
+            "/r/other/SKILL.md",
+            "/r/owner/repo/skills/a-longer-name-than-eight/SKILL.md",
+            // Differing in their first byte after the shared prefix and in their eighth.
+            "/r/ba-aaaaa/SKILL.md",
+            "/r/ab-zzzzz/SKILL.md",
+        ];
+        let mut findings: Vec<Findings> = paths
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                let note = Diagnostic::new(Rule::FileUnreadable, Severity::Info, i.to_string());
+                Findings::at(Path::new(p), Arc::from([note]))
+            })
+            .collect();
+        let mut expected: Vec<(String, String)> = findings
+            .iter()
+            .map(|f| (f.path().display().to_string(), f.list[0].message.clone()))
+            .collect();
+        expected.sort_by(|a, b| a.0.cmp(&b.0));
+        super::sort_by_path(&mut findings);
+        let got: Vec<(String, String)> = findings
+            .iter()
+            .map(|f| (f.path().display().to_string(), f.list[0].message.clone()))
+            .collect();
+        assert_eq!(got, expected);
+    }
 
     /// A snapshot holds the index's reading threads weakly: they end with the index, not
     /// with the last snapshot a host keeps (a review found a whole idle pool kept per
