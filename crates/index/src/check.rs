@@ -361,7 +361,31 @@ fn parse_read(
 /// `base` joined with a relative path of a source (`/`-separated; `.` is `base` itself): a
 /// folder or a file on the record side.
 pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
+    if cfg!(unix) && skills_model::names_only(rel.as_bytes()) {
+        joined(base, rel)
+    } else {
+        under_by_parts(base, rel)
+    }
+}
+
+/// [`under`] of a `rel` whose parts are all names where `/` is the one separator: its
+/// bytes after the base's and a separator (none after an empty base or one that ends in
+/// a separator), as joining the parts one by one gives them.
+fn joined(base: &Path, rel: &str) -> PathBuf {
+    let base = base.as_os_str();
+    let separated = base.as_encoded_bytes().last().is_none_or(|b| *b == b'/');
     // One allocation of the right size: a record holds this path as long as it lives.
+    let mut dir = std::ffi::OsString::with_capacity(base.len() + 1 + rel.len());
+    dir.push(base);
+    if !separated {
+        dir.push("/");
+    }
+    dir.push(rel);
+    PathBuf::from(dir)
+}
+
+/// [`under`], each part joined in turn.
+fn under_by_parts(base: &Path, rel: &str) -> PathBuf {
     let mut dir = PathBuf::with_capacity(base.as_os_str().len() + 1 + rel.len());
     dir.push(base);
     dir.extend(under_parts(rel));
@@ -395,6 +419,15 @@ fn same_as_under(path: &Path, base: &Path, rel: &str) -> bool {
         return false;
     };
     let mut separated = base.last().is_none_or(|b| *b == b'/');
+    // Parts all names: `under` is `joined`, its bytes compared whole.
+    if skills_model::names_only(rel.as_bytes()) {
+        let rest = if separated {
+            Some(rest)
+        } else {
+            rest.strip_prefix(b"/")
+        };
+        return rest == Some(rel.as_bytes());
+    }
     for part in under_parts(rel) {
         if !separated {
             let Some(after) = rest.strip_prefix(b"/") else {
@@ -414,6 +447,32 @@ fn same_as_under(path: &Path, base: &Path, rel: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::frontmatter_end;
+
+    /// Where every part is a name, the path joined whole is the path joined part by part.
+    #[test]
+    fn a_path_of_names_is_joined_as_part_by_part() {
+        use std::path::Path;
+        let bases = [
+            "/srv/skills",
+            "/srv/skills/",
+            "/",
+            "",
+            "rel",
+            "/srv//skills",
+        ];
+        let rels = ["pdf", "a/b", "owner/repo/skills/pdf", "...", ".a/b.", "é/x"];
+        for base in bases {
+            for rel in rels {
+                assert!(skills_model::names_only(rel.as_bytes()), "{rel:?}");
+                // Compared as bytes: paths compare equal by their components.
+                assert_eq!(
+                    super::joined(Path::new(base), rel).as_os_str(),
+                    super::under_by_parts(Path::new(base), rel).as_os_str(),
+                    "{base:?} {rel:?}"
+                );
+            }
+        }
+    }
 
     /// A path is taken in place of `under`'s only when it has exactly `under`'s bytes.
     #[test]

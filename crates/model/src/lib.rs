@@ -41,7 +41,7 @@ pub use name::{
     closest_name, is_default_ignorable, spec_name_problem, SkillName, MAX_NAME_LEN, SUGGESTED_MAX,
 };
 pub use origin::{RemoteKind, RemoteOrigin, RemoteOriginError};
-pub use rel_path::{RelPath, RelPathError};
+pub use rel_path::{names_only, RelPath, RelPathError};
 pub use requires::{Capability, Os, Requires, Unmet};
 pub use skill::{Skill, SkillFile, SkillRecord};
 pub use text::{cut_text, MESSAGE_MAX};

@@ -137,6 +137,36 @@ impl<'a> RelPath<'a> {
     }
 }
 
+/// Whether every `/`-separated part of `bytes` is a name: not empty, not `.` and not `..`.
+/// Such bytes are already the path their parts join to: nothing to drop or resolve. Looked
+/// for as a doubled separator and a dot (vector searches), the parts split only where a dot
+/// is: splitting every path searched for each separator in turn, a few hundred
+/// instructions a folder, and an index asks this of every skill's folder.
+///
+/// ```
+/// assert!(skills_model::names_only(b"owner/repo/skills/pdf"));
+/// assert!(!skills_model::names_only(b"a//b"));
+/// assert!(!skills_model::names_only(b"./a"));
+/// assert!(!skills_model::names_only(b"a/.."));
+/// assert!(!skills_model::names_only(b""));
+/// ```
+pub fn names_only(bytes: &[u8]) -> bool {
+    static DOUBLE: std::sync::LazyLock<memchr::memmem::Finder<'static>> =
+        std::sync::LazyLock::new(|| memchr::memmem::Finder::new(b"//"));
+    let (Some(first), Some(last)) = (bytes.first(), bytes.last()) else {
+        return false;
+    };
+    if *first == b'/' || *last == b'/' || DOUBLE.find(bytes).is_some() {
+        return false;
+    }
+    // No part is empty; a part is `.` or `..` only where there is a dot, which most paths
+    // do not hold.
+    memchr::memchr(b'.', bytes).is_none()
+        || bytes
+            .split(|b| *b == b'/')
+            .all(|part| !(part.len() <= 2 && part.iter().all(|b| *b == b'.')))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -166,5 +196,26 @@ mod tests {
             RelPath::folder("a/b").map(RelPath::into_cow),
             Ok(Cow::Borrowed("a/b"))
         ));
+    }
+
+    /// Every path of up to four bytes from `a`, `.` and `/`: `names_only` is the split
+    /// into parts, each a name.
+    #[test]
+    fn names_only_is_every_part_a_name() {
+        let mut paths = vec![String::new()];
+        let mut all = vec![String::new()];
+        for _ in 0..4 {
+            paths = paths
+                .iter()
+                .flat_map(|p| ["a", ".", "/"].map(|c| format!("{p}{c}")))
+                .collect();
+            all.extend(paths.iter().cloned());
+        }
+        for path in &all {
+            let by_parts = path
+                .split('/')
+                .all(|part| !part.is_empty() && part != "." && part != "..");
+            assert_eq!(super::names_only(path.as_bytes()), by_parts, "{path:?}");
+        }
     }
 }

@@ -582,13 +582,13 @@ impl FsSource {
         // layout's thousands of folders were converted on one thread, component by
         // component); anything else (an empty, `.` or `..` name, another separator) is
         // left to the components.
-        let plain = |name: &[u8]| !name.is_empty() && name != b"." && name != b"..";
         let rel = crate::read::below(&self.root, dir)
             .filter(|rest| {
                 if cfg!(unix) {
-                    rest.split(|b| *b == b'/').all(plain)
+                    skills_model::names_only(rest)
                 } else {
-                    !rest.iter().any(|b| *b == b'/' || *b == b'\\') && plain(rest)
+                    !rest.iter().any(|b| *b == b'/' || *b == b'\\')
+                        && skills_model::names_only(rest)
                 }
             })
             .and_then(|rest| std::str::from_utf8(rest).ok());
