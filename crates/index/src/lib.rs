@@ -117,16 +117,12 @@ impl std::hash::Hash for FolderKey<'_> {
             // after one), each followed by a `/`: equal components give equal bytes, since
             // no part holds a `/`.
             let bytes = self.0.as_os_str().as_bytes();
-            // A path with no empty part and no `.` after a separator (as the index makes
-            // them) is those parts already: written as it is, without its leading `/`, then
-            // a `/` (SipHash hashes its writes as one stream of bytes).
-            let clean = !bytes.is_empty()
-                && bytes.last() != Some(&b'/')
-                && !bytes.iter().enumerate().any(|(i, b)| {
-                    *b == b'/' && matches!(&bytes[i + 1..], [b'/', ..] | [b'.'] | [b'.', b'/', ..])
-                });
-            if clean {
-                hasher.write(bytes.strip_prefix(b"/").unwrap_or(bytes));
+            // A path whose parts are all names (as the index makes them) is those parts
+            // already: written as it is, without its leading `/`, then a `/` (SipHash
+            // hashes its writes as one stream of bytes).
+            let rest = bytes.strip_prefix(b"/").unwrap_or(bytes);
+            if skills_model::names_only(rest) {
+                hasher.write(rest);
                 hasher.write(b"/");
                 return;
             }
