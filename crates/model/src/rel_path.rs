@@ -85,6 +85,12 @@ impl<'a> RelPath<'a> {
         if backslash {
             return Err(RelPathError::Backslash);
         }
+        // Every part a name: the loop below would keep the path as it is (most paths).
+        if cfg!(unix) && names_only(path.as_bytes()) {
+            return Ok(RelPath {
+                path: Cow::Borrowed(path),
+            });
+        }
         let mut out: Option<String> = None;
         let mut end = 0;
         for part in path.split('/') {
@@ -139,9 +145,9 @@ impl<'a> RelPath<'a> {
 
 /// Whether every `/`-separated part of `bytes` is a name: not empty, not `.` and not `..`.
 /// Such bytes are already the path their parts join to: nothing to drop or resolve. Looked
-/// for as a doubled separator and a dot (vector searches), the parts split only where a dot
+/// for as a doubled separator and as dots (vector searches), each dot then judged where it
 /// is: splitting every path searched for each separator in turn, a few hundred
-/// instructions a folder, and an index asks this of every skill's folder.
+/// instructions a path, and an index asks this of every skill's folder and file.
 ///
 /// ```
 /// assert!(skills_model::names_only(b"owner/repo/skills/pdf"));
@@ -159,12 +165,13 @@ pub fn names_only(bytes: &[u8]) -> bool {
     if *first == b'/' || *last == b'/' || DOUBLE.find(bytes).is_some() {
         return false;
     }
-    // No part is empty; a part is `.` or `..` only where there is a dot, which most paths
-    // do not hold.
-    memchr::memchr(b'.', bytes).is_none()
-        || bytes
-            .split(|b| *b == b'/')
-            .all(|part| !(part.len() <= 2 && part.iter().all(|b| *b == b'.')))
+    // No part is empty. A part is `.` or `..` only where a dot starts one and the part
+    // ends one or two dots on: each dot (a path holds few) is looked at where it is.
+    memchr::memchr_iter(b'.', bytes).all(|i| {
+        let starts_part = i == 0 || bytes.get(i - 1) == Some(&b'/');
+        let after = bytes.get(i + 1..).unwrap_or_default();
+        !starts_part || !matches!(after, [] | [b'/', ..] | [b'.'] | [b'.', b'/', ..])
+    })
 }
 
 #[cfg(test)]
