@@ -448,20 +448,23 @@ fn same_as_under(path: &Path, base: &Path, rel: &str) -> bool {
 mod tests {
     use super::frontmatter_end;
 
+    /// The bases the joining tests join to: with and without a trailing separator, the
+    /// root, none, relative, and with a doubled separator.
+    const BASES: [&str; 6] = [
+        "/srv/skills",
+        "/srv/skills/",
+        "/",
+        "",
+        "rel",
+        "/srv//skills",
+    ];
+
     /// Where every part is a name, the path joined whole is the path joined part by part.
     #[test]
     fn a_path_of_names_is_joined_as_part_by_part() {
         use std::path::Path;
-        let bases = [
-            "/srv/skills",
-            "/srv/skills/",
-            "/",
-            "",
-            "rel",
-            "/srv//skills",
-        ];
         let rels = ["pdf", "a/b", "owner/repo/skills/pdf", "...", ".a/b.", "é/x"];
-        for base in bases {
+        for base in BASES {
             for rel in rels {
                 assert!(skills_model::names_only(rel.as_bytes()), "{rel:?}");
                 // Compared as bytes: paths compare equal by their components.
@@ -478,17 +481,9 @@ mod tests {
     #[test]
     fn a_held_path_is_reused_only_when_it_is_the_joined_path() {
         use std::path::{Path, PathBuf};
-        let bases = [
-            "/srv/skills",
-            "/srv/skills/",
-            "/",
-            "",
-            "rel",
-            "/srv//skills",
-        ];
         let rels = ["pdf", "a/b", "./a", "a//b", ".", "", "a/./b/", "../x", "é"];
         let mut candidates: Vec<PathBuf> = Vec::new();
-        for base in bases {
+        for base in BASES {
             for rel in rels {
                 candidates.push(super::under(Path::new(base), rel));
                 for extra in [
@@ -501,7 +496,7 @@ mod tests {
                 }
             }
         }
-        for base in bases {
+        for base in BASES {
             for rel in rels {
                 let joined = super::under(Path::new(base), rel);
                 for held in &candidates {
