@@ -125,8 +125,12 @@ pub struct Snapshot {
     /// [`Shadowed::contested`]), in name order.
     contested: Vec<usize>,
     shadowed: Vec<Shadowed>,
-    /// Each file's diagnostics, in the byte order of the files' paths.
+    /// Each file's diagnostics, as the publication gathered them (in no set order).
     findings: Vec<Findings>,
+    /// The places of [`findings`](Self::findings) in the byte order of the files' paths,
+    /// worked out when first asked for: a publication whose diagnostics nobody reads (most
+    /// of a watcher's, every one of a host that never lists them) sorts nothing.
+    findings_order: OnceLock<Vec<u32>>,
     /// [`findings`](Self::findings) one by one, made when first asked for
     /// ([`Snapshot::diagnostics`]).
     diagnostics: OnceLock<Vec<PathDiagnostic>>,
@@ -405,7 +409,7 @@ enum SpecNames {
 
 /// Puts `records` in the order `keyed` gives (each entry the place of the record that
 /// belongs at its position), in place, a cycle at a time; `keyed` is used up.
-fn permute<T, K>(records: &mut [T], keyed: &mut [(K, u32)]) {
+fn permute<T>(records: &mut [T], keyed: &mut [(NameKey, u32)]) {
     const DONE: u32 = u32::MAX;
     for start in 0..keyed.len() {
         let mut at = start;
@@ -420,10 +424,11 @@ fn permute<T, K>(records: &mut [T], keyed: &mut [(K, u32)]) {
     }
 }
 
-/// Puts `findings` in the byte order of their files' paths, stably (a file's own findings
-/// keep theirs): each path's bytes held beside its place, so a comparison reads them
-/// directly, not through the finding's record.
-fn sort_by_path(findings: &mut [Findings]) {
+/// The places of `findings` in the byte order of their files' paths, stably (a file's own
+/// findings keep theirs): the parallel load finishes folders in any order, and listings
+/// must not change from run to run. Each path's bytes are held beside its place, so a
+/// comparison reads them directly, not through the finding's record.
+fn path_order(findings: &[Findings]) -> Vec<u32> {
     let mut keyed: Vec<(&[u8], u32)> = findings
         .iter()
         .enumerate()
@@ -435,8 +440,7 @@ fn sort_by_path(findings: &mut [Findings]) {
         })
         .collect();
     keyed.sort_unstable();
-    let mut order: Vec<((), u32)> = keyed.into_iter().map(|(_, i)| ((), i)).collect();
-    permute(findings, &mut order);
+    keyed.into_iter().map(|(_, i)| i).collect()
 }
 
 /// The first 28 bytes of a name, zero-padded: ordered as the names are.
@@ -560,9 +564,6 @@ impl Snapshot {
         // more, and before the sort that was a cache miss or two per record. Removing
         // records keeps the others' order.
         drop_lookalikes(&mut records, &mut findings, &rank, names);
-        // In the byte order of their paths (a file's own findings keep theirs): the parallel
-        // load finishes folders in any order, and listings must not change from run to run.
-        sort_by_path(&mut findings);
         let (by_name, resolved, contested, shadowed) = group_by_name(&records);
         Snapshot {
             generation,
@@ -572,6 +573,7 @@ impl Snapshot {
             contested,
             shadowed,
             findings,
+            findings_order: OnceLock::new(),
             diagnostics: OnceLock::new(),
             sources: Vec::new(),
             order: *order,
@@ -966,7 +968,11 @@ impl Snapshot {
     /// holds them (nothing copied): in the byte order of the files' paths, a file's own in
     /// the order they were found.
     pub fn each_diagnostic(&self) -> impl Iterator<Item = (&Path, &Diagnostic)> + '_ {
-        self.findings.iter().flat_map(|found| {
+        let order = self
+            .findings_order
+            .get_or_init(|| path_order(&self.findings));
+        let in_order = order.iter().filter_map(|i| self.findings.get(*i as usize));
+        in_order.flat_map(|found| {
             let path = found.path();
             found.list.iter().map(move |d| (path, d))
         })
@@ -1048,7 +1054,7 @@ mod tests {
             "/r/ba-aaaaa/SKILL.md",
             "/r/ab-zzzzz/SKILL.md",
         ];
-        let mut findings: Vec<Findings> = paths
+        let findings: Vec<Findings> = paths
             .iter()
             .enumerate()
             .map(|(i, p)| {
@@ -1061,9 +1067,9 @@ mod tests {
             .map(|f| (f.path().display().to_string(), f.list[0].message.clone()))
             .collect();
         expected.sort_by(|a, b| a.0.cmp(&b.0));
-        super::sort_by_path(&mut findings);
-        let got: Vec<(String, String)> = findings
+        let got: Vec<(String, String)> = super::path_order(&findings)
             .iter()
+            .map(|i| &findings[*i as usize])
             .map(|f| (f.path().display().to_string(), f.list[0].message.clone()))
             .collect();
         assert_eq!(got, expected);
