@@ -121,10 +121,12 @@ impl ParsedSkill {
 
     /// Whether the description can be read, as a lenient name needs.
     fn has_lenient_description(&self) -> bool {
+        // Any character but white space (what `trim` would leave), found from the front:
+        // most descriptions answer at their first character.
         self.frontmatter
             .description
             .as_ref()
-            .is_some_and(|d| !d.trim().is_empty())
+            .is_some_and(|d| d.chars().any(|c| !c.is_whitespace()))
     }
 
     /// The body: the text after the closing `---` line.
@@ -207,38 +209,38 @@ impl SkillParser {
 
     /// Parses one `SKILL.md`.
     pub fn parse(&self, input: &ParseInput<'_>) -> ParsedSkill {
-        let mut parsed = ParsedSkill {
+        // What a file that could not be split gives, before anything else is read.
+        let unread = |d: Diagnostic| ParsedSkill {
             frontmatter: Frontmatter::default(),
             body_offset: input.source.len(),
-            diagnostics: Vec::new(),
+            diagnostics: vec![d],
         };
         let (bom, text) = match decoded(input.source) {
             Ok(decoded) => decoded,
-            Err(d) => {
-                parsed.diagnostics.push(d);
-                return parsed;
-            }
+            Err(d) => return unread(d),
         };
         let split = match split::split(text, self.frontmatter_limit) {
             Ok(split) => split,
             Err(d) => {
-                parsed.diagnostics.push(d);
+                let mut parsed = unread(d);
                 self.read_unclosed(text, bom, input, &mut parsed);
                 return parsed;
             }
         };
         let mut diagnostics = Vec::new();
-        parsed.body_offset = bom + split.body_offset;
-        parsed.frontmatter = self.read_frontmatter(
+        let mut body_offset = bom + split.body_offset;
+        // Read into a frontmatter of its own and put in place whole: assigned over the
+        // default, the default's every field was dropped first (on every skill read).
+        let mut frontmatter = self.read_frontmatter(
             (&split, text, bom),
             input,
-            &mut parsed.body_offset,
+            &mut body_offset,
             &mut diagnostics,
         );
-        name_from_folder(&mut parsed.frontmatter, &mut diagnostics, input.dir_name);
+        name_from_folder(&mut frontmatter, &mut diagnostics, input.dir_name);
         if self.lint {
             lint_body(
-                &parsed.frontmatter,
+                &frontmatter,
                 text,
                 split.body_offset,
                 input,
@@ -246,8 +248,11 @@ impl SkillParser {
             );
         }
         diagnostics.sort_by_key(|d| (d.severity, d.line, d.column));
-        parsed.diagnostics = diagnostics;
-        parsed
+        ParsedSkill {
+            frontmatter,
+            body_offset,
+            diagnostics,
+        }
     }
 
     /// A frontmatter whose delimiters the strict split refused: the loader still accepts
