@@ -368,20 +368,14 @@ pub(crate) fn under(base: &Path, rel: &str) -> PathBuf {
     }
 }
 
-/// [`under`] of a `rel` whose parts are all names where `/` is the one separator: its
-/// bytes after the base's and a separator (none after an empty base or one that ends in
-/// a separator), as joining the parts one by one gives them.
+/// [`under`] of a `rel` whose parts are all names where `/` is the one separator: pushed
+/// whole, which gives the bytes pushing its parts one by one gives.
 fn joined(base: &Path, rel: &str) -> PathBuf {
-    let base = base.as_os_str();
-    let separated = base.as_encoded_bytes().last().is_none_or(|b| *b == b'/');
     // One allocation of the right size: a record holds this path as long as it lives.
-    let mut dir = std::ffi::OsString::with_capacity(base.len() + 1 + rel.len());
+    let mut dir = PathBuf::with_capacity(base.as_os_str().len() + 1 + rel.len());
     dir.push(base);
-    if !separated {
-        dir.push("/");
-    }
     dir.push(rel);
-    PathBuf::from(dir)
+    dir
 }
 
 /// [`under`], each part joined in turn.
