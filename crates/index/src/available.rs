@@ -184,7 +184,10 @@ const LIST_FROM: usize = 16;
 /// not empty. A folder named twice, or reached twice through a link, is searched once (it
 /// gives the same answer).
 struct Answers {
-    dirs: Vec<PathBuf>,
+    /// The search path as given; its folders are worked out at the first program asked
+    /// about (most publications ask about none, and then `stat` no folder).
+    path: OsString,
+    dirs: OnceLock<Vec<PathBuf>>,
     programs: Mutex<Map<String, bool>>,
     variables: Mutex<Map<String, bool>>,
     /// The folders' listings, made once [`LIST_FROM`] programs have been looked up.
@@ -193,27 +196,36 @@ struct Answers {
 
 impl Answers {
     fn on(path: Option<&OsStr>) -> Answers {
-        let path = path.unwrap_or_else(|| OsStr::new("/bin:/usr/bin"));
-        let mut dirs: Vec<PathBuf> = Vec::new();
-        let mut seen = Vec::new();
-        for dir in std::env::split_paths(path) {
-            if dirs.contains(&dir) {
-                continue;
-            }
-            if let Some(id) = folder_id(&dir) {
-                if seen.contains(&id) {
-                    continue;
-                }
-                seen.push(id);
-            }
-            dirs.push(dir);
-        }
         Answers {
-            dirs,
+            path: path
+                .unwrap_or_else(|| OsStr::new("/bin:/usr/bin"))
+                .to_os_string(),
+            dirs: OnceLock::new(),
             programs: Mutex::default(),
             variables: Mutex::default(),
             listings: OnceLock::new(),
         }
+    }
+
+    /// The search path's folders, each once.
+    fn dirs(&self) -> &[PathBuf] {
+        self.dirs.get_or_init(|| {
+            let mut dirs: Vec<PathBuf> = Vec::new();
+            let mut seen = Vec::new();
+            for dir in std::env::split_paths(&self.path) {
+                if dirs.contains(&dir) {
+                    continue;
+                }
+                if let Some(id) = folder_id(&dir) {
+                    if seen.contains(&id) {
+                        continue;
+                    }
+                    seen.push(id);
+                }
+                dirs.push(dir);
+            }
+            dirs
+        })
     }
 
     fn program(&self, name: &str) -> bool {
@@ -225,11 +237,12 @@ impl Answers {
             programs.len()
         };
         // Looked up outside the lock: two threads asking at once give the same answer.
+        let dirs = self.dirs();
         let listings = (asked >= LIST_FROM).then(|| {
             self.listings
-                .get_or_init(|| self.dirs.iter().map(|d| Listing::of(d)).collect())
+                .get_or_init(|| dirs.iter().map(|d| Listing::of(d)).collect())
         });
-        let found = self.dirs.iter().enumerate().any(|(i, dir)| {
+        let found = dirs.iter().enumerate().any(|(i, dir)| {
             let may_be = listings.is_none_or(|l| l[i].as_ref().is_none_or(|l| l.may_hold(name)));
             may_be && executable(&dir.join(name))
         });
@@ -371,5 +384,16 @@ mod tests {
         let looked: Vec<bool> = names[..3].iter().map(|n| few.program(n)).collect();
         assert!(few.listings.get().is_none());
         assert_eq!(looked, [true, true, false]);
+    }
+
+    /// The search path's folders are looked at only when a program is asked about: a
+    /// publication whose skills need no program (most) makes no `stat` of them.
+    #[test]
+    fn the_search_path_is_read_at_the_first_program_asked() {
+        let answers = Answers::on(Some(OsStr::new("/bin:/usr/bin")));
+        assert!(!answers.variable("SKILLS_TEST_SURELY_UNSET_VARIABLE"));
+        assert!(answers.dirs.get().is_none());
+        let _ = answers.program("sh");
+        assert!(answers.dirs.get().is_some());
     }
 }
