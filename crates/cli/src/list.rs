@@ -140,7 +140,7 @@ fn list_json(
     lint: Option<&Vec<Finding>>,
 ) -> Result<()> {
     // Written as it is serialised: no tree of the whole answer is built. The
-    // records, most of it, are serialised on two threads (`Object::array_field`).
+    // records, most of it, are serialised a run at a time (`Object::array_field`).
     let mut doc = Object::new(out);
     doc.array_field(
         "diagnostics",
