@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-use rayon::iter::{IndexedParallelIterator, IntoParallelRefIterator, ParallelIterator};
+use rayon::iter::{IntoParallelRefIterator, ParallelIterator};
 use rayon::slice::ParallelSliceMut;
 use serde::Serialize;
 use skills_model::{Diagnostic, Layer, Rule, Severity, SkillRecord};
@@ -364,21 +364,20 @@ fn sort_by_precedence(
     if records.is_empty() {
         return SpecNames::All;
     }
-    // On every core, and while each name's bytes are read for its key, whether it meets
-    // the specification (the lookalike pass then reads no name again when all do).
-    let (mut keyed, spec): (Vec<(NameKey, u32)>, Vec<bool>) = records
-        .par_iter()
-        .enumerate()
-        .map(|(i, r)| {
-            (
-                (
-                    name_key(r.name.as_str()),
-                    u32::try_from(i).unwrap_or(u32::MAX),
-                ),
-                r.name.is_spec_valid(),
-            )
-        })
-        .unzip();
+    // While each name's bytes are read for its key, whether it meets the specification
+    // (the lookalike pass then reads no name again when all do). On one thread, with the
+    // records and names ahead asked for: each is a cache miss or two, written by another
+    // thread, and a parallel pass that waited on them took 2.3x as long.
+    let mut keyed: Vec<(NameKey, u32)> = Vec::with_capacity(records.len());
+    let mut spec: Vec<bool> = Vec::with_capacity(records.len());
+    for (i, r) in records.iter().enumerate() {
+        warm_names_ahead(records, i);
+        keyed.push((
+            name_key(r.name.as_str()),
+            u32::try_from(i).unwrap_or(u32::MAX),
+        ));
+        spec.push(r.name.is_spec_valid());
+    }
     let held: &[Arc<SkillRecord>] = records;
     keyed.par_sort_unstable_by(|(ka, a), (kb, b)| {
         key_order(ka, kb).then_with(|| whole(&held[*a as usize], &held[*b as usize]))
@@ -405,6 +404,21 @@ enum SpecNames {
     All,
     /// Not every one: whether each does, in the sorted records' order.
     NotAll(Vec<bool>),
+}
+
+/// Asks the processor to start loading what reading the name of a record further on
+/// touches, in two stages (as the search build does): the record eight places on, and four
+/// on, its name's bytes. A hint only.
+fn warm_names_ahead(records: &[Arc<SkillRecord>], i: usize) {
+    if let Some(record) = records.get(i + 8) {
+        crate::warm::warm(&**record);
+    }
+    if let Some(first) = records
+        .get(i + 4)
+        .and_then(|r| r.name.as_str().as_bytes().first())
+    {
+        crate::warm::warm(first);
+    }
 }
 
 /// Puts `records` in the order `keyed` gives (each entry the place of the record that
@@ -503,6 +517,7 @@ fn group_by_name(records: &[Arc<SkillRecord>]) -> (Names, Vec<usize>, Vec<usize>
     let mut shadowed = Vec::new();
     let mut start = 0;
     while start < records.len() {
+        warm_names_ahead(records, start);
         let name = &records[start].name;
         let end = start
             + records[start..]

@@ -1,5 +1,6 @@
 //! Prefetch hints: the one place the index asks the processor to start loading memory it
-//! is about to walk (the search build's and the requirement check's passes over records).
+//! is about to walk (passes over records: the search build's, the requirement check's and
+//! the snapshot's).
 
 /// Starts loading the cache line `value` begins in (x86-64; elsewhere, nothing).
 pub(crate) fn warm<T>(value: &T) {
