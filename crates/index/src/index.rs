@@ -399,6 +399,17 @@ impl Entry {
         self.apart.as_ref()?.file.as_deref()
     }
 
+    /// Asks the processor to start loading the counts of the entry's record and
+    /// diagnostics, which a publication's [`root_records`] adds to. A hint only.
+    fn warm_counts(&self) {
+        if let Some(record) = &self.record {
+            crate::warm::warm(&**record);
+        }
+        if let Some(first) = self.diagnostics.first() {
+            crate::warm::warm(first);
+        }
+    }
+
     /// The entry's diagnostics with the file they are about, when it has any.
     fn findings(&self) -> Option<Findings> {
         if self.diagnostics.is_empty() {
@@ -1202,7 +1213,13 @@ fn root_records(
     findings: &mut Vec<Findings>,
 ) {
     let mut last_good = Vec::new();
-    for entry in root.entries.iter() {
+    // Each record and diagnostics list is counted once more here: a write to memory
+    // another thread made, asked for eight entries ahead.
+    let entries: Vec<&Entry> = root.entries.iter().collect();
+    for (i, entry) in entries.iter().enumerate() {
+        if let Some(ahead) = entries.get(i + 8) {
+            ahead.warm_counts();
+        }
         match (&entry.record, entry.file_apart()) {
             (Some(r), Some(_)) => last_good.push((r, entry.dir())),
             (Some(r), None) => records.push(Arc::clone(r)),
