@@ -251,7 +251,7 @@ fn drop_lookalikes(
     };
     let mut others: Vec<usize> = (0..records.len()).filter(|i| !spec[*i]).collect();
     others.sort_by(|a, b| {
-        let key = |r: &SkillRecord| (rank(r.layer), -r.frontmatter.priority);
+        let key = |r: &SkillRecord| (rank(r.layer), std::cmp::Reverse(r.frontmatter.priority));
         let (ra, rb) = (&records[*a], &records[*b]);
         key(ra).cmp(&key(rb)).then_with(|| ra.path.cmp(&rb.path))
     });

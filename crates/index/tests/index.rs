@@ -865,6 +865,29 @@ fn more_lookalike_cases() -> Vec<LookalikeCase> {
     ]
 }
 
+/// Regression: the lookalike pass ordered names outside the specification by their
+/// priority negated, which overflowed for the least `i64` (a panic in a debug build, and
+/// that skill judged first in a release one). The higher priority stays.
+#[test]
+fn a_lookalike_of_the_least_priority_gives_way() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("project");
+    let least = write_skill(&root, "a", "My_Tool", "priority: -9223372036854775808\n");
+    write_skill(&root, "b", "my_tool", "");
+    let index = SkillIndex::builder()
+        .root(Layer::Project, &root)
+        .build()
+        .unwrap();
+    let names: Vec<String> = index
+        .snapshot()
+        .records()
+        .iter()
+        .map(|r| r.qualified_name())
+        .collect();
+    assert_eq!(names, ["project:my_tool"]);
+    assert!(has_rule(&index, &least, Rule::NameLookalike));
+}
+
 /// Indexes `skills` and checks that `expected` alone are indexed, each other skill
 /// reported under `rule`.
 fn check_lookalike_case(skills: &[(Layer, &str, &str)], expected: &[&str], rule: Rule) {
