@@ -5,9 +5,9 @@
 //! table the loader reads at every start to write the binary's own addresses. Packed, the
 //! table is a few KB, and address-space layout randomisation stays. Older linkers ignore the
 //! option, and a C library before glibc 2.36 cannot load such a binary; so a small program
-//! is first linked the same way, by the same compiler and linker, and run. Only when it runs
-//! is the option given. Cross builds, and targets other than Linux with glibc, are left as
-//! they are.
+//! is first linked the same way, by the same compiler, flags and linker, and run. Only when
+//! it runs is the option given. Cross builds, and targets other than Linux with glibc, are
+//! left as they are.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -51,6 +51,9 @@ fn probe_runs() -> bool {
         .arg("-o")
         .arg(&program)
         .arg(&source);
+    // The flags the binary itself is built with (a linker chosen there, for one).
+    let flags = std::env::var("CARGO_ENCODED_RUSTFLAGS").unwrap_or_default();
+    link.args(flags.split('\x1f').filter(|f| !f.is_empty()));
     if let Some(linker) = std::env::var_os("RUSTC_LINKER") {
         link.arg("-C").arg({
             let mut arg = std::ffi::OsString::from("linker=");
