@@ -399,8 +399,9 @@ impl Entry {
         self.apart.as_ref()?.file.as_deref()
     }
 
-    /// Asks the processor to start loading the counts of the entry's record and
-    /// diagnostics, which a publication's [`root_records`] adds to. A hint only.
+    /// Asks the processor to start loading the line the entry's record begins in, and its
+    /// first diagnostic's: usually the lines that hold their counts, which a publication's
+    /// [`root_records`] adds to. A hint only.
     fn warm_counts(&self) {
         if let Some(record) = &self.record {
             crate::warm::warm(&**record);
@@ -971,7 +972,9 @@ impl Shared {
     pub(crate) fn rescan_all(&self, writer: &mut Writer) {
         // The scans and the snapshot's build are handed to the reading threads at once: a
         // hand-over from outside them wakes one and waits to be woken in turn (about 30 us
-        // when they sleep), and a build made four of them.
+        // when they sleep), and a build made four of them. As one job, a reading thread
+        // that takes it up while it waits inside another (a first search's build) returns
+        // to that one only once the whole rescan is done: later, never stuck.
         let snapshot = self.reading(|| {
             for i in 0..writer.roots.len() {
                 let previous = std::mem::take(&mut writer.roots[i].entries);
@@ -983,7 +986,7 @@ impl Shared {
         // body, a script or a reference alone moves no record. Subscribers are told of the
         // rescan even with no change to name, so a session checks its active skills' files
         // (`active_skill_outdated` after a host's reload, or the watcher's overflow).
-        self.swap_in(writer.generation, snapshot, &[], Tell::EvenNothing);
+        self.swap_in(writer, snapshot, &[], Tell::EvenNothing);
     }
 
     /// Rereads the root read through `source` (a source's notifier asked) and publishes,
@@ -1094,7 +1097,7 @@ impl Shared {
     /// [`publish`](Self::publish), telling batch subscribers as `tell` says.
     fn publish_telling(&self, writer: &mut Writer, changed_dirs: &[PathBuf], tell: Tell) {
         let snapshot = self.next_snapshot(writer);
-        self.swap_in(writer.generation, snapshot, changed_dirs, tell);
+        self.swap_in(writer, snapshot, changed_dirs, tell);
     }
 
     /// The next generation's snapshot, of every root's entries.
@@ -1111,11 +1114,12 @@ impl Shared {
         snapshot
     }
 
-    /// Makes `snapshot` (of `generation`) the current one and tells subscribers.
-    fn swap_in(&self, generation: u64, snapshot: Snapshot, changed_dirs: &[PathBuf], tell: Tell) {
+    /// Makes `snapshot` (of the writer's generation) the current one and tells subscribers;
+    /// under the writer's lock (`writer`), so that publications are told in their order.
+    fn swap_in(&self, writer: &Writer, snapshot: Snapshot, changed_dirs: &[PathBuf], tell: Tell) {
         let snapshot = Arc::new(snapshot);
         let old = self.current.swap(Arc::clone(&snapshot));
-        self.tell(generation, (&old, &snapshot), changed_dirs, tell);
+        self.tell(writer.generation, (&old, &snapshot), changed_dirs, tell);
     }
 
     /// The snapshot of the writer's current generation, built from `records` and
@@ -1215,9 +1219,9 @@ fn root_records(
     let mut last_good = Vec::new();
     // Each record and diagnostics list is counted once more here: a write to memory
     // another thread made, asked for eight entries ahead.
-    let entries: Vec<&Entry> = root.entries.iter().collect();
-    for (i, entry) in entries.iter().enumerate() {
-        if let Some(ahead) = entries.get(i + 8) {
+    let mut ahead = root.entries.iter().skip(8);
+    for entry in root.entries.iter() {
+        if let Some(ahead) = ahead.next() {
             ahead.warm_counts();
         }
         match (&entry.record, entry.file_apart()) {

@@ -367,7 +367,8 @@ fn sort_by_precedence(
     // While each name's bytes are read for its key, whether it meets the specification
     // (the lookalike pass then reads no name again when all do). On one thread, with the
     // records and names ahead asked for: each is a cache miss or two, written by another
-    // thread, and a parallel pass that waited on them took 2.3x as long.
+    // thread, and a parallel pass that waited on them took 2.3x as long (2 cores, 1,745 and
+    // 10,000 skills; in chunks of 512 with the same hints, 1.4x to 1.7x).
     let mut keyed: Vec<(NameKey, u32)> = Vec::with_capacity(records.len());
     let mut spec: Vec<bool> = Vec::with_capacity(records.len());
     for (i, r) in records.iter().enumerate() {
