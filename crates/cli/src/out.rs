@@ -113,10 +113,16 @@ impl<'a> DiagnosticView<'a> {
         }
     }
 
-    /// A diagnostic with the file it concerns.
+    /// A diagnostic with the file it concerns (a path that is not UTF-8 with its invalid
+    /// bytes replaced). A path is first read as UTF-8 whole, which checks a word at a time,
+    /// where the lossy reading goes a byte at a time: `list` names a path for each of its
+    /// diagnostics.
     pub(crate) fn at(path: &'a Path, d: &'a Diagnostic) -> DiagnosticView<'a> {
         DiagnosticView {
-            path: Some(path.to_string_lossy()),
+            path: Some(
+                path.to_str()
+                    .map_or_else(|| path.to_string_lossy(), std::borrow::Cow::Borrowed),
+            ),
             ..DiagnosticView::of(d)
         }
     }
@@ -709,6 +715,20 @@ mod tests {
                     "{text:?}"
                 );
             }
+        }
+    }
+
+    /// A diagnostic's path that is not UTF-8 is written with its invalid bytes replaced, as
+    /// the lossy reading gives it; one that is UTF-8 is written as it is.
+    #[cfg(unix)]
+    #[test]
+    fn a_diagnostic_s_path_not_in_utf8_is_written_lossily() {
+        use std::os::unix::ffi::OsStrExt;
+        let d = Diagnostic::error(Rule::NameFormat, "bad");
+        for bytes in [&b"/skills/caf\xe9/SKILL.md"[..], b"/skills/caf\xc3\xa9/SKILL.md"] {
+            let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
+            let view = DiagnosticView::at(path, &d);
+            assert_eq!(view.path.as_deref(), Some(&*path.to_string_lossy()));
         }
     }
 

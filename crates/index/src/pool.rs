@@ -16,6 +16,18 @@ pub(crate) fn cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
 }
 
+/// How many reading threads [`start`] starts: twice the cores, at least 4 and at most 16.
+/// Where the process may run on two processors at most (its affinity), that is 4 whatever
+/// its cgroup allows, and the cgroup files [`cores`] reads are not read: they were about
+/// 80 us of a `skillctl` process's start, before any skill was read.
+fn reading_threads() -> usize {
+    #[cfg(target_os = "linux")]
+    if rustix::thread::sched_getaffinity(None).is_ok_and(|cpus| cpus.count() <= 2) {
+        return 4;
+    }
+    cores().saturating_mul(2).clamp(4, 16)
+}
+
 /// The index's own reading threads: twice the cores, at least 4 and at most 16. Reads wait
 /// on the disk when the page cache is cold, and more threads keep it busy. Measured on 2
 /// cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold 1,000 skills 65 ms
@@ -23,9 +35,8 @@ pub(crate) fn cores() -> usize {
 /// as two when warm and a third faster when cold; eight slows the warm case. `None` when
 /// they cannot be started (work then runs where it is asked for).
 pub(crate) fn start() -> Readers {
-    let cores = cores();
     rayon::ThreadPoolBuilder::new()
-        .num_threads(cores.saturating_mul(2).clamp(4, 16))
+        .num_threads(reading_threads())
         .thread_name(|i| format!("skills-read-{i}"))
         .build()
         .map(std::sync::Arc::new)
