@@ -725,7 +725,10 @@ mod tests {
     fn a_diagnostic_s_path_not_in_utf8_is_written_lossily() {
         use std::os::unix::ffi::OsStrExt;
         let d = Diagnostic::error(Rule::NameFormat, "bad");
-        for bytes in [&b"/skills/caf\xe9/SKILL.md"[..], b"/skills/caf\xc3\xa9/SKILL.md"] {
+        for bytes in [
+            &b"/skills/caf\xe9/SKILL.md"[..],
+            b"/skills/caf\xc3\xa9/SKILL.md",
+        ] {
             let path = std::path::Path::new(std::ffi::OsStr::from_bytes(bytes));
             let view = DiagnosticView::at(path, &d);
             assert_eq!(view.path.as_deref(), Some(&*path.to_string_lossy()));

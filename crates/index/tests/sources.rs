@@ -295,3 +295,55 @@ fn regression_a_single_plugin_source_naming_one_folder_twice_is_one_skill() {
     assert_eq!(snap.records().len(), 1);
     assert!(snap.shadowed().is_empty());
 }
+
+/// A source that gives the scan one folder to read twice where it finds it (a folder source
+/// never does: its walk reaches each folder once).
+#[derive(Debug)]
+struct ReadTwice(MemorySource);
+
+impl skills_storage::SkillSource for ReadTwice {
+    fn skill_dirs(&self) -> Vec<String> {
+        self.0.skill_dirs()
+    }
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, skills_storage::ReadError> {
+        self.0.read(path, limit)
+    }
+    fn files(&self, dir: &str) -> Vec<(String, u64)> {
+        self.0.files(dir)
+    }
+    fn is_dir(&self, path: &str) -> bool {
+        self.0.is_dir(path)
+    }
+    fn expected_candidates_reading(
+        &self,
+        read: &skills_storage::ReadCandidate<'_>,
+    ) -> skills_storage::CandidateList {
+        let candidate = skills_storage::SourceCandidate {
+            dir: "a".into(),
+            file: "SKILL.md".into(),
+            misnamed: false,
+            resolved: None,
+        };
+        assert!(read(&candidate) && read(&candidate));
+        Vec::new().into()
+    }
+}
+
+/// A full rescan gathers its records from what it read, and makes each root's map of
+/// folders beside the snapshot's build: a folder read twice is one entry in the map, so
+/// one record and its diagnostics once, at the first build and at a rescan.
+#[test]
+fn a_folder_read_twice_in_one_scan_is_one_entry() {
+    let text = "---\nname: a\ndescription: A. Use when testing.\nodd-field: 1\n---\n";
+    let source = MemorySource::from_files([("a/SKILL.md", text)]);
+    let index = SkillIndex::builder()
+        .source(Layer::Project, Arc::new(ReadTwice(source)))
+        .build()
+        .unwrap();
+    for snap in [index.snapshot(), index.reload_now()] {
+        assert_eq!(snap.records().len(), 1);
+        assert!(snap.shadowed().is_empty());
+        let rules: Vec<&str> = snap.each_diagnostic().map(|(_, d)| d.rule.id()).collect();
+        assert_eq!(rules, ["frontmatter.unknownField"], "{rules:?}");
+    }
+}
