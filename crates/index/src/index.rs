@@ -533,7 +533,16 @@ struct Scan {
     entries: Entries,
 }
 
+/// The most entries a full rescan leaves out of their maps while its snapshot is built
+/// ([`Shared::rescan_all`]): 40 bytes each, 640 KiB.
+const BESIDE_THE_BUILD: usize = 16_384;
+
 impl Scan {
+    /// How many entries are not in the map yet.
+    fn unmapped(&self) -> usize {
+        self.found.iter().map(Vec::len).sum()
+    }
+
     /// Every entry of the scan, a folder read twice as often as it was read.
     fn entries(&self) -> impl Iterator<Item = &Entry> + Clone {
         self.entries
@@ -1029,16 +1038,26 @@ impl Shared {
                     self.scan_root_found(&writer.roots[i], &previous)
                 })
                 .collect();
-            // The records are gathered from the scans as they are, and the maps made while
-            // the snapshot is built (on another reading thread: the map of 1,700 skills
-            // took 120 us with the other core idle). The records are the maps' unless a
-            // folder was read twice in a scan, which its map resolves (the later read
-            // stays): then they are gathered again, from the maps.
+            writer.generation += 1;
+            // Where the scans left few entries out of their maps, the records are gathered
+            // from the scans as they are, and the maps made while the snapshot is built (on
+            // another reading thread: the map of 1,700 skills took 120 us with the other
+            // core idle). The records are the maps' unless a folder was read twice in a
+            // scan, which its map resolves (the later read stays): then they are gathered
+            // again, from the maps. Many entries are put in the maps first, as before: their
+            // lists held beside the snapshot's build raised the peak memory of `list` at
+            // 100,000 skills by a megabyte or two.
+            let unmapped: usize = scans.iter().map(Scan::unmapped).sum();
+            if unmapped > BESIDE_THE_BUILD {
+                for (root, scan) in writer.roots.iter_mut().zip(scans) {
+                    root.entries = scan.into_entries().0;
+                }
+                return self.snapshot_of_maps(writer);
+            }
             let (mut records, mut findings) = (Vec::new(), Vec::new());
             for scan in &scans {
                 root_records(scan.entries(), &mut records, &mut findings);
             }
-            writer.generation += 1;
             let made = &*writer;
             let (maps, snapshot) = rayon::join(
                 || {
@@ -1054,13 +1073,9 @@ impl Shared {
                 root.entries = entries;
                 read_twice |= twice;
             }
-            let snapshot = if read_twice {
-                let (records, findings) = gathered(&writer.roots);
-                self.snapshot_of(writer, records, findings)
-            } else {
-                snapshot
-            };
-            // Once searched, every publication keeps the search index current.
+            if read_twice {
+                return self.snapshot_of_maps(writer);
+            }
             snapshot.follow_search(&self.current.load());
             snapshot
         });
@@ -1184,8 +1199,13 @@ impl Shared {
 
     /// The next generation's snapshot, of every root's entries.
     fn next_snapshot(&self, writer: &mut Writer) -> Snapshot {
-        let (records, findings) = gathered(&writer.roots);
         writer.generation += 1;
+        self.snapshot_of_maps(writer)
+    }
+
+    /// The snapshot of the writer's generation, of the records in its roots' maps.
+    fn snapshot_of_maps(&self, writer: &Writer) -> Snapshot {
+        let (records, findings) = gathered(&writer.roots);
         let snapshot = self.snapshot_of(writer, records, findings);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
