@@ -525,16 +525,17 @@ impl Entries {
 }
 
 /// A root's scan: its map, and the entries read where the walk found them (with their
-/// folders' hashes, one list a reading thread) when they are not in it yet: they are put
-/// in it only when the scan read nothing after the walk, and then a full rescan puts them
+/// folders' hashes, one list a reading thread) while they are not in it yet. They are left
+/// out of it only when the scan read nothing after the walk; a full rescan then puts them
 /// there while the snapshot is built ([`Shared::rescan_all`]).
 struct Scan {
     found: Vec<Vec<(u64, Entry)>>,
     entries: Entries,
 }
 
-/// The most entries a full rescan leaves out of their maps while its snapshot is built
-/// ([`Shared::rescan_all`]): 40 bytes each, 640 KiB.
+/// The most entries a full rescan holds out of their maps, over all its roots, while its
+/// snapshot is built ([`Shared::rescan_all`]): 40 bytes each, 640 KiB (and the lists'
+/// spare room).
 const BESIDE_THE_BUILD: usize = 16_384;
 
 impl Scan {
@@ -548,6 +549,14 @@ impl Scan {
         self.entries
             .iter()
             .chain(self.found.iter().flatten().map(|(_, entry)| entry))
+    }
+
+    /// This scan with every entry in its map.
+    fn mapped(self) -> Scan {
+        Scan {
+            entries: self.into_entries().0,
+            found: Vec::new(),
+        }
     }
 
     /// The root's map, and whether a folder was read twice (the map holds its later read).
@@ -854,10 +863,7 @@ impl Shared {
         if !candidates.is_empty() {
             // The entries read after the walk go after those read during it (a folder read
             // twice keeps its later read), so these are put in the map first.
-            scan = Scan {
-                entries: scan.into_entries().0,
-                found: Vec::new(),
-            };
+            scan = scan.mapped();
         }
         let entries = &mut scan.entries;
         // Read a chunk at a time, each chunk's results going straight into the map: at
@@ -1032,33 +1038,33 @@ impl Shared {
         // that takes it up while it waits inside another (a first search's build) returns
         // to that one only once the whole rescan is done: later, never stuck.
         let snapshot = self.reading(|| {
+            // The records are gathered from the scans as they are, and the maps made while
+            // the snapshot is built (`join` offers the build to another reading thread: the
+            // map of 1,700 skills took 120 us with the other core idle). The records are
+            // the maps' unless a folder was read twice in a scan, which its map resolves
+            // (the later read stays): then they are gathered again, from the maps. Past
+            // `BESIDE_THE_BUILD` entries held out of their maps, a scan's go into its map
+            // at once, as before: held beside the build, the lists of 100,000 skills raised
+            // the peak memory of `list` by a megabyte or two.
+            let mut held = 0;
             let scans: Vec<Scan> = (0..writer.roots.len())
                 .map(|i| {
                     let previous = std::mem::take(&mut writer.roots[i].entries);
-                    self.scan_root_found(&writer.roots[i], &previous)
+                    let scan = self.scan_root_found(&writer.roots[i], &previous);
+                    if held + scan.unmapped() > BESIDE_THE_BUILD {
+                        return scan.mapped();
+                    }
+                    held += scan.unmapped();
+                    scan
                 })
                 .collect();
             writer.generation += 1;
-            // Where the scans left few entries out of their maps, the records are gathered
-            // from the scans as they are, and the maps made while the snapshot is built (on
-            // another reading thread: the map of 1,700 skills took 120 us with the other
-            // core idle). The records are the maps' unless a folder was read twice in a
-            // scan, which its map resolves (the later read stays): then they are gathered
-            // again, from the maps. Many entries are put in the maps first, as before: their
-            // lists held beside the snapshot's build raised the peak memory of `list` at
-            // 100,000 skills by a megabyte or two.
-            let unmapped: usize = scans.iter().map(Scan::unmapped).sum();
-            if unmapped > BESIDE_THE_BUILD {
-                for (root, scan) in writer.roots.iter_mut().zip(scans) {
-                    root.entries = scan.into_entries().0;
-                }
-                return self.snapshot_of_maps(writer);
-            }
             let (mut records, mut findings) = (Vec::new(), Vec::new());
             for scan in &scans {
                 root_records(scan.entries(), &mut records, &mut findings);
             }
             let made = &*writer;
+            // A build that panics leaves the maps made, as a rescan that made them first did.
             let (maps, snapshot) = rayon::join(
                 || {
                     scans
@@ -1066,13 +1072,18 @@ impl Shared {
                         .map(Scan::into_entries)
                         .collect::<Vec<_>>()
                 },
-                || self.snapshot_of(made, records, findings),
+                || {
+                    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                        self.snapshot_of(made, records, findings)
+                    }))
+                },
             );
             let mut read_twice = false;
             for (root, (entries, twice)) in writer.roots.iter_mut().zip(maps) {
                 root.entries = entries;
                 read_twice |= twice;
             }
+            let snapshot = snapshot.unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             if read_twice {
                 return self.snapshot_of_maps(writer);
             }

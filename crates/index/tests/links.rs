@@ -168,6 +168,11 @@ fn regression_a_last_good_record_yields_to_the_same_file_read_live() {
         kept.path,
         std::fs::canonicalize(out.join("x/SKILL.md")).unwrap()
     );
+    // A full rescan, which gathers its records from what it read (the last good record
+    // read again as kept), holds the one record too.
+    let snap = index.reload_now();
+    assert_eq!(snap.len(), 1);
+    assert!(snap.shadowed().is_empty(), "{:?}", snap.shadowed());
 }
 
 /// Regression (found merging issue 38's background watch setup): a root rescanned because

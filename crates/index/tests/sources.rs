@@ -347,3 +347,102 @@ fn a_folder_read_twice_in_one_scan_is_one_entry() {
         assert_eq!(rules, ["frontmatter.unknownField"], "{rules:?}");
     }
 }
+
+/// A source that gives the scan each of its skills to read where it finds it, as a folder
+/// source's walk does.
+#[derive(Debug)]
+struct ReadAsFound(MemorySource);
+
+impl skills_storage::SkillSource for ReadAsFound {
+    fn skill_dirs(&self) -> Vec<String> {
+        self.0.skill_dirs()
+    }
+    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, skills_storage::ReadError> {
+        self.0.read(path, limit)
+    }
+    fn files(&self, dir: &str) -> Vec<(String, u64)> {
+        self.0.files(dir)
+    }
+    fn is_dir(&self, path: &str) -> bool {
+        self.0.is_dir(path)
+    }
+    fn expected_candidates_reading(
+        &self,
+        read: &skills_storage::ReadCandidate<'_>,
+    ) -> skills_storage::CandidateList {
+        let left: Vec<skills_storage::SourceCandidate> = self
+            .0
+            .candidates()
+            .into_iter()
+            .filter(|c| !read(c))
+            .collect();
+        left.into()
+    }
+}
+
+/// What a snapshot says, to compare two: its skills and shadowed skills by qualified name
+/// and path, and its diagnostics by path and rule.
+fn said(snap: &skills_index::Snapshot) -> Vec<String> {
+    let skills = snap
+        .skills()
+        .map(|r| format!("skill {} {}", r.qualified_name(), r.path.display()));
+    let shadowed = snap.shadowed().iter().map(|s| {
+        format!(
+            "shadowed {} by {}",
+            s.record.qualified_name(),
+            s.shadowed_by
+        )
+    });
+    let diagnostics = snap
+        .each_diagnostic()
+        .map(|(path, d)| format!("diagnostic {} {}", path.display(), d.rule.id()));
+    skills.chain(shadowed).chain(diagnostics).collect()
+}
+
+/// A full rescan holds what its walks read out of the roots' maps while its snapshot is
+/// built, up to 16,384 entries over all its roots, and puts any more in their maps first:
+/// the snapshot is the same either way, at its build and at a rescan, and the same as
+/// from sources whose skills are all read after the walk.
+#[test]
+fn a_rescan_s_snapshot_is_the_same_however_its_maps_are_made() {
+    let files = |n: usize, prefix: &str| -> Vec<(String, String)> {
+        (0..n)
+            .map(|i| {
+                let odd = if i % 7 == 0 { "odd-field: 1\n" } else { "" };
+                (
+                    format!("{prefix}{i:05}/SKILL.md"),
+                    format!("---\nname: {prefix}{i:05}\ndescription: Skill {i}. Use when testing.\n{odd}---\n"),
+                )
+            })
+            .collect()
+    };
+    // Small roots (all held beside the build); a first root past the bound (into its map
+    // at once) and a second that fits under it; and two roots each under the bound whose
+    // sum is past it. A name in two layers is shadowed either way.
+    for (first, second) in [(3, 2), (16_400, 5), (9_000, 9_000)] {
+        let (a, b) = (files(first, "s"), files(second, "s"));
+        let index = |read_as_found: bool| {
+            let source = |files: &[(String, String)]| -> Arc<dyn skills_storage::SkillSource> {
+                let memory = MemorySource::from_files(files.iter().cloned());
+                if read_as_found {
+                    Arc::new(ReadAsFound(memory))
+                } else {
+                    Arc::new(memory)
+                }
+            };
+            SkillIndex::builder()
+                .source(Layer::Project, source(&a))
+                .source(Layer::Personal, source(&b))
+                .build()
+                .unwrap()
+        };
+        let (found, listed) = (index(true), index(false));
+        let want = said(&listed.snapshot());
+        assert_eq!(said(&found.snapshot()), want, "{first} and {second} skills");
+        assert_eq!(
+            said(&found.reload_now()),
+            want,
+            "{first} and {second} skills, rescanned"
+        );
+    }
+}
