@@ -296,64 +296,21 @@ fn regression_a_single_plugin_source_naming_one_folder_twice_is_one_skill() {
     assert!(snap.shadowed().is_empty());
 }
 
-/// A source that gives the scan one folder to read twice where it finds it (a folder source
-/// never does: its walk reaches each folder once).
-#[derive(Debug)]
-struct ReadTwice(MemorySource);
-
-impl skills_storage::SkillSource for ReadTwice {
-    fn skill_dirs(&self) -> Vec<String> {
-        self.0.skill_dirs()
-    }
-    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, skills_storage::ReadError> {
-        self.0.read(path, limit)
-    }
-    fn files(&self, dir: &str) -> Vec<(String, u64)> {
-        self.0.files(dir)
-    }
-    fn is_dir(&self, path: &str) -> bool {
-        self.0.is_dir(path)
-    }
-    fn expected_candidates_reading(
-        &self,
-        read: &skills_storage::ReadCandidate<'_>,
-    ) -> skills_storage::CandidateList {
-        let candidate = skills_storage::SourceCandidate {
-            dir: "a".into(),
-            file: "SKILL.md".into(),
-            misnamed: false,
-            resolved: None,
-        };
-        assert!(read(&candidate) && read(&candidate));
-        Vec::new().into()
-    }
+/// How often [`ReadWhereFound`] gives the scan each of its skills to read.
+#[derive(Debug, Clone, Copy)]
+enum Reads {
+    /// Once, as a folder source's walk does.
+    Once,
+    /// Twice (a folder source never does: its walk reaches each folder once).
+    Twice,
 }
 
-/// A full rescan gathers its records from what it read, and makes each root's map of
-/// folders beside the snapshot's build: a folder read twice is one entry in the map, so
-/// one record and its diagnostics once, at the first build and at a rescan.
-#[test]
-fn a_folder_read_twice_in_one_scan_is_one_entry() {
-    let text = "---\nname: a\ndescription: A. Use when testing.\nodd-field: 1\n---\n";
-    let source = MemorySource::from_files([("a/SKILL.md", text)]);
-    let index = SkillIndex::builder()
-        .source(Layer::Project, Arc::new(ReadTwice(source)))
-        .build()
-        .unwrap();
-    for snap in [index.snapshot(), index.reload_now()] {
-        assert_eq!(snap.records().len(), 1);
-        assert!(snap.shadowed().is_empty());
-        let rules: Vec<&str> = snap.each_diagnostic().map(|(_, d)| d.rule.id()).collect();
-        assert_eq!(rules, ["frontmatter.unknownField"], "{rules:?}");
-    }
-}
-
-/// A source that gives the scan each of its skills to read where it finds it, as a folder
-/// source's walk does.
+/// A source in memory that gives the scan its skills to read where it finds them, as a
+/// folder source's walk does, rather than listing them for the reads after the walk.
 #[derive(Debug)]
-struct ReadAsFound(MemorySource);
+struct ReadWhereFound(MemorySource, Reads);
 
-impl skills_storage::SkillSource for ReadAsFound {
+impl skills_storage::SkillSource for ReadWhereFound {
     fn skill_dirs(&self) -> Vec<String> {
         self.0.skill_dirs()
     }
@@ -374,9 +331,37 @@ impl skills_storage::SkillSource for ReadAsFound {
             .0
             .candidates()
             .into_iter()
-            .filter(|c| !read(c))
+            .filter(|c| match self.1 {
+                Reads::Once => !read(c),
+                Reads::Twice => {
+                    let first = read(c);
+                    !(read(c) && first)
+                }
+            })
             .collect();
         left.into()
+    }
+}
+
+/// A full rescan gathers its records from what it read, and makes each root's map of
+/// folders beside the snapshot's build: a folder read twice is one entry in the map, so
+/// one record and its diagnostics once, at the first build and at a rescan.
+#[test]
+fn a_folder_read_twice_in_one_scan_is_one_entry() {
+    let text = "---\nname: a\ndescription: A. Use when testing.\nodd-field: 1\n---\n";
+    let source = MemorySource::from_files([("a/SKILL.md", text)]);
+    let index = SkillIndex::builder()
+        .source(
+            Layer::Project,
+            Arc::new(ReadWhereFound(source, Reads::Twice)),
+        )
+        .build()
+        .unwrap();
+    for snap in [index.snapshot(), index.reload_now()] {
+        assert_eq!(snap.records().len(), 1);
+        assert!(snap.shadowed().is_empty());
+        let rules: Vec<&str> = snap.each_diagnostic().map(|(_, d)| d.rule.id()).collect();
+        assert_eq!(rules, ["frontmatter.unknownField"], "{rules:?}");
     }
 }
 
@@ -425,7 +410,7 @@ fn a_rescan_s_snapshot_is_the_same_however_its_maps_are_made() {
             let source = |files: &[(String, String)]| -> Arc<dyn skills_storage::SkillSource> {
                 let memory = MemorySource::from_files(files.iter().cloned());
                 if read_as_found {
-                    Arc::new(ReadAsFound(memory))
+                    Arc::new(ReadWhereFound(memory, Reads::Once))
                 } else {
                     Arc::new(memory)
                 }
