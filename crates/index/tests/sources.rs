@@ -248,12 +248,25 @@ fn a_skill_appearing_above_a_nested_one_hides_it_as_a_full_scan_would() {
     );
 }
 
-/// A source that names one folder twice: two relative folders whose resolved path is the
-/// same, as a source resolving links on its own may report.
+/// A source in memory that a scan reads otherwise than a folder's ([`Twist`]).
 #[derive(Debug)]
-struct OneFolderTwice(MemorySource);
+struct Twisted(MemorySource, Twist);
 
-impl skills_storage::SkillSource for OneFolderTwice {
+/// How a [`Twisted`] source differs from the memory it reads.
+#[derive(Debug, Clone, Copy)]
+enum Twist {
+    /// It names one folder twice: two relative folders whose resolved path is the same, as
+    /// a source resolving links on its own may report.
+    OneFolderTwice,
+    /// It gives the scan each of its skills to read where it finds it, as a folder
+    /// source's walk does, rather than listing them for the reads after the walk.
+    ReadWhereFound,
+    /// The same, each twice (a folder source never does: its walk reaches each folder
+    /// once).
+    ReadWhereFoundTwice,
+}
+
+impl skills_storage::SkillSource for Twisted {
     fn skill_dirs(&self) -> Vec<String> {
         self.0.skill_dirs()
     }
@@ -267,6 +280,9 @@ impl skills_storage::SkillSource for OneFolderTwice {
         self.0.is_dir(path)
     }
     fn candidates(&self) -> Vec<skills_storage::SourceCandidate> {
+        let Twist::OneFolderTwice = self.1 else {
+            return self.0.candidates();
+        };
         ["a", "b"]
             .into_iter()
             .map(|dir| skills_storage::SourceCandidate {
@@ -276,6 +292,24 @@ impl skills_storage::SkillSource for OneFolderTwice {
                 resolved: Some("/srv/skills/one".into()),
             })
             .collect()
+    }
+    fn expected_candidates_reading(
+        &self,
+        read: &skills_storage::ReadCandidate<'_>,
+    ) -> skills_storage::CandidateList {
+        let left: Vec<skills_storage::SourceCandidate> = self
+            .candidates()
+            .into_iter()
+            .filter(|c| match self.1 {
+                Twist::OneFolderTwice => true,
+                Twist::ReadWhereFound => !read(c),
+                Twist::ReadWhereFoundTwice => {
+                    let first = read(c);
+                    !(read(c) && first)
+                }
+            })
+            .collect();
+        left.into()
     }
 }
 
@@ -288,59 +322,12 @@ fn regression_a_single_plugin_source_naming_one_folder_twice_is_one_skill() {
     let text = "---\nname: one\ndescription: One. Use when testing.\n---\n";
     let source = MemorySource::from_files([("a/SKILL.md", text), ("b/SKILL.md", text)]);
     let index = SkillIndex::builder()
-        .plugin_source("p", Arc::new(OneFolderTwice(source)))
+        .plugin_source("p", Arc::new(Twisted(source, Twist::OneFolderTwice)))
         .build()
         .unwrap();
     let snap = index.snapshot();
     assert_eq!(snap.records().len(), 1);
     assert!(snap.shadowed().is_empty());
-}
-
-/// How often [`ReadWhereFound`] gives the scan each of its skills to read.
-#[derive(Debug, Clone, Copy)]
-enum Reads {
-    /// Once, as a folder source's walk does.
-    Once,
-    /// Twice (a folder source never does: its walk reaches each folder once).
-    Twice,
-}
-
-/// A source in memory that gives the scan its skills to read where it finds them, as a
-/// folder source's walk does, rather than listing them for the reads after the walk.
-#[derive(Debug)]
-struct ReadWhereFound(MemorySource, Reads);
-
-impl skills_storage::SkillSource for ReadWhereFound {
-    fn skill_dirs(&self) -> Vec<String> {
-        self.0.skill_dirs()
-    }
-    fn read(&self, path: &str, limit: u64) -> Result<Vec<u8>, skills_storage::ReadError> {
-        self.0.read(path, limit)
-    }
-    fn files(&self, dir: &str) -> Vec<(String, u64)> {
-        self.0.files(dir)
-    }
-    fn is_dir(&self, path: &str) -> bool {
-        self.0.is_dir(path)
-    }
-    fn expected_candidates_reading(
-        &self,
-        read: &skills_storage::ReadCandidate<'_>,
-    ) -> skills_storage::CandidateList {
-        let left: Vec<skills_storage::SourceCandidate> = self
-            .0
-            .candidates()
-            .into_iter()
-            .filter(|c| match self.1 {
-                Reads::Once => !read(c),
-                Reads::Twice => {
-                    let first = read(c);
-                    !(read(c) && first)
-                }
-            })
-            .collect();
-        left.into()
-    }
 }
 
 /// A full rescan gathers its records from what it read, and makes each root's map of
@@ -353,7 +340,7 @@ fn a_folder_read_twice_in_one_scan_is_one_entry() {
     let index = SkillIndex::builder()
         .source(
             Layer::Project,
-            Arc::new(ReadWhereFound(source, Reads::Twice)),
+            Arc::new(Twisted(source, Twist::ReadWhereFoundTwice)),
         )
         .build()
         .unwrap();
@@ -410,7 +397,7 @@ fn a_rescan_s_snapshot_is_the_same_however_its_maps_are_made() {
             let source = |files: &[(String, String)]| -> Arc<dyn skills_storage::SkillSource> {
                 let memory = MemorySource::from_files(files.iter().cloned());
                 if read_as_found {
-                    Arc::new(ReadWhereFound(memory, Reads::Once))
+                    Arc::new(Twisted(memory, Twist::ReadWhereFound))
                 } else {
                     Arc::new(memory)
                 }
