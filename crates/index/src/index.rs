@@ -1059,10 +1059,7 @@ impl Shared {
                 })
                 .collect();
             writer.generation += 1;
-            let (mut records, mut findings) = (Vec::new(), Vec::new());
-            for scan in &scans {
-                root_records(scan.entries(), &mut records, &mut findings);
-            }
+            let (records, findings) = gathered(scans.iter().map(Scan::entries));
             let made = &*writer;
             // A build that panics leaves the maps made, as a rescan that made them first did.
             let (maps, snapshot) = rayon::join(
@@ -1216,7 +1213,7 @@ impl Shared {
 
     /// The snapshot of the writer's generation, of the records in its roots' maps.
     fn snapshot_of_maps(&self, writer: &Writer) -> Snapshot {
-        let (records, findings) = gathered(&writer.roots);
+        let (records, findings) = gathered(writer.roots.iter().map(|root| root.entries.iter()));
         let snapshot = self.snapshot_of(writer, records, findings);
         // Once searched, every publication keeps the search index current before the swap.
         snapshot.follow_search(&self.current.load());
@@ -1315,20 +1312,23 @@ impl Shared {
     }
 }
 
-/// The records and diagnostics of a publication of `roots`: each root's ([`root_records`]).
-fn gathered(roots: &[RootState]) -> (Vec<Arc<SkillRecord>>, Vec<Findings>) {
+/// The records and diagnostics of a publication of roots, each root's `entries` in turn
+/// ([`root_records`]).
+fn gathered<'e, I: Iterator<Item = &'e Entry> + Clone>(
+    roots: impl Iterator<Item = I>,
+) -> (Vec<Arc<SkillRecord>>, Vec<Findings>) {
     let (mut records, mut findings) = (Vec::new(), Vec::new());
-    for root in roots {
-        root_records(root.entries.iter(), &mut records, &mut findings);
+    for entries in roots {
+        root_records(entries, &mut records, &mut findings);
     }
     (records, findings)
 }
 
-/// Adds a root's records and diagnostics (its entries) to a publication's. A last good record kept for a
-/// folder whose skill file is now another, and unreadable (a link pointed elsewhere): its
-/// file may be read live through another folder of the root, or kept by another such
-/// folder too. One file, one record: a live one wins, else the one kept for the folder
-/// first in path order.
+/// Adds a root's records and diagnostics (of its `entries`) to a publication's. A last good
+/// record kept for a folder whose skill file is now another, and unreadable (a link pointed
+/// elsewhere): its file may be read live through another folder of the root, or kept by
+/// another such folder too. One file, one record: a live one wins, else the one kept for
+/// the folder first in path order.
 fn root_records<'e, I: Iterator<Item = &'e Entry> + Clone>(
     entries: I,
     records: &mut Vec<Arc<SkillRecord>>,
