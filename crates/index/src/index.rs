@@ -1084,7 +1084,6 @@ impl Shared {
             if read_twice {
                 return self.snapshot_of_maps(writer);
             }
-            snapshot.follow_search(&self.current.load());
             snapshot
         });
         // A rescan reads no folder as changed, and a record holds no body: an edit of a
@@ -1214,10 +1213,7 @@ impl Shared {
     /// The snapshot of the writer's generation, of the records in its roots' maps.
     fn snapshot_of_maps(&self, writer: &Writer) -> Snapshot {
         let (records, findings) = gathered(writer.roots.iter().map(|root| root.entries.iter()));
-        let snapshot = self.snapshot_of(writer, records, findings);
-        // Once searched, every publication keeps the search index current before the swap.
-        snapshot.follow_search(&self.current.load());
-        snapshot
+        self.snapshot_of(writer, records, findings)
     }
 
     /// Makes `snapshot` (of the writer's generation) the current one and tells subscribers;
@@ -1229,7 +1225,7 @@ impl Shared {
     }
 
     /// The snapshot of the writer's current generation, built from `records` and
-    /// `findings` on the reading threads.
+    /// `findings` on the reading threads, its search index kept current.
     fn snapshot_of(
         &self,
         writer: &Writer,
@@ -1257,26 +1253,30 @@ impl Shared {
         // (whose steps are mostly sequential: the other thread would wait), on the records as
         // loaded.
         let path = self.config.program_path.as_deref();
-        self.reading(|| {
-            let loaded = records.clone();
-            let (snapshot, availability) = rayon::join(
-                || {
-                    Snapshot::build(
-                        generation,
-                        records,
-                        findings,
-                        &self.config.order,
-                        folders,
-                        &registered,
-                    )
-                },
-                // Its copy of the records is let go there too.
-                move || crate::available::Availability::check(&loaded, path),
-            );
-            snapshot.with_availability(availability)
-        })
-        .with_sources(sources)
-        .with_readers(&self.readers)
+        let snapshot = self
+            .reading(|| {
+                let loaded = records.clone();
+                let (snapshot, availability) = rayon::join(
+                    || {
+                        Snapshot::build(
+                            generation,
+                            records,
+                            findings,
+                            &self.config.order,
+                            folders,
+                            &registered,
+                        )
+                    },
+                    // Its copy of the records is let go there too.
+                    move || crate::available::Availability::check(&loaded, path),
+                );
+                snapshot.with_availability(availability)
+            })
+            .with_sources(sources)
+            .with_readers(&self.readers);
+        // Once searched, every publication keeps the search index current before the swap.
+        snapshot.follow_search(&self.current.load());
+        snapshot
     }
 
     /// Tells subscribers what changed from `old` to `new` (and batch subscribers an empty

@@ -17,9 +17,13 @@ pub(crate) fn cores() -> usize {
 }
 
 /// How many reading threads [`start`] starts: twice the cores, at least 4 and at most 16.
-/// Where the process may run on two processors at most (its affinity), that is 4 whatever
-/// its cgroup allows, and the cgroup files [`cores`] reads are not read: they were about
-/// 80 us of a `skillctl` process's start, before any skill was read.
+/// Reads wait on the disk when the page cache is cold, and more threads keep it busy.
+/// Measured on 2 cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold
+/// 1,000 skills 65 ms with 2 threads, 46 ms with 4, 41 ms with 8; warm 12.7, 12.8 and
+/// 18.5 ms. Four is as fast as two when warm and a third faster when cold; eight slows the
+/// warm case. Where the process may run on two processors at most (its affinity), that is 4
+/// whatever its cgroup allows, and the cgroup files [`cores`] reads are not read: they were
+/// about 80 us of a `skillctl` process's start, before any skill was read.
 fn reading_threads() -> usize {
     #[cfg(target_os = "linux")]
     if rustix::thread::sched_getaffinity(None).is_ok_and(|cpus| cpus.count() <= 2) {
@@ -28,12 +32,8 @@ fn reading_threads() -> usize {
     cores().saturating_mul(2).clamp(4, 16)
 }
 
-/// The index's own reading threads: twice the cores, at least 4 and at most 16. Reads wait
-/// on the disk when the page cache is cold, and more threads keep it busy. Measured on 2
-/// cores (`skillctl list`, medians, `cargo xtask bench` cold rows): cold 1,000 skills 65 ms
-/// with 2 threads, 46 ms with 4, 41 ms with 8; warm 12.7, 12.8 and 18.5 ms. Four is as fast
-/// as two when warm and a third faster when cold; eight slows the warm case. `None` when
-/// they cannot be started (work then runs where it is asked for).
+/// The index's own reading threads ([`reading_threads`] of them). `None` when they cannot
+/// be started (work then runs where it is asked for).
 pub(crate) fn start() -> Readers {
     rayon::ThreadPoolBuilder::new()
         .num_threads(reading_threads())
