@@ -853,7 +853,7 @@ impl Shared {
             found[list].lock().push((hash, entry));
             true
         };
-        let mut candidates = self.reading(|| root.source.expected_candidates_reading(&read_found));
+        let mut candidates = self.reading(|| source.expected_candidates_reading(&read_found));
         let found: Vec<Vec<(u64, Entry)>> = found.into_iter().map(Mutex::into_inner).collect();
         let read_already: usize = found.iter().map(Vec::len).sum();
         let mut scan = Scan {

@@ -18,6 +18,10 @@ use std::ffi::{OsStr, OsString};
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+
+use crate::near::{Held, Near};
+
 /// The name a skill file must have.
 pub const SKILL_FILE: &str = "SKILL.md";
 
@@ -325,8 +329,9 @@ impl Walked {
 
 /// Reads the skill file of a folder a walk found (its path as reached, its resolved path)
 /// where the walk finds it, on the walking thread: `false` when no skill file is there, and
-/// the walk then lists the folder as it would have ([`walk_reading`]).
-pub(crate) type ReadFound<'a> = dyn Fn(&Path, &Path) -> bool + Sync + 'a;
+/// the walk then lists the folder as it would have ([`walk_reading`]). Where the walk
+/// holds the folder above, it gives that too ([`Near`]).
+pub(crate) type ReadFound<'a> = dyn Fn(&Path, &Path, Option<Near<'_>>) -> bool + Sync + 'a;
 
 /// Walks `root`, leaving the folders of an expected last level unjoined.
 pub(crate) fn walk(root: &Path, options: &DiscoveryOptions) -> Walked {
@@ -400,7 +405,13 @@ pub(crate) fn walk_reading(
             found.visited.extend(folders.iter().cloned());
         }
         let visit_one = |(dir, resolved): (PathBuf, PathBuf)| {
-            visit(Cow::Owned(dir), Cow::Owned(resolved), depth, options, &at)
+            visit(
+                Cow::Owned(dir),
+                Cow::Owned(resolved),
+                depth,
+                options,
+                (&at, None),
+            )
         };
         let visits: Vec<Visit> = if folders.len() < 2 {
             folders.into_iter().map(visit_one).collect()
@@ -445,7 +456,7 @@ pub(crate) fn walk_reading(
 struct Base<'r> {
     root: &'r Path,
     #[cfg(unix)]
-    dir: Option<std::os::fd::OwnedFd>,
+    dir: Option<Arc<Held>>,
     /// The root with every link resolved (empty until the walk knows it).
     resolved: PathBuf,
     /// Who reads a skill file where the walk finds it ([`walk_reading`]).
@@ -457,7 +468,7 @@ impl<'r> Base<'r> {
         Base {
             root,
             #[cfg(unix)]
-            dir: crate::read::open_folder(root),
+            dir: crate::read::open_folder(root).map(Held::root),
             resolved: PathBuf::new(),
             read: None,
         }
@@ -470,6 +481,14 @@ impl<'r> Base<'r> {
         let read = self.read?;
         let reached = crate::read::below(self.root, dir)?;
         (crate::read::below(&self.resolved, resolved)? == reached).then_some(read)
+    }
+
+    /// The handle on the root, held for the folders below it, where there is one.
+    fn root_handle(&self) -> Option<Arc<Held>> {
+        #[cfg(unix)]
+        return self.dir.clone();
+        #[cfg(not(unix))]
+        None
     }
 
     /// Whether anything is at `path` (links not followed): `symlink_metadata`, through the
@@ -485,7 +504,8 @@ impl<'r> Base<'r> {
             use std::os::unix::ffi::OsStrExt;
             if let Some(rel) = crate::read::below(self.root, path) {
                 let rel = Path::new(std::ffi::OsStr::from_bytes(rel));
-                return rustix::fs::statat(dir, rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok();
+                return rustix::fs::statat(dir.fd(), rel, rustix::fs::AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok();
             }
         }
         std::fs::symlink_metadata(path).is_ok()
@@ -520,6 +540,8 @@ struct Visit {
     subdirs: Vec<OsString>,
     /// Links below it, to follow or not.
     links: Vec<PathBuf>,
+    /// The handle its listing was read through, kept for the walk below it.
+    held: Option<Arc<Held>>,
 }
 
 /// Visits one folder at `depth`: whether it is a skill, and what to walk below it. The
@@ -530,7 +552,7 @@ fn visit(
     resolved: Cow<'_, Path>,
     depth: usize,
     options: &DiscoveryOptions,
-    at: &Base<'_>,
+    (at, near): (&Base<'_>, Option<Near<'_>>),
 ) -> Visit {
     let mut v = Visit {
         folder: None,
@@ -538,6 +560,7 @@ fn visit(
         problem: None,
         subdirs: Vec::new(),
         links: Vec::new(),
+        held: None,
     };
     // A folder below the root is a skill when `SKILL.md` is there: one `stat` answers,
     // where listing the folder cost five calls. It is listed only when it is not (to find
@@ -546,7 +569,7 @@ fn visit(
     if depth > 0 && !options.descend_into_skills && CASE_SENSITIVE {
         // Read where found, when the walk reads: the read's own `stat` asks.
         if let Some(read) = at.reader_of(&dir, &resolved) {
-            if read(&dir, &resolved) {
+            if read(&dir, &resolved, near) {
                 return v;
             }
         } else {
@@ -565,8 +588,8 @@ fn visit(
     // Each entry's name fetched once, and its type only where the walk may descend (a
     // filesystem without types in its listings answers that with a `stat`). Only what the
     // walk keeps is collected: at 100,000 skills a list of every entry was megabytes.
-    let listing = match std::fs::read_dir(&dir) {
-        Ok(rd) => rd,
+    let listing = match Listing::open(&dir, near) {
+        Ok(listing) => listing,
         Err(e) => {
             // A directory that vanished mid-scan is not a problem worth reporting.
             if e.kind() != std::io::ErrorKind::NotFound {
@@ -583,7 +606,7 @@ fn visit(
     let early = at
         .read
         .filter(|_| depth == 0 && options.skill_file_expected(1));
-    let (skill_file, misnamed) = match early {
+    let (skill_file, misnamed, held) = match early {
         Some(read) => listed_reading(listing, (&dir, &resolved), options, read, &mut v),
         None => listed(listing, &dir, depth, options, &mut v, |v, name| {
             v.subdirs.push(name);
@@ -594,6 +617,7 @@ fn visit(
         v.subdirs.clear();
         v.links.clear();
     }
+    v.held = held.filter(|_| !v.subdirs.is_empty());
     let walk_on = !v.subdirs.is_empty() || !v.links.is_empty();
     let candidate = |dir, resolved| Candidate {
         dir,
@@ -618,12 +642,12 @@ fn visit(
 /// runs on: what `read` takes is read where the walk would have reached it next, what it
 /// does not take is walked as listed.
 fn listed_reading(
-    listing: std::fs::ReadDir,
+    listing: Listing,
     (dir, resolved): (&Path, &Path),
     options: &DiscoveryOptions,
     read: &ReadFound<'_>,
     v: &mut Visit,
-) -> (Option<PathBuf>, Option<PathBuf>) {
+) -> (Option<PathBuf>, Option<PathBuf>, Option<Arc<Held>>) {
     /// Folders a batch: enough to make a batch worth a thread's taking it, few enough
     /// that the reads begin with the listing.
     const BATCH: usize = 64;
@@ -639,7 +663,7 @@ fn listed_reading(
                     .filter(|name| {
                         joined_into(&mut at, dir, name);
                         joined_into(&mut at_resolved, resolved, name);
-                        !read(&at, &at_resolved)
+                        !read(&at, &at_resolved, None)
                     })
                     .collect();
                 if !not_taken.is_empty() {
@@ -670,47 +694,130 @@ fn listed_reading(
 
 /// Goes through a folder's `listing`: its skill file and the first misnamed one, with the
 /// links below it to walk put in `v` (sorted), and each folder below it to walk given to
-/// `folder` (which [`visit`] has put in `v`, sorted here).
+/// `folder` (which [`visit`] has put in `v`, sorted here); and the handle the listing was
+/// read through, where it was.
 fn listed(
-    listing: std::fs::ReadDir,
+    listing: Listing,
     dir: &Path,
     depth: usize,
     options: &DiscoveryOptions,
     v: &mut Visit,
     mut folder: impl FnMut(&mut Visit, OsString),
-) -> (Option<PathBuf>, Option<PathBuf>) {
+) -> (Option<PathBuf>, Option<PathBuf>, Option<Arc<Held>>) {
     let mut skill_file = None;
     let mut misnamed: Option<OsString> = None;
-    for entry in listing.filter_map(Result::ok) {
-        let name = entry.file_name();
+    let held = listing.each(|name, kind| {
         if name == OsStr::new(SKILL_FILE) {
-            skill_file = Some(joined(dir, &name));
-            continue;
+            skill_file = Some(joined(dir, name));
+            return;
         }
         if name
             .to_str()
             .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
         {
             // The first in name order, as a sorted listing would give.
-            if misnamed.as_ref().is_none_or(|m| name < *m) {
-                misnamed = Some(name);
+            if misnamed.as_deref().is_none_or(|m| name < m) {
+                misnamed = Some(name.to_owned());
             }
-            continue;
+            return;
         }
-        if depth >= options.max_depth || skipped(&name, options) {
-            continue;
+        if depth >= options.max_depth || skipped(name, options) {
+            return;
         }
-        match entry.file_type() {
-            Ok(t) if t.is_dir() => folder(v, name),
-            Ok(t) if t.is_symlink() => v.links.push(joined(dir, &name)),
-            _ => {}
+        match kind() {
+            Kind::Folder => folder(v, name.to_owned()),
+            Kind::Link => v.links.push(joined(dir, name)),
+            Kind::Other => {}
         }
-    }
+    });
     // Names in a folder are unique: no order between equals to keep.
     v.subdirs.sort_unstable();
     v.links.sort_unstable();
     let misnamed = misnamed.map(|name| joined(dir, &name));
-    (skill_file, misnamed)
+    (skill_file, misnamed, held)
+}
+
+/// What a listed entry is, as far as the walk cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Folder,
+    Link,
+    Other,
+}
+
+/// A folder's listing: by its whole path, or (on Linux) through a handle opened by its
+/// name below the handle on the folder above ([`Near`]), which the walk then keeps for the
+/// folders below.
+enum Listing {
+    Whole(std::fs::ReadDir),
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    Near(std::os::fd::OwnedFd),
+}
+
+impl Listing {
+    /// The listing of `dir`: through `near` where that opens (a folder, not through a
+    /// link), else by the whole path, whose error is the one reported.
+    fn open(dir: &Path, near: Option<Near<'_>>) -> std::io::Result<Listing> {
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Some(near) = near {
+            use rustix::fs::{Mode, OFlags};
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            if let Ok(fd) = rustix::fs::openat(near.above.fd(), near.name, flags, Mode::empty()) {
+                return Ok(Listing::Near(fd));
+            }
+        }
+        let _ = near;
+        std::fs::read_dir(dir).map(Listing::Whole)
+    }
+
+    /// Calls `each` with every entry's name (not `.` or `..`) and a way to ask what it is
+    /// (where a listing gives no types, a `stat` of the entry answers, links not followed);
+    /// returns the handle the listing was read through, held while the bound allows.
+    fn each(self, mut each: impl FnMut(&OsStr, &dyn Fn() -> Kind)) -> Option<Arc<Held>> {
+        match self {
+            Listing::Whole(listing) => {
+                for entry in listing.filter_map(Result::ok) {
+                    let kind = || match entry.file_type() {
+                        Ok(t) if t.is_dir() => Kind::Folder,
+                        Ok(t) if t.is_symlink() => Kind::Link,
+                        _ => Kind::Other,
+                    };
+                    each(&entry.file_name(), &kind);
+                }
+                None
+            }
+            #[cfg(any(target_os = "linux", target_os = "android"))]
+            Listing::Near(fd) => {
+                use rustix::fs::{AtFlags, FileType};
+                use std::os::unix::ffi::OsStrExt;
+                let kind_of = |t: FileType| match t {
+                    FileType::Directory => Kind::Folder,
+                    FileType::Symlink => Kind::Link,
+                    _ => Kind::Other,
+                };
+                // As large as the buffer the C library lists a folder through.
+                let mut buf = [std::mem::MaybeUninit::uninit(); 32 * 1024];
+                let mut listing = rustix::fs::RawDir::new(&fd, &mut buf);
+                while let Some(Ok(entry)) = listing.next() {
+                    let name = OsStr::from_bytes(entry.file_name().to_bytes());
+                    if name == "." || name == ".." {
+                        continue;
+                    }
+                    let kind = || match entry.file_type() {
+                        FileType::Unknown => {
+                            rustix::fs::statat(&fd, name, AtFlags::SYMLINK_NOFOLLOW)
+                                .map_or(Kind::Other, |st| {
+                                    kind_of(FileType::from_raw_mode(st.st_mode))
+                                })
+                        }
+                        known => kind_of(known),
+                    };
+                    each(name, &kind);
+                }
+                Held::adopt(fd)
+            }
+        }
+    }
 }
 
 /// What the walk needs to decide whether to follow a link.
@@ -965,7 +1072,7 @@ mod tests {
     /// walk finds: with a reader that takes nothing, the same candidates at the same paths;
     /// with one that takes every folder holding `SKILL.md`, those and the candidates left
     /// are together the level walk's. Over drawn trees with links of every kind, at four
-    /// depths.
+    /// depths. A folder handed over with a handle on the folder above it is that folder.
     #[cfg(unix)]
     #[test]
     fn a_walk_reading_where_it_finds_follows_the_links_a_level_walk_follows() {
@@ -973,6 +1080,7 @@ mod tests {
             .num_threads(3)
             .build()
             .unwrap();
+        let held = std::sync::atomic::AtomicUsize::new(0);
         for seed in 0..300 {
             let tmp = tempfile::tempdir().unwrap();
             let root = draw_tree(seed, tmp.path());
@@ -982,7 +1090,7 @@ mod tests {
                     .with_leaf_files(LeafFiles::Expected);
                 let level = walk(&root, &options).into_discovery();
                 let paths = |found: &Discovery| -> Vec<Candidate> { found.candidates.clone() };
-                let decline = |_: &Path, _: &Path| false;
+                let decline = |_: &Path, _: &Path, _: Option<Near<'_>>| false;
                 let declined = pool
                     .install(|| walk_reading(&root, &options, Some(&decline)))
                     .into_discovery();
@@ -992,7 +1100,25 @@ mod tests {
                     "seed {seed}, depth {depth}"
                 );
                 let taken = std::sync::Mutex::new(Vec::new());
-                let take = |dir: &Path, resolved: &Path| {
+                let take = |dir: &Path, resolved: &Path, near: Option<Near<'_>>| {
+                    // A folder given with the folder above it is that folder, by its name
+                    // below the handle.
+                    #[cfg(unix)]
+                    if let Some(near) = near {
+                        use std::os::unix::fs::MetadataExt;
+                        let by_name = rustix::fs::statat(
+                            near.above.fd(),
+                            near.name,
+                            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+                        )
+                        .unwrap();
+                        let by_path = std::fs::symlink_metadata(dir).unwrap();
+                        assert_eq!(
+                            (by_name.st_dev, by_name.st_ino),
+                            (by_path.dev(), by_path.ino())
+                        );
+                        held.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    }
                     let file = dir.join(SKILL_FILE);
                     let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.is_file());
                     if is_file {
@@ -1014,5 +1140,9 @@ mod tests {
                 assert_eq!(found, paths(&level), "seed {seed}, depth {depth}");
             }
         }
+        assert!(
+            held.into_inner() > 0,
+            "no folder was handed over with a handle"
+        );
     }
 }

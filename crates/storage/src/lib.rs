@@ -19,6 +19,7 @@
 //! ```
 
 mod discover;
+mod near;
 mod read;
 mod roots;
 mod scaffold;

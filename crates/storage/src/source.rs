@@ -503,10 +503,16 @@ impl FsSource {
             // The root itself (`.`) is no file: the whole path says what it is.
             let whole = self.root.as_os_str().len() + 1 + rel.len();
             if !rel.is_empty() && crate::read::walkable(whole) {
+                // Below the folder above, where the walk left a note for this read.
+                let noted = crate::near::noted(self.id(), &rel);
+                let (at, below) = match &noted {
+                    Some((above, at)) => (above.fd(), &rel[*at..]),
+                    None => (dir.as_fd(), &*rel),
+                };
                 let full = || self.resolve(path);
                 return Some(crate::read::read_prefix_at(
-                    dir.as_fd(),
-                    Path::new(&*rel),
+                    at,
+                    Path::new(below),
                     full,
                     max,
                     buf,
@@ -515,6 +521,11 @@ impl FsSource {
         }
         let _ = (path, max, buf);
         None
+    }
+
+    /// This source's identity for the notes a walk leaves its reads (`near`): its address.
+    fn id(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 
     /// The root folder.
@@ -722,10 +733,16 @@ impl SkillSource for FsSource {
     /// folders reached by no link: each is reached once), with its path relative to the
     /// root; one whose path no relative path names is left to the walk.
     fn expected_candidates_reading(&self, read: &ReadCandidate<'_>) -> CandidateList {
-        let found = |dir: &Path, resolved: &Path| {
+        let found = |dir: &Path, resolved: &Path, near: Option<crate::near::Near<'_>>| {
             self.relative_text(dir)
                 .filter(|rel| !rel.is_empty())
-                .is_some_and(|rel| with_skill_candidate(&rel, resolved, read))
+                .is_some_and(|rel| {
+                    // The read comes back here through the index, by the file's path.
+                    let _noted = near.and_then(|near| {
+                        crate::near::Noted::leave(self.id(), &rel, SKILL_FILE, near)
+                    });
+                    with_skill_candidate(&rel, resolved, read)
+                })
         };
         self.walked_candidates(Some(&found))
     }
@@ -1448,6 +1465,82 @@ mod tests {
             ["linked/ext", "o/r/c", "o/r/skills/b", "o/r/x/y/leaf"]
         );
         assert_a_scan_s_list(&source, read, listed);
+    }
+
+    /// The skills of a folder of several are read relative to a handle on that folder
+    /// (`near`): the same bytes, and the same refusals (a FIFO, a folder named `SKILL.md`,
+    /// nothing there), as by their whole paths; also when the process holds every folder
+    /// handle it may, and the walk reads relative to the root instead.
+    #[cfg(unix)]
+    #[test]
+    fn skills_below_a_held_folder_read_as_whole_paths_do() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("root");
+        on_disk(
+            &root,
+            &[
+                ("o/r/skills/a/SKILL.md", b"a"),
+                ("o/r/skills/b/SKILL.md", b"bb"),
+                ("o/r/skills/c/SKILL.md", b"ccc"),
+                ("o/r/skills/dir/SKILL.md/x", b"x"),
+                ("o/r/skills/none/x.md", b"n"),
+                ("o/r/skills/misnamed/skill.md", b"m"),
+            ],
+        );
+        std::fs::create_dir(root.join("o/r/skills/fifo")).unwrap();
+        assert!(std::process::Command::new("mkfifo")
+            .arg(root.join("o/r/skills/fifo/SKILL.md"))
+            .status()
+            .unwrap()
+            .success());
+        std::fs::create_dir(root.join("o/r/skills/link")).unwrap();
+        std::os::unix::fs::symlink("../a/SKILL.md", root.join("o/r/skills/link/SKILL.md")).unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots().with_max_depth(5));
+        let whole = |dir: &str| {
+            let mut buf = Vec::new();
+            let read = crate::read_prefix(&root.join(dir).join(SKILL_FILE), 100, &mut buf);
+            format!("{:?} {buf:?}", read.map_err(|e| e.code()))
+        };
+        for every_handle_taken in [false, true] {
+            let _taken = every_handle_taken.then(|| crate::near::hold_every_handle(&root));
+            let view = source.for_scan().unwrap();
+            let read = std::sync::Mutex::new(Vec::new());
+            let reader = |c: &SourceCandidate| {
+                let mut buf = Vec::new();
+                let found = view.read_prefix(&c.file_path(), 100, &mut buf);
+                if matches!(found, Err(ReadError::NotFound)) {
+                    return false;
+                }
+                let said = format!("{:?} {buf:?}", found.map_err(|e| e.code()));
+                read.lock().unwrap().push((c.dir.clone(), said));
+                true
+            };
+            let listed = view.expected_candidates_reading(&reader).into_candidates();
+            let mut read = read.into_inner().unwrap();
+            read.sort();
+            let dirs: Vec<&str> = read.iter().map(|(dir, _)| dir.as_str()).collect();
+            assert_eq!(
+                dirs,
+                [
+                    "o/r/skills/a",
+                    "o/r/skills/b",
+                    "o/r/skills/c",
+                    "o/r/skills/dir",
+                    "o/r/skills/fifo",
+                    "o/r/skills/link"
+                ],
+                "every handle taken: {every_handle_taken}"
+            );
+            for (dir, said) in &read {
+                assert_eq!(
+                    *said,
+                    whole(dir),
+                    "{dir}, every handle taken: {every_handle_taken}"
+                );
+            }
+            let rest: Vec<&str> = listed.iter().map(|c| c.dir.as_str()).collect();
+            assert_eq!(rest, ["o/r/skills/misnamed"]);
+        }
     }
 
     /// What a reader took and what the source listed beside it are together what a scan

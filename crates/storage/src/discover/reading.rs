@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use super::{joined_into, visit, Base, DiscoveryOptions, Run, Walk, Walked};
+use crate::near::Near;
 
 thread_local! {
     /// Each walking thread writes the paths of the folder it visits (as reached, resolved)
@@ -100,8 +101,9 @@ impl Walker<'_, '_> {
         origin: &'s Origin,
         (dir, resolved): (Cow<'_, Path>, Cow<'_, Path>),
         depth: usize,
+        near: Option<Near<'_>>,
     ) {
-        let v = visit(dir, resolved, depth, self.options, self.at);
+        let v = visit(dir, resolved, depth, self.options, (self.at, near));
         if v.candidate.is_some() || v.problem.is_some() || !v.links.is_empty() {
             let mut gathered = self.gathered();
             gathered.walked.candidates.extend(v.candidate);
@@ -135,7 +137,14 @@ impl Walker<'_, '_> {
         // A few folders a job: a job each cost more to hand out than a skill read where
         // found, and enough jobs remain to keep every thread busy.
         const BATCH: usize = 8;
-        let parent = Arc::new((dir, resolved));
+        // The folders below are listed, and their skill files read, by their names below
+        // this folder's handle (see `near`); the root's is the walk's own.
+        let held = if depth == 0 {
+            self.at.root_handle()
+        } else {
+            v.held
+        };
+        let parent = Arc::new((dir, resolved, held));
         let mut names = v.subdirs.into_iter().peekable();
         while names.peek().is_some() {
             let batch: Vec<OsString> = names.by_ref().take(BATCH).collect();
@@ -149,7 +158,8 @@ impl Walker<'_, '_> {
                         Cow::Borrowed(dir.as_path()),
                         Cow::Borrowed(resolved.as_path()),
                     );
-                    self.walk_from(scope, origin, below, depth + 1);
+                    let near = parent.2.as_ref().map(|above| Near { above, name });
+                    self.walk_from(scope, origin, below, depth + 1, near);
                 }
                 BELOW.with(|spare| spare.set((dir, resolved)));
             });
@@ -174,7 +184,7 @@ pub(super) fn walk(
         place: Vec::new(),
     };
     let start = (Cow::Borrowed(root), Cow::Borrowed(canonical_root.as_path()));
-    rayon::scope(|scope| walker.walk_from(scope, &origin, start, 0));
+    rayon::scope(|scope| walker.walk_from(scope, &origin, start, 0, None));
     let mut links = Walk {
         root: canonical_root,
         entered: Vec::new(),
@@ -220,7 +230,7 @@ pub(super) fn walk(
                     Cow::Borrowed(link.as_path()),
                     Cow::Borrowed(target.as_path()),
                 );
-                scope.spawn(move |scope| walker.walk_from(scope, origin, start, depth));
+                scope.spawn(move |scope| walker.walk_from(scope, origin, start, depth, None));
             }
         });
         queue.extend(
