@@ -20,6 +20,28 @@ use std::sync::Arc;
 /// process's descriptors.
 const MOST_HELD: usize = 64;
 
+/// How many handles the walks may hold under a limit of `open_files` descriptors: at most
+/// a sixteenth of it (64 under the usual 1,024), so that a host with a low limit keeps its
+/// descriptors for its own files and the skill files read.
+fn most_held(open_files: Option<u64>) -> usize {
+    let share = open_files.map_or(usize::MAX, |limit| {
+        usize::try_from(limit / 16).unwrap_or(usize::MAX)
+    });
+    MOST_HELD.min(share)
+}
+
+/// [`most_held`] under this process's limit, asked once.
+fn bound() -> usize {
+    static BOUND: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *BOUND.get_or_init(|| {
+        #[cfg(unix)]
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile).current;
+        #[cfg(not(unix))]
+        let limit = None;
+        most_held(limit)
+    })
+}
+
 /// Folder handles held now, over every walk of the process.
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
@@ -34,10 +56,10 @@ pub(crate) struct Held {
 
 #[cfg(unix)]
 impl Held {
-    /// Keeps `fd`, a folder's handle, when fewer than [`MOST_HELD`] are held; closes it
+    /// Keeps `fd`, a folder's handle, when fewer than [`bound`] are held; closes it
     /// otherwise.
     pub(crate) fn adopt(fd: std::os::fd::OwnedFd) -> Option<Arc<Held>> {
-        if HELD.fetch_add(1, Ordering::Relaxed) >= MOST_HELD {
+        if HELD.fetch_add(1, Ordering::Relaxed) >= bound() {
             HELD.fetch_sub(1, Ordering::Relaxed);
             return None;
         }
@@ -144,7 +166,7 @@ pub(crate) fn hold_every_handle(dir: &std::path::Path) -> Vec<Arc<Held>> {
     let mut taken = Vec::new();
     while let Some(held) = crate::read::open_folder(dir).and_then(Held::adopt) {
         taken.push(held);
-        assert!(taken.len() <= MOST_HELD, "more handles held than the bound");
+        assert!(taken.len() <= bound(), "more handles held than the bound");
     }
     taken
 }
@@ -152,6 +174,24 @@ pub(crate) fn hold_every_handle(dir: &std::path::Path) -> Vec<Arc<Held>> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    /// The bound is 64 handles, and a sixteenth of a lower descriptor limit.
+    #[test]
+    fn the_handles_held_are_a_sixteenth_of_a_low_limit_and_at_most_64() {
+        let table = [
+            (None, 64),
+            (Some(u64::MAX), 64),
+            (Some(1_048_576), 64),
+            (Some(1024), 64),
+            (Some(256), 16),
+            (Some(20), 1),
+            (Some(15), 0),
+            (Some(0), 0),
+        ];
+        for (limit, held) in table {
+            assert_eq!(most_held(limit), held, "{limit:?}");
+        }
+    }
 
     /// A note serves exactly one path of one source on one thread, while it is left.
     #[test]
