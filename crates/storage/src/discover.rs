@@ -707,8 +707,8 @@ fn listed(
     let mut skill_file = None;
     let mut misnamed: Option<OsString> = None;
     let held = listing.each(|name, kind| {
-        if name == OsStr::new(SKILL_FILE) {
-            skill_file = Some(joined(dir, name));
+        if *name == *OsStr::new(SKILL_FILE) {
+            skill_file = Some(joined(dir, &name));
             return;
         }
         if name
@@ -716,17 +716,17 @@ fn listed(
             .is_some_and(|n| n.eq_ignore_ascii_case(SKILL_FILE))
         {
             // The first in name order, as a sorted listing would give.
-            if misnamed.as_deref().is_none_or(|m| name < m) {
-                misnamed = Some(name.to_owned());
+            if misnamed.as_deref().is_none_or(|m| *name < *m) {
+                misnamed = Some(name.into_owned());
             }
             return;
         }
-        if depth >= options.max_depth || skipped(name, options) {
+        if depth >= options.max_depth || skipped(&name, options) {
             return;
         }
         match kind() {
-            Kind::Folder => folder(v, name.to_owned()),
-            Kind::Link => v.links.push(joined(dir, name)),
+            Kind::Folder => folder(v, name.into_owned()),
+            Kind::Link => v.links.push(joined(dir, &name)),
             Kind::Other => {}
         }
     });
@@ -756,10 +756,16 @@ enum Listing {
 
 impl Listing {
     /// The listing of `dir`: through `near` where that opens (a folder, not through a
-    /// link), else by the whole path, whose error is the one reported.
+    /// link) and the whole path of any entry could be walked too, else by the whole path,
+    /// whose error is the one reported.
     fn open(dir: &Path, near: Option<Near<'_>>) -> std::io::Result<Listing> {
+        /// The longest name a folder holds (`NAME_MAX`).
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        if let Some(near) = near {
+        const LONGEST_NAME: usize = 255;
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        if let Some(near) =
+            near.filter(|_| crate::read::walkable(dir.as_os_str().len() + 1 + LONGEST_NAME))
+        {
             use rustix::fs::{Mode, OFlags};
             let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             if let Ok(fd) = rustix::fs::openat(near.above.fd(), near.name, flags, Mode::empty()) {
@@ -770,10 +776,10 @@ impl Listing {
         std::fs::read_dir(dir).map(Listing::Whole)
     }
 
-    /// Calls `each` with every entry's name (not `.` or `..`) and a way to ask what it is
-    /// (where a listing gives no types, a `stat` of the entry answers, links not followed);
-    /// returns the handle the listing was read through, held while the bound allows.
-    fn each(self, mut each: impl FnMut(&OsStr, &dyn Fn() -> Kind)) -> Option<Arc<Held>> {
+    /// Calls `each` with every entry's name (not `.` or `..`) and a way to ask what it is,
+    /// links not followed; returns the handle the listing was read through, held while the
+    /// bound allows.
+    fn each(self, mut each: impl FnMut(Cow<'_, OsStr>, &dyn Fn() -> Kind)) -> Option<Arc<Held>> {
         match self {
             Listing::Whole(listing) => {
                 for entry in listing.filter_map(Result::ok) {
@@ -782,7 +788,8 @@ impl Listing {
                         Ok(t) if t.is_symlink() => Kind::Link,
                         _ => Kind::Other,
                     };
-                    each(&entry.file_name(), &kind);
+                    // The name is a copy already: the walk keeps it as it is.
+                    each(Cow::Owned(entry.file_name()), &kind);
                 }
                 None
             }
@@ -812,7 +819,7 @@ impl Listing {
                         }
                         known => kind_of(known),
                     };
-                    each(name, &kind);
+                    each(Cow::Borrowed(name), &kind);
                 }
                 Held::adopt(fd)
             }
@@ -1104,7 +1111,10 @@ mod tests {
                     // A folder given with the folder above it is that folder, by its name
                     // below the handle.
                     #[cfg(unix)]
-                    if let Some(near) = near {
+                    if let Some(near) = near.filter(|_| {
+                        // Below a folder other than the root, whose handle is the walk's own.
+                        crate::read::below(&root, dir).is_some_and(|rel| rel.contains(&b'/'))
+                    }) {
                         use std::os::unix::fs::MetadataExt;
                         let by_name = rustix::fs::statat(
                             near.above.fd(),

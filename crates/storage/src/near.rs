@@ -11,6 +11,10 @@
 //! handle cannot answer is read as before, relative to the root's handle or by the whole
 //! path, with the same refusals and errors.
 
+// Elsewhere than on Unix nothing is read through a handle, and (but on Linux) no folder is
+// listed through one.
+#![cfg_attr(not(unix), allow(dead_code))]
+
 use std::ffi::OsStr;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -46,7 +50,7 @@ fn bound() -> usize {
 static HELD: AtomicUsize = AtomicUsize::new(0);
 
 /// A handle on a folder the walk is below: the one its listing was read through, kept
-/// while the folders below it are walked, and counted against [`MOST_HELD`] (the root's
+/// while the folders below it are walked, and counted against [`bound`] (the root's
 /// handle, held by every walk, is not).
 pub(crate) struct Held {
     #[cfg(unix)]
@@ -58,6 +62,7 @@ pub(crate) struct Held {
 impl Held {
     /// Keeps `fd`, a folder's handle, when fewer than [`bound`] are held; closes it
     /// otherwise.
+    #[cfg_attr(not(any(target_os = "linux", target_os = "android")), allow(dead_code))]
     pub(crate) fn adopt(fd: std::os::fd::OwnedFd) -> Option<Arc<Held>> {
         if HELD.fetch_add(1, Ordering::Relaxed) >= bound() {
             HELD.fetch_sub(1, Ordering::Relaxed);
@@ -113,16 +118,17 @@ thread_local! {
     static NOTE: std::cell::RefCell<Note> = std::cell::RefCell::new(Note::default());
 }
 
-/// The note left for one read; taken back when dropped.
-pub(crate) struct Noted(());
+/// The note left for one read on this thread (not `Send`); taken back when dropped.
+pub(crate) struct Noted(std::marker::PhantomData<*const ()>);
 
 impl Noted {
-    /// Notes, for `source`'s read of `dir/file` on this thread, that `dir` is `near.name`
-    /// below `near.above`; `None` (and no note) when `dir` does not end in that name.
+    /// Notes `source`'s read of `dir/file`, where `dir` is `near.name` below `near.above`;
+    /// `None` (and no note) when `dir` does not end in that name, or is that name alone
+    /// (the root's handle, which the read uses anyway).
     pub(crate) fn leave(source: usize, dir: &str, file: &str, near: Near<'_>) -> Option<Noted> {
         let name = near.name.to_str()?;
         let above = dir.strip_suffix(name)?;
-        if !(above.is_empty() || above.ends_with('/')) {
+        if !above.ends_with('/') {
             return None;
         }
         NOTE.with_borrow_mut(|note| {
@@ -134,7 +140,7 @@ impl Noted {
             note.file.push_str(file);
             note.near = above.len();
         });
-        Some(Noted(()))
+        Some(Noted(std::marker::PhantomData))
     }
 }
 
@@ -150,14 +156,23 @@ impl Drop for Noted {
 /// The handle, and where in `path` the part below it begins (`name/SKILL.md`), when
 /// `source` left a note on this thread for exactly `path`.
 pub(crate) fn noted(source: usize, path: &str) -> Option<(Arc<Held>, usize)> {
-    NOTE.with_borrow(|note| {
+    let noted = NOTE.with_borrow(|note| {
         let above = note
             .above
             .as_ref()
             .filter(|_| note.source == source && note.file == path)?;
         Some((Arc::clone(above), note.near))
-    })
+    });
+    #[cfg(test)]
+    if noted.is_some() {
+        NOTES_USED.fetch_add(1, Ordering::Relaxed);
+    }
+    noted
 }
+
+/// The reads that used a note, over the tests of this process.
+#[cfg(test)]
+pub(crate) static NOTES_USED: AtomicUsize = AtomicUsize::new(0);
 
 /// Takes every folder handle the process may still hold (on `dir`), and keeps them while the
 /// list lives.
@@ -215,8 +230,10 @@ mod tests {
         assert_eq!(elsewhere.unwrap(), None, "another thread");
         drop(noted);
         assert_eq!(below(1, "a/b/SKILL.md"), None, "taken back");
-        let at_the_root = Noted::leave(1, "b", "SKILL.md", near).unwrap();
-        assert_eq!(below(1, "b/SKILL.md"), Some("b/SKILL.md".into()));
-        drop(at_the_root);
+        assert!(
+            Noted::leave(1, "b", "SKILL.md", near).is_none(),
+            "one level below the root: the root's handle reads it anyway"
+        );
+        assert_eq!(below(1, "b/SKILL.md"), None);
     }
 }

@@ -118,9 +118,9 @@ pub trait SkillSource: Send + Sync + std::fmt::Debug {
         })
     }
     /// This source as one scan (a pass reading many of its skills) reads it, or `None` to
-    /// read through the source itself (the default). An [`FsSource`] gives itself with a
-    /// handle on its root opened now, so each of the scan's reads walks only the path
-    /// below the root.
+    /// read through the source itself (the default). The scan lists and reads through it
+    /// alone. An [`FsSource`] gives itself with a handle on its root opened now, so each of
+    /// the scan's reads walks only the path below the root.
     fn for_scan(&self) -> Option<std::sync::Arc<dyn SkillSource>> {
         None
     }
@@ -464,9 +464,11 @@ fn dir_label(rel: String) -> String {
 /// then: a scan's reads walk only their relative paths from it (a path walk of the root's
 /// own components per `stat` and `open` was a fifth of an index build). Anything but a
 /// regular file read through the handle, and any path too long to walk whole, is read by
-/// its whole path, so errors are the same either way. Discovery and the other calls use
-/// whole paths: a root replaced during a scan can still give one folder's names and
-/// another's contents, as it could before. The handle is never kept beyond the scan: a
+/// its whole path, so errors are the same either way. The scan's walk lists each folder
+/// below the root through a handle opened below the folder above, and reads the skill
+/// files there through it (`near`); the other calls use whole paths. A root or folder
+/// replaced or moved during a scan can still give one folder's names and another's
+/// contents, as it could before. The handles are never kept beyond the scan: a
 /// long-lived one would go on reading a root that was deleted and made again.
 #[derive(Debug, Clone)]
 pub struct FsSource {
@@ -526,6 +528,14 @@ impl FsSource {
     /// This source's identity for the notes a walk leaves its reads (`near`): its address.
     fn id(&self) -> usize {
         std::ptr::from_ref(self) as usize
+    }
+
+    /// Whether this is a scan's view, reading through a handle (only its reads use a note).
+    fn has_handle(&self) -> bool {
+        #[cfg(unix)]
+        return self.dir.is_some();
+        #[cfg(not(unix))]
+        false
     }
 
     /// The root folder.
@@ -738,7 +748,7 @@ impl SkillSource for FsSource {
                 .filter(|rel| !rel.is_empty())
                 .is_some_and(|rel| {
                     // The read comes back here through the index, by the file's path.
-                    let _noted = near.and_then(|near| {
+                    let _noted = near.filter(|_| self.has_handle()).and_then(|near| {
                         crate::near::Noted::leave(self.id(), &rel, SKILL_FILE, near)
                     });
                     with_skill_candidate(&rel, resolved, read)
@@ -1504,6 +1514,7 @@ mod tests {
         for every_handle_taken in [false, true] {
             let _taken = every_handle_taken.then(|| crate::near::hold_every_handle(&root));
             let view = source.for_scan().unwrap();
+            let used = crate::near::NOTES_USED.load(std::sync::atomic::Ordering::Relaxed);
             let read = std::sync::Mutex::new(Vec::new());
             let reader = |c: &SourceCandidate| {
                 let mut buf = Vec::new();
@@ -1540,6 +1551,12 @@ mod tests {
             }
             let rest: Vec<&str> = listed.iter().map(|c| c.dir.as_str()).collect();
             assert_eq!(rest, ["o/r/skills/misnamed"]);
+            if !every_handle_taken {
+                // Each of the six read below the handle on `o/r/skills` (other tests may
+                // use notes meanwhile: the count only grows).
+                let now = crate::near::NOTES_USED.load(std::sync::atomic::Ordering::Relaxed);
+                assert!(now - used >= 6, "{} reads used a note", now - used);
+            }
         }
     }
 
