@@ -1668,6 +1668,47 @@ mod tests {
         assert_eq!(code(view.as_ref()), code(&source));
     }
 
+    /// A folder whose whole path is too long for the kernel cannot be listed by it, and the
+    /// walk listed such a folder through the handle on the folder above (which walks one
+    /// name) and went on below it. It now lists through a handle only where every entry's
+    /// whole path could be walked too, so a scan reading where it finds sees what a scan
+    /// lists: nothing below that folder.
+    #[cfg(unix)]
+    #[test]
+    fn regression_a_folder_too_long_to_list_whole_is_not_listed_through_a_handle() {
+        use rustix::fs::{Mode, OFlags};
+        let tmp = tempfile::tempdir().unwrap();
+        let mut root = tmp.path().to_path_buf();
+        // `o` can be listed by its whole path; the 250-byte folder below it cannot.
+        while root.as_os_str().len() < 3850 - 250 {
+            root.push("d".repeat(250));
+        }
+        let pad = 3850 - root.as_os_str().len() - 1;
+        root.push("e".repeat(pad));
+        std::fs::create_dir_all(root.join("o")).unwrap();
+        let long = "l".repeat(250);
+        assert!(root.join("o").join(&long).as_os_str().len() >= 4096);
+        let o = rustix::fs::open(root.join("o"), OFlags::DIRECTORY, Mode::empty()).unwrap();
+        rustix::fs::mkdirat(&o, long.as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        rustix::fs::mkdirat(&o, format!("{long}/s").as_str(), Mode::from_raw_mode(0o755)).unwrap();
+        let file = rustix::fs::openat(
+            &o,
+            format!("{long}/s/SKILL.md").as_str(),
+            OFlags::CREATE | OFlags::WRONLY,
+            Mode::from_raw_mode(0o644),
+        )
+        .unwrap();
+        rustix::io::write(&file, b"---\nname: s\n---\n").unwrap();
+        let source = FsSource::new(root.clone(), DiscoveryOptions::roots().with_max_depth(5));
+        let view = source.for_scan().unwrap();
+        // A reader that takes only what it reads, so the walk lists every folder it cannot.
+        let reader =
+            |c: &SourceCandidate| view.read_prefix(&c.file_path(), 0, &mut Vec::new()).is_ok();
+        let listed = view.expected_candidates_reading(&reader).into_candidates();
+        assert!(listed.is_empty(), "{listed:?}");
+        assert!(source.expected_candidates().into_candidates().is_empty());
+    }
+
     /// A view reads the folder it was opened on, even when the root is replaced; the source
     /// itself keeps no handle and reads whatever is at the root's path now.
     #[cfg(unix)]
