@@ -17,7 +17,6 @@ use std::ffi::{OsStr, OsString};
 
 use rayon::prelude::*;
 use std::path::{Path, PathBuf};
-
 use std::sync::Arc;
 
 use crate::near::{Held, Near};
