@@ -75,10 +75,7 @@ impl Held {
     pub(crate) fn root(fd: std::os::fd::OwnedFd) -> Arc<Held> {
         Arc::new(Held { fd, counted: false })
     }
-}
 
-#[cfg(unix)]
-impl Held {
     /// The handle.
     pub(crate) fn fd(&self) -> std::os::fd::BorrowedFd<'_> {
         use std::os::fd::AsFd;
@@ -105,8 +102,9 @@ pub(crate) struct Near<'a> {
 /// The note a source leaves on the reading thread for one read.
 #[derive(Default)]
 struct Note {
-    /// The source it is for (its address); zero for none.
+    /// The source it is for (its address).
     source: usize,
+    /// The handle; `None` while no note is left.
     above: Option<Arc<Held>>,
     /// The skill file's path below the root, exactly as the read asks for it.
     file: String,
@@ -146,10 +144,7 @@ impl Noted {
 
 impl Drop for Noted {
     fn drop(&mut self) {
-        NOTE.with_borrow_mut(|note| {
-            note.source = 0;
-            note.above = None;
-        });
+        NOTE.with_borrow_mut(|note| note.above = None);
     }
 }
 
